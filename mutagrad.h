@@ -1,0 +1,17 @@
+// mutagrad: tensors with an autograd-aware mutation engine. The one header users include.
+//
+//   #include "mutagrad.h"
+//   using namespace mutagrad;
+//   Tensor x = arange(6, kFloat64).view({2, 3});
+//   x.select(0, 1).fill_(7);     // writes through a view: x sees it, x.version() == 1
+#pragma once
+
+#include "tensor/backend.h"
+#include "tensor/native/copy.h"
+#include "tensor/native/factories.h"
+#include "tensor/native/linalg.h"
+#include "tensor/native/pointwise.h"
+#include "tensor/native/reduce.h"
+#include "tensor/native/views.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"

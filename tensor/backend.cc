@@ -1,0 +1,95 @@
+#include "tensor/backend.h"
+
+#include "tensor/tensor.h"
+
+namespace mutagrad {
+namespace {
+
+Backend*& slot(DeviceType type) {
+  static Backend* backends[kNumDeviceTypes] = {};
+  return backends[static_cast<int>(type)];
+}
+
+}  // namespace
+
+const char* unary_op_name(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kNeg: return "neg";
+    case UnaryOp::kAbs: return "abs";
+    case UnaryOp::kExp: return "exp";
+    case UnaryOp::kLog: return "log";
+    case UnaryOp::kSqrt: return "sqrt";
+    case UnaryOp::kSin: return "sin";
+    case UnaryOp::kCos: return "cos";
+    case UnaryOp::kTanh: return "tanh";
+    case UnaryOp::kSigmoid: return "sigmoid";
+    case UnaryOp::kRelu: return "relu";
+    case UnaryOp::kLogicalNot: return "logical_not";
+    case UnaryOp::kPowScalar: return "pow";
+    case UnaryOp::kClamp: return "clamp";
+  }
+  return "unknown";
+}
+
+const char* binary_op_name(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kAdd: return "add";
+    case BinaryOp::kSub: return "sub";
+    case BinaryOp::kMul: return "mul";
+    case BinaryOp::kDiv: return "div";
+    case BinaryOp::kPow: return "pow";
+    case BinaryOp::kMaximum: return "maximum";
+    case BinaryOp::kMinimum: return "minimum";
+    case BinaryOp::kEq: return "eq";
+    case BinaryOp::kNe: return "ne";
+    case BinaryOp::kLt: return "lt";
+    case BinaryOp::kLe: return "le";
+    case BinaryOp::kGt: return "gt";
+    case BinaryOp::kGe: return "ge";
+    case BinaryOp::kLogicalAnd: return "logical_and";
+    case BinaryOp::kLogicalOr: return "logical_or";
+  }
+  return "unknown";
+}
+
+const char* reduce_op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return "sum";
+    case ReduceOp::kMean: return "mean";
+    case ReduceOp::kProd: return "prod";
+    case ReduceOp::kMax: return "max";
+    case ReduceOp::kMin: return "min";
+  }
+  return "unknown";
+}
+
+void Backend::missing(const char* op) const {
+  throw DeviceError(str(op, " has no ", device_type(), " implementation; move the tensors to the ",
+                        "CPU with .to(kCPU) first, or use an op this backend supports"));
+}
+
+void Backend::index(const Tensor&, const Tensor&, const std::vector<Tensor>&) { missing("index"); }
+
+void Backend::index_put(const Tensor&, const std::vector<Tensor>&, const Tensor&,
+                        const IndexPutDescriptor&) {
+  missing("index_put_");
+}
+
+void Backend::masked_fill(const Tensor&, const Tensor&, const Scalar&) { missing("masked_fill_"); }
+
+Backend& backend_for(DeviceType type) {
+  Backend* b = slot(type);
+  if (b == nullptr) {
+    throw DeviceError(str("no backend is registered for device type ", type,
+                          (type == DeviceType::CUDA
+                               ? "; link //cuda:cuda_backend (built with CUDA) to use CUDA tensors"
+                               : "; link //tensor/cpu:cpu_backend")));
+  }
+  return *b;
+}
+
+void register_backend(DeviceType type, Backend* backend) { slot(type) = backend; }
+
+bool has_backend(DeviceType type) { return slot(type) != nullptr; }
+
+}  // namespace mutagrad

@@ -1,0 +1,110 @@
+// Backend: the raw kernels of one device type, and the registry that finds them.
+//
+// Validation happens once, in mutagrad::native (the op boundary); a backend receives valid
+// arguments: every tensor on its device, inputs already broadcast (expanded, stride 0) to the
+// output's shape and converted to the dtype the kernel computes in. A backend that lacks a
+// kernel throws DeviceError naming the op and the device (see Backend::missing()).
+//
+//   Backend& be = backend_for(t.device());
+//   be.fill(t, 1.5);
+//   register_backend(DeviceType::CUDA, &my_cuda_backend);   // done by cuda/ at load time
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tensor/device.h"
+#include "tensor/scalar.h"
+#include "tensor/small_vector.h"
+#include "tensor/storage.h"
+
+namespace mutagrad {
+
+class Tensor;
+
+enum class UnaryOp : int8_t {
+  kNeg, kAbs, kExp, kLog, kSqrt, kSin, kCos, kTanh, kSigmoid, kRelu, kLogicalNot,
+  kPowScalar,  // x ** arg
+  kClamp,      // min(max(x, arg), arg2), each side optional (see UnaryArgs)
+};
+const char* unary_op_name(UnaryOp op);
+
+// Extra operands of the unary ops that take them (pow by scalar, clamp).
+struct UnaryArgs {
+  Scalar arg;
+  Scalar arg2;
+  bool has_arg = false;
+  bool has_arg2 = false;
+};
+
+enum class BinaryOp : int8_t {
+  kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum,
+  kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr,
+};
+const char* binary_op_name(BinaryOp op);
+// Comparisons and logical ops produce bool.
+constexpr bool is_comparison(BinaryOp op) { return op >= BinaryOp::kEq; }
+
+enum class ReduceOp : int8_t { kSum, kMean, kProd, kMax, kMin };
+const char* reduce_op_name(ReduceOp op);
+
+// Options of an index_put kernel. accumulate=false: for duplicate indices the last occurrence
+// in index order wins; accumulate=true: the sum in a fixed order, bitwise reproducible.
+struct IndexPutDescriptor {
+  bool accumulate = false;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual DeviceType device_type() const = 0;
+  virtual Allocator& allocator() = 0;
+
+  // dst[...] = value.
+  virtual void fill(const Tensor& dst, const Scalar& value) = 0;
+  // dst = src, converting dtype; src has dst's shape (possibly expanded). The caller has made
+  // sure src does not partially overlap dst.
+  virtual void copy(const Tensor& dst, const Tensor& src) = 0;
+  // out = op(in); `in` has out's shape and dtype, except for ops producing bool.
+  virtual void unary(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) = 0;
+  // out = a op b; a and b have out's shape and share one compute dtype (out is bool for
+  // comparisons). out may be a or b (in-place), never a partial overlap.
+  virtual void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) = 0;
+  // out = cond ? a : b, all of out's shape; a, b of out's dtype.
+  virtual void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) = 0;
+  // out (keepdim shape: reduced dims have size 1) = op over the dims where `reduce_dim` is
+  // true. An empty input gives the op's identity (sum 0, prod 1, mean nan).
+  virtual void reduce(ReduceOp op, const Tensor& out, const Tensor& in,
+                      const std::vector<bool>& reduce_dim) = 0;
+  // out (int64, keepdim shape) = index of the first maximum along `dim`.
+  virtual void argmax(const Tensor& out, const Tensor& in, int64_t dim) = 0;
+  // out[..., m, n] = sum_k a[..., m, k] * b[..., k, n]; batch dims already broadcast.
+  virtual void matmul(const Tensor& out, const Tensor& a, const Tensor& b) = 0;
+  // out[i] = start + i * step, for a 1-D out.
+  virtual void arange(const Tensor& out, const Scalar& start, const Scalar& step) = 0;
+  // The coordinates of the nonzero elements, int64 of shape [count, ndim], row-major order.
+  virtual Tensor nonzero(const Tensor& in) = 0;
+
+  // Advanced indexing (indexing/): out = self[indices], index tensors int64, broadcast to one
+  // shape, in range, one per leading dim of self (undefined = that dim is sliced whole).
+  virtual void index(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices);
+  // dst[indices] = values (or +=), same conventions as index(); values broadcast to the
+  // indexed shape.
+  virtual void index_put(const Tensor& dst, const std::vector<Tensor>& indices,
+                         const Tensor& values, const IndexPutDescriptor& desc);
+  // dst[mask] = value; mask (bool) broadcast to dst's shape.
+  virtual void masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value);
+
+ protected:
+  // Throws DeviceError: "<op> has no <device> implementation".
+  [[noreturn]] void missing(const char* op) const;
+};
+
+// The backend registered for a device type; DeviceError if none is (e.g. CUDA not built).
+Backend& backend_for(DeviceType type);
+inline Backend& backend_for(Device device) { return backend_for(device.type()); }
+// Registers `backend` (not owned; must outlive its use) for its device type.
+void register_backend(DeviceType type, Backend* backend);
+bool has_backend(DeviceType type);
+
+}  // namespace mutagrad

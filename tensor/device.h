@@ -1,0 +1,36 @@
+// Where a tensor's storage lives: the CPU, or one CUDA device.
+//
+//   Device cpu = kCPU;                 // Device(DeviceType::CPU)
+//   Device gpu(DeviceType::CUDA, 0);   // prints as "cuda:0"
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+
+namespace mutagrad {
+
+enum class DeviceType : int8_t { CPU = 0, CUDA = 1 };
+constexpr int kNumDeviceTypes = 2;
+
+class Device {
+ public:
+  constexpr Device(DeviceType type = DeviceType::CPU, int8_t index = -1)  // NOLINT: implicit
+      : type_(type), index_(type == DeviceType::CUDA && index < 0 ? 0 : index) {}
+  constexpr DeviceType type() const { return type_; }
+  constexpr int8_t index() const { return index_; }
+  constexpr bool is_cpu() const { return type_ == DeviceType::CPU; }
+  constexpr bool is_cuda() const { return type_ == DeviceType::CUDA; }
+  constexpr bool operator==(const Device& o) const { return type_ == o.type_ && index_ == o.index_; }
+  constexpr bool operator!=(const Device& o) const { return !(*this == o); }
+
+ private:
+  DeviceType type_;
+  int8_t index_;
+};
+
+constexpr Device kCPU{DeviceType::CPU};
+
+std::ostream& operator<<(std::ostream& os, DeviceType t);
+std::ostream& operator<<(std::ostream& os, const Device& d);
+
+}  // namespace mutagrad

@@ -1,0 +1,30 @@
+// Raw copy, fill and conversion ops (no autograd, no version bump: callers bump).
+//
+//   native::copy_(dst, src);     // broadcasting src to dst, converting dtype, overlap-safe
+//   native::fill_(dst, 0.5);
+//   Tensor c = native::contiguous(x);
+#pragma once
+
+#include "tensor/tensor.h"
+
+namespace mutagrad::native {
+
+// dst = src: src broadcasts to dst's shape, dtypes convert, any strides. When src overlaps
+// dst's memory, the result is as if src were copied first. ShapeError if src does not
+// broadcast; ValueError if dst has elements that share memory (an expanded tensor).
+void copy_(const Tensor& dst, const Tensor& src);
+// Every element of dst = value (converted to dst's dtype). Same internal-overlap rule.
+void fill_(const Tensor& dst, const Scalar& value);
+// A contiguous copy with the same values.
+Tensor clone(const Tensor& self);
+// self when already contiguous, a contiguous copy otherwise.
+Tensor contiguous(const Tensor& self);
+// self when already of `dtype`, a converted copy otherwise.
+Tensor to(const Tensor& self, ScalarType dtype);
+
+// ValueError with PyTorch's message if several elements of `t` share a memory location.
+void assert_no_internal_overlap(const Tensor& t, const char* op);
+// True when the two tensors' memory ranges intersect (a conservative test on bounds).
+bool may_overlap(const Tensor& a, const Tensor& b);
+
+}  // namespace mutagrad::native

@@ -1,0 +1,40 @@
+// Raw element-wise ops with broadcasting and PyTorch's type promotion (no autograd).
+//
+//   Tensor c = native::binary(BinaryOp::kAdd, a, b);        // a + b, broadcast and promoted
+//   Tensor d = native::binary(BinaryOp::kMul, a, Scalar(2)); // a Python-scalar operand
+//   native::binary_out(BinaryOp::kAdd, a, a, b);            // in place: a += b
+#pragma once
+
+#include "tensor/backend.h"
+#include "tensor/tensor.h"
+
+namespace mutagrad::native {
+
+// The dtype PyTorch computes `a op b` in: categories first (bool < int < float), and within the
+// winning category dimensioned tensors win over 0-dim tensors, which win over scalars.
+ScalarType result_type(const Tensor& a, const Tensor& b);
+ScalarType result_type(const Tensor& a, const Scalar& b);
+
+// Unary ops. Float-only ops (exp, log, sqrt, sin, cos, tanh, sigmoid) promote integer and bool
+// inputs to float32, as PyTorch. neg of a bool tensor is a DTypeError.
+Tensor unary(UnaryOp op, const Tensor& self, const UnaryArgs& args = {});
+// out = op(self) where out has self's shape; out may be self (in place). DTypeError if the
+// result dtype cannot be cast to out's dtype (PyTorch's "result type Float can't be cast to
+// the desired output type Long").
+void unary_out(UnaryOp op, const Tensor& out, const Tensor& self, const UnaryArgs& args = {});
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
+Tensor binary(BinaryOp op, const Tensor& a, const Scalar& b);
+// out = a op b; out must already have the broadcast shape (in-place ops pass out = a).
+void binary_out(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
+
+// cond ? a : b with broadcasting over all three; cond must be bool.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+
+// The coordinates of the nonzero elements: int64 [count, ndim], row-major order.
+Tensor nonzero(const Tensor& self);
+
+// A tensor holding `value` as a 0-dim tensor of `dtype` on `device` (a wrapped number).
+Tensor wrap_scalar(const Scalar& value, ScalarType dtype, Device device);
+
+}  // namespace mutagrad::native

@@ -1,0 +1,17 @@
+#include "tensor/storage.h"
+
+#include "tensor/backend.h"
+
+namespace mutagrad {
+
+Storage Storage::allocate(Device device, size_t nbytes) {
+  std::shared_ptr<void> mem = backend_for(device).allocator().allocate(nbytes);
+  void* data = mem.get();
+  return Storage(std::make_shared<Impl>(Impl{std::move(mem), data, nbytes, device}));
+}
+
+Storage Storage::from_blob(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner) {
+  return Storage(std::make_shared<Impl>(Impl{std::move(owner), data, nbytes, device}));
+}
+
+}  // namespace mutagrad

@@ -1,0 +1,252 @@
+// Tensor: a reference-counted handle to a TensorImpl.
+//
+// Copying a Tensor copies the handle, never the data. The data-model accessors below are
+// defined in tensor/. The operations (math, views, in-place writes, autograd, indexing) are
+// declared here so that users write `x.sum()` and `x[{1, 2}] = 3.0`, and defined by the layer
+// that owns them: autograd/ (differentiable ops, see autograd/tensor_methods.cc) and
+// indexing/ (see indexing/tensor_indexing.cc). See Note [Tensor methods across layers] in
+// docs/notes/layers.md. Code inside tensor/ uses the raw ops of mutagrad::native instead.
+//
+//   Tensor x = mutagrad::arange(6).view({2, 3});   // [[0, 1, 2], [3, 4, 5]]
+//   Tensor row = x.select(0, 1);                  // a view: shares storage and version
+//   row.fill_(7);                                 // x[1] is now 7s; x.version() == 1
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tensor/array_ref.h"
+#include "tensor/device.h"
+#include "tensor/dtype.h"
+#include "tensor/error.h"
+#include "tensor/scalar.h"
+#include "tensor/small_vector.h"
+#include "tensor/tensor_impl.h"
+#include "tensor/version_counter.h"
+
+namespace mutagrad {
+
+class Tensor;
+using TensorList = ArrayRef<Tensor>;
+
+namespace autograd {
+class Node;
+}
+namespace indexing {
+class TensorIndex;
+class TensorIndexProxy;
+}  // namespace indexing
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // ---- Data model (tensor/tensor.cc) ---------------------------------------------------------
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* unsafe_impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+  int64_t dim() const { return impl_->dim(); }
+  IntArrayRef sizes() const { return impl_->sizes(); }
+  IntArrayRef strides() const { return impl_->strides(); }
+  int64_t size(int64_t dim) const;    // negative dims wrap
+  int64_t stride(int64_t dim) const;  // negative dims wrap
+  int64_t numel() const { return impl_->numel(); }
+  ScalarType dtype() const { return impl_->dtype(); }
+  ScalarType scalar_type() const { return impl_->dtype(); }
+  Device device() const { return impl_->device(); }
+  int64_t storage_offset() const { return impl_->storage_offset(); }
+  bool is_contiguous() const { return impl_->is_contiguous(); }
+  bool is_floating_point() const { return mutagrad::is_floating_point(dtype()); }
+  int64_t element_size() const { return mutagrad::element_size(dtype()); }
+  const Storage& storage() const { return impl_->storage(); }
+
+  // Typed pointer to element [0, ..., 0]; DTypeError if T is not the tensor's dtype.
+  template <typename T>
+  T* data_ptr() const;
+  void* raw_data() const { return impl_->data(); }
+
+  // The value of a one-element tensor (any shape with numel 1); ValueError otherwise.
+  Scalar item() const;
+  template <typename T>
+  T item() const {
+    return item().to<T>();
+  }
+
+  // The version counter shared with every alias (views, detach()).
+  uint32_t version() const { return impl_->version_counter().current(); }
+  VersionCounter& version_counter() const { return impl_->version_counter(); }
+
+  // Whether this tensor is a view, and of what (the root base, as PyTorch's ._base).
+  bool is_view() const { return impl_->view_base() != nullptr; }
+  Tensor base() const { return Tensor(impl_->view_base()); }
+  // Same storage (so a write through one may be seen through the other).
+  bool is_alias_of(const Tensor& other) const {
+    return impl_->storage().is_same(other.impl_->storage());
+  }
+  // The same TensorImpl (the same handle target).
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+
+  std::string to_string() const;
+
+  // ---- Autograd state (defined in autograd/) -------------------------------------------------
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool requires_grad = true);
+  bool is_leaf() const;
+  // The accumulated gradient of a leaf (or of a non-leaf after retain_grad()); undefined if none.
+  Tensor grad() const;
+  void set_grad(const Tensor& grad) const;
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
+  uint32_t output_nr() const;
+  void retain_grad() const;
+  bool retains_grad() const;
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  // A new tensor sharing storage and version counter, outside the graph.
+  Tensor detach() const;
+  // Detaches in place: this tensor leaves the graph (a view keeps its base).
+  Tensor& detach_();
+  // Shares storage but not the version counter (PyTorch's x.data): writes are not tracked.
+  Tensor variable_data() const;
+
+  // ---- Differentiable ops (defined in autograd/ops/*.cc) -------------------------------------
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor eq(const Tensor& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor logical_not() const;
+  Tensor matmul(const Tensor& other) const;
+  Tensor sum() const;
+  Tensor sum(IntArrayRef dims, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(IntArrayRef dims, bool keepdim = false) const;
+  Tensor prod() const;
+  Tensor prod(IntArrayRef dims, bool keepdim = false) const;
+  Tensor max() const;
+  Tensor max(IntArrayRef dims, bool keepdim = false) const;
+  Tensor min() const;
+  Tensor min(IntArrayRef dims, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor clone() const;
+  Tensor contiguous() const;
+  Tensor to(ScalarType dtype) const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+
+  // Views: metadata only, sharing storage and version counter with this tensor.
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop,
+               int64_t step = 1) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;
+  Tensor expand(IntArrayRef sizes) const;
+  Tensor expand_as(const Tensor& other) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor view(IntArrayRef sizes) const;
+  Tensor reshape(IntArrayRef sizes) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  Tensor as_strided(IntArrayRef sizes, IntArrayRef strides,
+                    std::optional<int64_t> storage_offset = std::nullopt) const;
+  Tensor alias() const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+
+  // In-place ops: each checks, bumps the version counter once, writes, and records history.
+  // `site` is the caller's file:line (filled in by default), reported if the write makes a
+  // saved tensor stale.
+  Tensor& copy_(const Tensor& src, CallSite site = CallSite::current());
+  Tensor& fill_(const Scalar& value, CallSite site = CallSite::current());
+  Tensor& fill_(const Tensor& value, CallSite site = CallSite::current());
+  Tensor& zero_(CallSite site = CallSite::current());
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1, CallSite site = CallSite::current());
+  Tensor& add_(const Scalar& other, CallSite site = CallSite::current());
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1, CallSite site = CallSite::current());
+  Tensor& sub_(const Scalar& other, CallSite site = CallSite::current());
+  Tensor& mul_(const Tensor& other, CallSite site = CallSite::current());
+  Tensor& mul_(const Scalar& other, CallSite site = CallSite::current());
+  Tensor& div_(const Tensor& other, CallSite site = CallSite::current());
+  Tensor& div_(const Scalar& other, CallSite site = CallSite::current());
+  Tensor& neg_(CallSite site = CallSite::current());
+  Tensor& relu_(CallSite site = CallSite::current());
+  Tensor& sigmoid_(CallSite site = CallSite::current());
+  Tensor& tanh_(CallSite site = CallSite::current());
+  Tensor& exp_(CallSite site = CallSite::current());
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt,
+                 CallSite site = CallSite::current());
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value,
+                       CallSite site = CallSite::current());
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value,
+                       CallSite site = CallSite::current());
+
+  // ---- Indexing (defined in indexing/tensor_indexing.cc) -------------------------------------
+  // x.index({1, Slice(None, 2), idx}) is Python's x[1, :2, idx].
+  Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  // x.set_item_({Slice(), 0}, v) is Python's x[:, 0] = v.
+  Tensor& set_item_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value,
+                    CallSite site = CallSite::current());
+  Tensor& set_item_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value,
+                    CallSite site = CallSite::current());
+  Tensor& set_item_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value,
+                    CallSite site = CallSite::current());
+  Tensor& set_item_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value,
+                    CallSite site = CallSite::current());
+  // x.index_put_({i, j}, v, true) is Python's x.index_put_((i, j), v, accumulate=True).
+  Tensor& index_put_(TensorList indices, const Tensor& values, bool accumulate = false,
+                     CallSite site = CallSite::current());
+  // x[{1, Slice()}] reads as x.index(...) and `x[{...}] = v` calls set_item_.
+  indexing::TensorIndexProxy operator[](std::initializer_list<indexing::TensorIndex> indices);
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+template <typename T>
+T* Tensor::data_ptr() const {
+  if (scalar_type_of<T>() != dtype()) {
+    throw DTypeError(str("data_ptr<", dtype_name(scalar_type_of<T>()),
+                         ">(): the tensor's dtype is ", dtype_name(dtype()),
+                         "; call data_ptr<T>() with the matching C++ type or convert with .to()"));
+  }
+  return static_cast<T*>(impl_->data());
+}
+
+}  // namespace mutagrad
