@@ -6,6 +6,14 @@
 //   x.select(0, 1).fill_(7);     // writes through a view: x sees it, x.version() == 1
 #pragma once
 
+#include "autograd/engine.h"
+#include "autograd/errors.h"
+#include "autograd/functional.h"
+#include "autograd/gradcheck.h"
+#include "autograd/grad_mode.h"
+#include "autograd/graph_export.h"
+#include "autograd/ops.h"
+#include "indexing/indexing.h"
 #include "tensor/backend.h"
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"

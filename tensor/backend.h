@@ -87,6 +87,8 @@ class Backend {
 
   // Advanced indexing (indexing/): out = self[indices], index tensors int64, broadcast to one
   // shape, in range, one per leading dim of self (undefined = that dim is sliced whole).
+  // "In range" is [-size, size): negative values wrap (the kernel adds size), as validated by
+  // native::check_index_bounds. Layout of out: see native::AdvancedIndex::result_shape.
   virtual void index(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices);
   // dst[indices] = values (or +=), same conventions as index(); values broadcast to the
   // indexed shape.

@@ -24,9 +24,9 @@ DimVector contiguous_strides(IntArrayRef sizes) {
 }
 
 bool compute_is_contiguous(IntArrayRef sizes, IntArrayRef strides) {
+  if (compute_numel(sizes) == 0) return true;  // an empty tensor is contiguous, as in PyTorch
   int64_t expected = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
-    if (sizes[i] == 0) return true;
     if (sizes[i] == 1) continue;
     if (strides[i] != expected) return false;
     expected *= sizes[i];

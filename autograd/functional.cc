@@ -1,0 +1,231 @@
+#include "autograd/functional.h"
+
+#include "autograd/engine.h"
+#include "autograd/errors.h"
+#include "autograd/grad_mode.h"
+#include "autograd/history.h"
+#include "autograd/ops/join_ops.h"
+#include "autograd/ops/view_ops.h"
+#include "tensor/native/factories.h"
+
+namespace mutagrad::autograd {
+
+VariableList grad(TensorList outputs, TensorList inputs, TensorList grad_outputs,
+                  std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+  VariableList grads =
+      run_backward(outputs, grad_outputs, inputs, retain_graph.value_or(create_graph), create_graph,
+                   /*accumulate=*/false);
+  if (!allow_unused) {
+    for (size_t i = 0; i < grads.size(); ++i) {
+      if (!grads[i].defined()) {
+        throw AutogradError(str("One of the differentiated Tensors (input ", i,
+                                ") appears to not have been used in the graph. Set "
+                                "allow_unused=True if this is the desired behavior."));
+      }
+    }
+  }
+  return grads;
+}
+
+namespace {
+
+// Inputs as fresh leaves that require grad; with create_graph, differentiable aliases of the
+// given tensors so that the result stays connected to them.
+VariableList prepare_inputs(const VariableList& inputs, bool create_graph) {
+  VariableList out;
+  out.reserve(inputs.size());
+  for (const Tensor& x : inputs) {
+    if (create_graph && x.requires_grad()) {
+      out.push_back(x.view(x.sizes()));
+    } else {
+      out.push_back(x.detach().requires_grad_());
+    }
+  }
+  return out;
+}
+
+VariableList detach_unless(const VariableList& ts, bool create_graph) {
+  if (create_graph) return ts;
+  VariableList out;
+  out.reserve(ts.size());
+  for (const Tensor& t : ts) out.push_back(t.defined() ? t.detach() : t);
+  return out;
+}
+
+// PyTorch's _autograd_grad: outputs that do not require grad contribute nothing; inputs
+// reached by nothing get zeros.
+VariableList grad_or_zeros(const VariableList& outputs, const VariableList& inputs,
+                           const VariableList& grad_outputs, bool create_graph) {
+  VariableList outs, gos;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].defined() && outputs[i].requires_grad()) {
+      outs.push_back(outputs[i]);
+      gos.push_back(grad_outputs.empty() ? Tensor() : grad_outputs[i]);
+    }
+  }
+  VariableList grads(inputs.size());
+  if (!outs.empty()) {
+    grads = run_backward(outs, gos, inputs, /*keep_graph=*/true, create_graph,
+                         /*accumulate=*/false);
+  }
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!grads[i].defined()) grads[i] = zeros_like(inputs[i]);
+  }
+  return grads;
+}
+
+void check_same_count(size_t got, size_t want, const char* what, const char* op) {
+  if (got != want) {
+    throw ValueError(str(op, "(): got ", got, " tensors in v but the function has ", want, " ",
+                         what, "; pass one v per ",
+                         what == std::string("inputs") ? "input" : "output"));
+  }
+}
+
+Tensor scalar_output(const VariableList& outputs, const char* op) {
+  if (outputs.size() != 1 || outputs[0].numel() != 1) {
+    throw ValueError(str(op,
+                         "(): the function must return a single Tensor with a single "
+                         "element; got ",
+                         outputs.size(), " outputs"));
+  }
+  return outputs[0];
+}
+
+}  // namespace
+
+FunctionalResult vjp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
+                     bool create_graph) {
+  EnableGradGuard grad_on;
+  VariableList x = prepare_inputs(inputs, create_graph);
+  VariableList outputs = fn(x);
+  check_same_count(v.size(), outputs.size(), "outputs", "vjp");
+  VariableList result = grad_or_zeros(outputs, x, v, create_graph);
+  return {detach_unless(outputs, create_graph), detach_unless(result, create_graph)};
+}
+
+FunctionalResult jvp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
+                     bool create_graph) {
+  check_same_count(v.size(), inputs.size(), "inputs", "jvp");
+  EnableGradGuard grad_on;
+  VariableList x = prepare_inputs(inputs, create_graph);
+  VariableList outputs = fn(x);
+  // g(u) = J^T u is linear in u; differentiating <g(u), v> by u gives J v.
+  VariableList u;
+  for (const Tensor& out : outputs) u.push_back(zeros_like(out).requires_grad_());
+  VariableList g = grad_or_zeros(outputs, x, u, /*create_graph=*/true);
+  VariableList result = grad_or_zeros(g, u, v, create_graph);
+  return {detach_unless(outputs, create_graph), detach_unless(result, create_graph)};
+}
+
+FunctionalResult vhp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
+                     bool create_graph) {
+  check_same_count(v.size(), inputs.size(), "inputs", "vhp");
+  EnableGradGuard grad_on;
+  VariableList x = prepare_inputs(inputs, create_graph);
+  VariableList outputs = fn(x);
+  Tensor out = scalar_output(outputs, "vhp");
+  VariableList jac = grad_or_zeros({out}, x, {}, /*create_graph=*/true);
+  VariableList result = grad_or_zeros(jac, x, v, create_graph);
+  return {detach_unless(outputs, create_graph), detach_unless(result, create_graph)};
+}
+
+FunctionalResult hvp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
+                     bool create_graph) {
+  check_same_count(v.size(), inputs.size(), "inputs", "hvp");
+  EnableGradGuard grad_on;
+  VariableList x = prepare_inputs(inputs, create_graph);
+  VariableList outputs = fn(x);
+  Tensor out = scalar_output(outputs, "hvp");
+  VariableList jac = grad_or_zeros({out}, x, {}, /*create_graph=*/true);
+  // Double vjp: u -> H^T u is linear in u; its vjp with v is H v.
+  VariableList u;
+  for (const Tensor& j : jac) u.push_back(zeros_like(j).requires_grad_());
+  VariableList double_back = grad_or_zeros(jac, x, u, /*create_graph=*/true);
+  VariableList result = grad_or_zeros(double_back, u, v, create_graph);
+  return {detach_unless(outputs, create_graph), detach_unless(result, create_graph)};
+}
+
+namespace {
+
+// J[i][j] for outputs already computed from x.
+std::vector<VariableList> jacobian_of(const VariableList& outputs, const VariableList& x,
+                                      bool create_graph) {
+  std::vector<VariableList> jac(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& out = outputs[i];
+    std::vector<VariableList> rows(x.size());  // rows[j][k]: d out.flat[k] / d x[j]
+    for (int64_t k = 0; k < out.numel(); ++k) {
+      Tensor one_hot = zeros({out.numel()}, TensorOptions(out.dtype()).device(out.device()));
+      one_hot.select(0, k).fill_(1);
+      VariableList g = grad_or_zeros({out}, x, {one_hot.view(out.sizes())}, create_graph);
+      for (size_t j = 0; j < x.size(); ++j) rows[j].push_back(g[j]);
+    }
+    for (size_t j = 0; j < x.size(); ++j) {
+      DimVector shape(out.sizes());
+      for (int64_t s : x[j].sizes()) shape.push_back(s);
+      Tensor block = out.numel() == 0
+                         ? zeros(shape, TensorOptions(x[j].dtype()).device(x[j].device()))
+                         : stack(rows[j], 0).reshape(shape);
+      jac[i].push_back(block);
+    }
+  }
+  return jac;
+}
+
+}  // namespace
+
+std::vector<VariableList> jacobian(const TensorFunction& fn, const VariableList& inputs,
+                                   bool create_graph) {
+  EnableGradGuard grad_on;
+  VariableList x = prepare_inputs(inputs, create_graph);
+  VariableList outputs = fn(x);
+  std::vector<VariableList> jac = jacobian_of(outputs, x, create_graph);
+  for (VariableList& row : jac) row = detach_unless(row, create_graph);
+  return jac;
+}
+
+std::vector<VariableList> hessian(const TensorFunction& fn, const VariableList& inputs,
+                                  bool create_graph) {
+  EnableGradGuard grad_on;
+  VariableList x = prepare_inputs(inputs, create_graph);
+  Tensor out = scalar_output(fn(x), "hessian");
+  VariableList gradient = grad_or_zeros({out}, x, {}, /*create_graph=*/true);
+  std::vector<VariableList> hess = jacobian_of(gradient, x, create_graph);
+  for (VariableList& row : hess) row = detach_unless(row, create_graph);
+  return hess;
+}
+
+namespace {
+TensorFunction lift(const UnaryTensorFunction& fn) {
+  return [fn](const VariableList& x) { return fn(x[0]); };
+}
+std::pair<Tensor, Tensor> first(FunctionalResult r) {
+  return {std::move(r.outputs[0]), std::move(r.result[0])};
+}
+}  // namespace
+
+std::pair<Tensor, Tensor> vjp(const UnaryTensorFunction& fn, const Tensor& x, const Tensor& v,
+                              bool create_graph) {
+  return first(vjp(lift(fn), VariableList{x}, VariableList{v}, create_graph));
+}
+std::pair<Tensor, Tensor> jvp(const UnaryTensorFunction& fn, const Tensor& x, const Tensor& v,
+                              bool create_graph) {
+  return first(jvp(lift(fn), VariableList{x}, VariableList{v}, create_graph));
+}
+std::pair<Tensor, Tensor> vhp(const UnaryTensorFunction& fn, const Tensor& x, const Tensor& v,
+                              bool create_graph) {
+  return first(vhp(lift(fn), VariableList{x}, VariableList{v}, create_graph));
+}
+std::pair<Tensor, Tensor> hvp(const UnaryTensorFunction& fn, const Tensor& x, const Tensor& v,
+                              bool create_graph) {
+  return first(hvp(lift(fn), VariableList{x}, VariableList{v}, create_graph));
+}
+Tensor jacobian(const UnaryTensorFunction& fn, const Tensor& x, bool create_graph) {
+  return jacobian(lift(fn), VariableList{x}, create_graph)[0][0];
+}
+Tensor hessian(const UnaryTensorFunction& fn, const Tensor& x, bool create_graph) {
+  return hessian(lift(fn), VariableList{x}, create_graph)[0][0];
+}
+
+}  // namespace mutagrad::autograd

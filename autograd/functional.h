@@ -1,0 +1,85 @@
+// Functional autograd: grad, and the torch.autograd.functional transforms (vjp, jvp, jacobian,
+// hessian, hvp, vhp). Every transform is built from grad(); jvp and hvp use the double-vjp
+// trick (the vjp is linear in its cotangent, so differentiating it again transposes it).
+//
+//   auto g = autograd::grad({(x * x).sum()}, {x});                 // {2x}
+//   auto [y, hv] = autograd::hvp([](const Tensor& x) { return (x * x * x).sum(); }, x, v);
+//   Tensor H = autograd::hessian([](const Tensor& x) { return x.pow(3).sum(); }, x);  // diag(6x)
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "autograd/node.h"
+
+namespace mutagrad::autograd {
+
+// Gradients of `outputs` with respect to `inputs` (torch.autograd.grad). grad_outputs: one per
+// output, undefined/omitted = ones for one-element outputs. retain_graph defaults to
+// create_graph. An input the outputs do not depend on is an error unless allow_unused (then
+// its gradient is undefined). Nothing is accumulated into .grad.
+VariableList grad(TensorList outputs, TensorList inputs, TensorList grad_outputs = {},
+                  std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+                  bool allow_unused = false);
+
+// A function of several tensors to one or several tensors, built from any callable taking
+// `const VariableList&` and returning a Tensor or a VariableList.
+class TensorFunction {
+ public:
+  template <typename F,
+            typename = std::enable_if_t<std::is_invocable_v<F&, const VariableList&> &&
+                                        !std::is_same_v<std::decay_t<F>, TensorFunction>>>
+  TensorFunction(F f) {  // NOLINT: implicit by design
+    using R = std::invoke_result_t<F&, const VariableList&>;
+    if constexpr (std::is_convertible_v<R, Tensor>) {
+      fn_ = [f = std::move(f)](const VariableList& x) mutable { return VariableList{f(x)}; };
+    } else {
+      fn_ = [f = std::move(f)](const VariableList& x) mutable { return VariableList(f(x)); };
+    }
+  }
+  VariableList operator()(const VariableList& inputs) const { return fn_(inputs); }
+
+ private:
+  std::function<VariableList(const VariableList&)> fn_;
+};
+using UnaryTensorFunction = std::function<Tensor(const Tensor&)>;
+
+// Results of the transforms: the function's outputs (detached unless create_graph) and the
+// product asked for, one entry per input (vjp, hvp, vhp) or per output (jvp).
+struct FunctionalResult {
+  VariableList outputs;
+  VariableList result;
+};
+
+FunctionalResult vjp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
+                     bool create_graph = false);
+FunctionalResult jvp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
+                     bool create_graph = false);
+// fn must return one one-element tensor.
+FunctionalResult vhp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
+                     bool create_graph = false);
+FunctionalResult hvp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
+                     bool create_graph = false);
+// J[i][j] = d outputs[i] / d inputs[j], of shape outputs[i].shape + inputs[j].shape.
+std::vector<VariableList> jacobian(const TensorFunction& fn, const VariableList& inputs,
+                                   bool create_graph = false);
+// H[i][j] = d^2 fn / d inputs[i] d inputs[j], of shape inputs[i].shape + inputs[j].shape.
+std::vector<VariableList> hessian(const TensorFunction& fn, const VariableList& inputs,
+                                  bool create_graph = false);
+
+// One-tensor forms.
+std::pair<Tensor, Tensor> vjp(const UnaryTensorFunction& fn, const Tensor& x, const Tensor& v,
+                              bool create_graph = false);
+std::pair<Tensor, Tensor> jvp(const UnaryTensorFunction& fn, const Tensor& x, const Tensor& v,
+                              bool create_graph = false);
+std::pair<Tensor, Tensor> vhp(const UnaryTensorFunction& fn, const Tensor& x, const Tensor& v,
+                              bool create_graph = false);
+std::pair<Tensor, Tensor> hvp(const UnaryTensorFunction& fn, const Tensor& x, const Tensor& v,
+                              bool create_graph = false);
+Tensor jacobian(const UnaryTensorFunction& fn, const Tensor& x, bool create_graph = false);
+Tensor hessian(const UnaryTensorFunction& fn, const Tensor& x, bool create_graph = false);
+
+}  // namespace mutagrad::autograd

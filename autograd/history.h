@@ -1,0 +1,95 @@
+// Recording history: what every differentiable op calls around its raw (native) computation.
+//
+//   Tensor result = native::unary(UnaryOp::kExp, self);
+//   if (compute_requires_grad(self)) {
+//     auto node = make_node<ExpBackward0>(self);   // next edges = self's gradient edge
+//     node->result_ = SavedVariable(result, /*is_output=*/true);  // after set_history is fine too
+//     set_history(result, node);
+//   }
+//
+// In-place ops: check_inplace(), bump the version, write, then rebase_history(). Views:
+// set_view_history(). See Note [View + in-place] below.
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "autograd/autograd_meta.h"
+#include "autograd/grad_mode.h"
+#include "autograd/node.h"
+
+namespace mutagrad::autograd {
+
+// Whether `t` takes part in autograd: a leaf with requires_grad, or a tensor with history.
+bool tensor_requires_grad(const Tensor& t);
+
+// True when grad mode is on and any defined argument requires grad.
+template <typename... Ts>
+bool compute_requires_grad(const Ts&... tensors) {
+  if (!GradMode::is_enabled()) return false;
+  return (... || (tensors.defined() && tensor_requires_grad(tensors)));
+}
+bool compute_requires_grad_list(TensorList tensors);
+
+// Where the gradient of `t` goes: {grad_fn, output_nr}; {AccumulateGrad, 0} for a leaf that
+// requires grad; invalid otherwise.
+Edge gradient_edge(const Tensor& t);
+// The AccumulateGrad node of a leaf that requires grad (created on first use), else null.
+std::shared_ptr<Node> grad_accumulator(const Tensor& leaf);
+
+template <typename... Ts>
+EdgeList collect_next_edges(const Ts&... tensors) {
+  EdgeList edges;
+  edges.reserve(sizeof...(Ts));
+  (edges.push_back(gradient_edge(tensors)), ...);
+  return edges;
+}
+EdgeList collect_next_edges_list(TensorList tensors);
+
+// make_shared<T>(args...) with next edges = the gradient edges of `inputs`.
+template <typename T, typename... Ts>
+std::shared_ptr<T> make_node(const Ts&... inputs) {
+  auto node = std::make_shared<T>();
+  node->set_next_edges(collect_next_edges(inputs...));
+  return node;
+}
+
+// Makes `node` the grad_fn of the fresh (metadata-free or leaf) tensor `output`; its
+// output_nr is the node's next input (outputs are added in order).
+void set_history(const Tensor& output, const std::shared_ptr<Node>& node);
+
+// ---- Views -------------------------------------------------------------------------------------
+// Marks `view` (made by a native view op from `base`) as a differentiable view and, when `node`
+// is not null, sets it as grad_fn with the next output_nr. Float views get view state even when
+// nothing requires grad (an in-place write with a value that requires grad may come later).
+void set_view_history(const Tensor& base, const Tensor& view, CreationMeta creation_meta,
+                      const std::shared_ptr<Node>& node);
+// Whether `t` is a differentiable view (carries ViewInfo).
+inline bool is_differentiable_view(const Tensor& t) { return get_view_info(t) != nullptr; }
+
+// ---- In-place ----------------------------------------------------------------------------------
+// Note [View + in-place]
+// Writing in place into a tensor in the graph makes the op's node its new grad_fn. If the
+// tensor is a view, the write changes the base too: the base's grad_fn becomes
+// CopySlices(base geometry, view geometry, node), and the view's grad_fn is regenerated
+// lazily (as AsStridedBackward0 of the base) whenever its version moved since it was last
+// computed. Views made in no_grad mode or by multi-output ops cannot be rebased: the checks
+// below raise PyTorch's errors for them.
+
+// PyTorch's check_inplace: when `requires_grad` (any operand requires grad) and grad mode is
+// on, raises AutogradError for a forbidden view, a view of a leaf requiring grad, or a leaf
+// requiring grad. Call it before validating further and before bumping.
+void check_inplace(const Tensor& self, bool requires_grad);
+// Bumps self's version counter once: the single bump of an in-place op.
+inline void bump_version(const Tensor& self, const char* op, CallSite site) {
+  self.version_counter().bump(MutationSite{op, site.file, site.line});
+}
+// After the write: `node` (next edges set, edge 0 = self's previous gradient edge; no input
+// metadata yet) becomes self's history; a view rebases its base through CopySlices.
+void rebase_history(const Tensor& self, std::shared_ptr<Node> node);
+
+// Tensor::grad_fn() of a differentiable view: regenerated (AsStridedBackward0 of the base, or
+// the view's ViewFn) when the version moved since it was computed.
+const std::shared_ptr<Node>& view_grad_fn(const Tensor& view, AutogradMeta& meta);
+
+}  // namespace mutagrad::autograd

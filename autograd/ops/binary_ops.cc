@@ -1,0 +1,497 @@
+// Element-wise binary ops: each forward function and its backward node, side by side.
+// Gradients are returned in the broadcast shape; the engine sums them down to each input's
+// shape (see Note [Engine]).
+#include "autograd/ops/binary_ops.h"
+
+#include <cmath>
+
+#include "autograd/history.h"
+#include "autograd/ops/copy_ops.h"
+#include "autograd/ops/node_factories.h"
+#include "autograd/ops/unary_ops.h"
+#include "autograd/saved_variable.h"
+#include "tensor/native/factories.h"
+#include "tensor/native/pointwise.h"
+
+namespace mutagrad {
+namespace autograd {
+
+namespace {
+bool is_one(const Scalar& s) { return s.to<double>() == 1.0; }
+Tensor times(const Tensor& grad, const Scalar& alpha) {
+  return is_one(alpha) ? grad : grad * alpha;
+}
+}  // namespace
+
+class AddBackward0 final : public Node {
+ public:
+  const char* name() const override { return "AddBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(2);
+    if (should_compute_output(0)) out[0] = grads[0];
+    if (should_compute_output(1)) out[1] = times(grads[0], alpha_);
+    return out;
+  }
+  Scalar alpha_ = 1;
+};
+
+// self + scalar (add.Scalar).
+class AddBackward1 final : public Node {
+ public:
+  const char* name() const override { return "AddBackward1"; }
+  VariableList apply(VariableList&& grads) override { return {grads[0]}; }
+};
+
+class SubBackward0 final : public Node {
+ public:
+  const char* name() const override { return "SubBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(2);
+    if (should_compute_output(0)) out[0] = grads[0];
+    if (should_compute_output(1)) out[1] = times(grads[0], alpha_).neg();
+    return out;
+  }
+  Scalar alpha_ = 1;
+};
+
+class SubBackward1 final : public Node {
+ public:
+  const char* name() const override { return "SubBackward1"; }
+  VariableList apply(VariableList&& grads) override { return {grads[0]}; }
+};
+
+// scalar - self * alpha.
+class RsubBackward1 final : public Node {
+ public:
+  const char* name() const override { return "RsubBackward1"; }
+  VariableList apply(VariableList&& grads) override { return {times(grads[0], alpha_).neg()}; }
+  Scalar alpha_ = 1;
+};
+
+class MulBackward0 final : public Node {
+ public:
+  const char* name() const override { return "MulBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(2);
+    if (should_compute_output(0)) out[0] = grads[0] * other_.unpack(this);
+    if (should_compute_output(1)) out[1] = grads[0] * self_.unpack(this);
+    return out;
+  }
+  void visit_saved(SavedVisitor& v) override {
+    v.visit("self", self_);
+    v.visit("other", other_);
+  }
+  SavedVariable self_, other_;
+};
+
+class MulBackward1 final : public Node {
+ public:
+  const char* name() const override { return "MulBackward1"; }
+  VariableList apply(VariableList&& grads) override { return {grads[0] * other_}; }
+  Scalar other_;
+};
+
+class DivBackward0 final : public Node {
+ public:
+  const char* name() const override { return "DivBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(2);
+    Tensor other = other_.unpack(this);
+    if (should_compute_output(0)) out[0] = grads[0] / other;
+    if (should_compute_output(1)) out[1] = grads[0].neg() * ((self_.unpack(this) / other) / other);
+    return out;
+  }
+  void visit_saved(SavedVisitor& v) override {
+    v.visit("self", self_);
+    v.visit("other", other_);
+  }
+  SavedVariable self_, other_;
+};
+
+class DivBackward1 final : public Node {
+ public:
+  const char* name() const override { return "DivBackward1"; }
+  VariableList apply(VariableList&& grads) override { return {grads[0] / other_}; }
+  Scalar other_;
+};
+
+// self ** exponent, both tensors.
+class PowBackward1 final : public Node {
+ public:
+  const char* name() const override { return "PowBackward1"; }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(2);
+    Tensor self = self_.unpack(this);
+    Tensor exponent = exponent_.unpack(this);
+    if (should_compute_output(0)) {
+      Tensor g = grads[0] * (exponent * self.pow(exponent - 1));
+      out[0] = g.masked_fill(native::binary(BinaryOp::kEq, exponent, Scalar(0)), 0);
+    }
+    if (should_compute_output(1)) {
+      // d/de self^e = self^e log(self); 0 where self == 0 and e >= 0 (PyTorch's convention).
+      Tensor zero_base =
+          native::binary(BinaryOp::kLogicalAnd, native::binary(BinaryOp::kEq, self, Scalar(0)),
+                         native::binary(BinaryOp::kGe, exponent, Scalar(0)));
+      Tensor g = grads[0] * (result_.unpack(this) * self.masked_fill(zero_base, 1).log());
+      out[1] = g.masked_fill(zero_base, 0);
+    }
+    return out;
+  }
+  void visit_saved(SavedVisitor& v) override {
+    v.visit("self", self_);
+    v.visit("exponent", exponent_);
+    v.visit("result", result_);
+  }
+  SavedVariable self_, exponent_, result_;
+};
+
+// scalar ** exponent.
+class PowBackward2 final : public Node {
+ public:
+  const char* name() const override { return "PowBackward2"; }
+  VariableList apply(VariableList&& grads) override {
+    const double base = self_.to<double>();
+    Tensor result = result_.unpack(this);
+    if (base == 0.0) {
+      // 0^e: gradient 0 where e >= 0 (PyTorch's convention), -inf * 0^e elsewhere.
+      Tensor nonneg = native::binary(BinaryOp::kGe, exponent_.unpack(this), Scalar(0));
+      return {(grads[0] * (result * -INFINITY)).masked_fill(nonneg, 0)};
+    }
+    return {grads[0] * (result * std::log(base))};
+  }
+  void visit_saved(SavedVisitor& v) override {
+    v.visit("exponent", exponent_);
+    v.visit("result", result_);
+  }
+  Scalar self_;
+  SavedVariable exponent_, result_;
+};
+
+// Ties split the gradient evenly, as PyTorch.
+class MaximumBackward0 final : public Node {
+ public:
+  explicit MaximumBackward0(bool is_max = true) : is_max_(is_max) {}
+  const char* name() const override { return is_max_ ? "MaximumBackward0" : "MinimumBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(2);
+    Tensor self = self_.unpack(this);
+    Tensor other = other_.unpack(this);
+    Tensor tie = native::binary(BinaryOp::kEq, self, other);
+    Tensor shared = where(tie, grads[0] / 2, grads[0]);
+    const BinaryOp self_loses = is_max_ ? BinaryOp::kLt : BinaryOp::kGt;
+    const BinaryOp other_loses = is_max_ ? BinaryOp::kGt : BinaryOp::kLt;
+    if (should_compute_output(0)) {
+      out[0] = shared.masked_fill(native::binary(self_loses, self, other), 0);
+    }
+    if (should_compute_output(1)) {
+      out[1] = shared.masked_fill(native::binary(other_loses, self, other), 0);
+    }
+    return out;
+  }
+  void visit_saved(SavedVisitor& v) override {
+    v.visit("self", self_);
+    v.visit("other", other_);
+  }
+  SavedVariable self_, other_;
+
+ private:
+  bool is_max_;
+};
+
+class WhereBackward0 final : public Node {
+ public:
+  const char* name() const override { return "WhereBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(2);
+    Tensor condition = condition_.unpack(this);
+    if (should_compute_output(0)) out[0] = grads[0].masked_fill(condition.logical_not(), 0);
+    if (should_compute_output(1)) out[1] = grads[0].masked_fill(condition, 0);
+    return out;
+  }
+  void visit_saved(SavedVisitor& v) override { v.visit("condition", condition_); }
+  SavedVariable condition_;
+};
+
+std::shared_ptr<Node> make_binary_node(BinaryOp op, const Tensor& self, const Tensor& other,
+                                       const Scalar& alpha, const Tensor& self_value,
+                                       const Tensor& other_value) {
+  EdgeList edges = collect_next_edges(self, other);
+  const bool self_grad = edges[0].is_valid();
+  const bool other_grad = edges[1].is_valid();
+  std::shared_ptr<Node> node;
+  switch (op) {
+    case BinaryOp::kAdd: {
+      auto add = std::make_shared<AddBackward0>();
+      add->alpha_ = alpha;
+      node = add;
+      break;
+    }
+    case BinaryOp::kSub: {
+      auto sub = std::make_shared<SubBackward0>();
+      sub->alpha_ = alpha;
+      node = sub;
+      break;
+    }
+    case BinaryOp::kMul: {
+      auto mul = std::make_shared<MulBackward0>();
+      if (self_grad) mul->other_ = SavedVariable(other_value, false);
+      if (other_grad) mul->self_ = SavedVariable(self_value, false);
+      node = mul;
+      break;
+    }
+    case BinaryOp::kDiv: {
+      auto div = std::make_shared<DivBackward0>();
+      div->other_ = SavedVariable(other_value, false);
+      if (other_grad) div->self_ = SavedVariable(self_value, false);
+      node = div;
+      break;
+    }
+    default:
+      MG_INTERNAL_ASSERT(false, "make_binary_node(): no node for ", binary_op_name(op));
+  }
+  node->set_next_edges(std::move(edges));
+  return node;
+}
+
+std::shared_ptr<Node> make_binary_scalar_node(BinaryOp op, const Tensor& self,
+                                              const Scalar& other) {
+  std::shared_ptr<Node> node;
+  switch (op) {
+    case BinaryOp::kAdd:
+      node = std::make_shared<AddBackward1>();
+      break;
+    case BinaryOp::kSub:
+      node = std::make_shared<SubBackward1>();
+      break;
+    case BinaryOp::kMul: {
+      auto mul = std::make_shared<MulBackward1>();
+      mul->other_ = other;
+      node = mul;
+      break;
+    }
+    case BinaryOp::kDiv: {
+      auto div = std::make_shared<DivBackward1>();
+      div->other_ = other;
+      node = div;
+      break;
+    }
+    default:
+      MG_INTERNAL_ASSERT(false, "make_binary_scalar_node(): no node for ", binary_op_name(op));
+  }
+  node->set_next_edges(collect_next_edges(self));
+  return node;
+}
+
+}  // namespace autograd
+
+using autograd::compute_requires_grad;
+using autograd::make_node;
+using autograd::SavedVariable;
+using autograd::set_history;
+
+namespace {
+
+using autograd::is_one;
+
+// A Python-style scalar as a 0-dim tensor that promotes like one with `other`.
+Tensor wrap(const Scalar& value, const Tensor& other) {
+  return native::wrap_scalar(value, native::result_type(other, value), other.device());
+}
+
+// self op other (other scaled by alpha for add/sub), recording the op's node.
+Tensor binary_op(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha = 1) {
+  Tensor result = native::binary(
+      op, self, is_one(alpha) ? other : native::binary(BinaryOp::kMul, other, alpha));
+  if (compute_requires_grad(self, other)) {
+    set_history(result, autograd::make_binary_node(op, self, other, alpha, self, other));
+  }
+  return result;
+}
+
+Tensor binary_scalar_op(BinaryOp op, const Tensor& self, const Scalar& other) {
+  Tensor result = native::binary(op, self, other);
+  if (compute_requires_grad(self)) {
+    set_history(result, autograd::make_binary_scalar_node(op, self, other));
+  }
+  return result;
+}
+
+Scalar scaled(const Scalar& value, const Scalar& alpha) {
+  if (is_one(alpha)) return value;
+  if (value.is_floating_point() || alpha.is_floating_point()) {
+    return Scalar(value.to<double>() * alpha.to<double>());
+  }
+  return Scalar(value.to<int64_t>() * alpha.to<int64_t>());
+}
+
+}  // namespace
+
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return binary_op(BinaryOp::kAdd, self, other, alpha);
+}
+Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return binary_scalar_op(BinaryOp::kAdd, self, scaled(other, alpha));
+}
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return binary_op(BinaryOp::kSub, self, other, alpha);
+}
+Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return binary_scalar_op(BinaryOp::kSub, self, scaled(other, alpha));
+}
+
+Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  Tensor scaled = is_one(alpha) ? self : native::binary(BinaryOp::kMul, self, alpha);
+  Tensor result = native::binary(BinaryOp::kSub, wrap(other, self), scaled);
+  if (compute_requires_grad(self)) {
+    auto node = make_node<autograd::RsubBackward1>(self);
+    node->alpha_ = alpha;
+    set_history(result, node);
+  }
+  return result;
+}
+
+Tensor mul(const Tensor& self, const Tensor& other) {
+  return binary_op(BinaryOp::kMul, self, other);
+}
+Tensor mul(const Tensor& self, const Scalar& other) {
+  return binary_scalar_op(BinaryOp::kMul, self, other);
+}
+Tensor div(const Tensor& self, const Tensor& other) {
+  return binary_op(BinaryOp::kDiv, self, other);
+}
+Tensor div(const Tensor& self, const Scalar& other) {
+  return binary_scalar_op(BinaryOp::kDiv, self, other);
+}
+
+Tensor pow(const Tensor& self, const Tensor& exponent) {
+  Tensor result = native::binary(BinaryOp::kPow, self, exponent);
+  if (compute_requires_grad(self, exponent)) {
+    auto node = make_node<autograd::PowBackward1>(self, exponent);
+    node->self_ = SavedVariable(self, false);
+    node->exponent_ = SavedVariable(exponent, false);
+    set_history(result, node);
+    if (node->should_compute_output(1)) node->result_ = SavedVariable(result, true);
+  }
+  return result;
+}
+
+Tensor pow(const Scalar& self, const Tensor& exponent) {
+  Tensor result = native::binary(BinaryOp::kPow, wrap(self, exponent), exponent);
+  if (compute_requires_grad(exponent)) {
+    auto node = make_node<autograd::PowBackward2>(exponent);
+    node->self_ = self;
+    node->exponent_ = SavedVariable(exponent, false);
+    set_history(result, node);
+    node->result_ = SavedVariable(result, true);
+  }
+  return result;
+}
+
+namespace {
+Tensor max_or_min(BinaryOp op, const Tensor& self, const Tensor& other) {
+  Tensor result = native::binary(op, self, other);
+  if (compute_requires_grad(self, other)) {
+    auto node = std::make_shared<autograd::MaximumBackward0>(op == BinaryOp::kMaximum);
+    node->set_next_edges(autograd::collect_next_edges(self, other));
+    node->self_ = SavedVariable(self, false);
+    node->other_ = SavedVariable(other, false);
+    set_history(result, node);
+  }
+  return result;
+}
+}  // namespace
+
+Tensor maximum(const Tensor& self, const Tensor& other) {
+  return max_or_min(BinaryOp::kMaximum, self, other);
+}
+Tensor minimum(const Tensor& self, const Tensor& other) {
+  return max_or_min(BinaryOp::kMinimum, self, other);
+}
+
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  Tensor result = native::where(condition, self, other);
+  if (compute_requires_grad(self, other)) {
+    auto node = make_node<autograd::WhereBackward0>(self, other);
+    node->condition_ = SavedVariable(condition, false);
+    set_history(result, node);
+  }
+  return result;
+}
+Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other) {
+  return where(condition, self, native::wrap_scalar(other, self.dtype(), self.device()));
+}
+Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other) {
+  return where(condition, native::wrap_scalar(self, other.dtype(), other.device()), other);
+}
+
+Tensor eq(const Tensor& a, const Tensor& b) { return native::binary(BinaryOp::kEq, a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return native::binary(BinaryOp::kNe, a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return native::binary(BinaryOp::kLt, a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return native::binary(BinaryOp::kLe, a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return native::binary(BinaryOp::kGt, a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return native::binary(BinaryOp::kGe, a, b); }
+Tensor eq(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kEq, a, b); }
+Tensor ne(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kNe, a, b); }
+Tensor lt(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kLt, a, b); }
+Tensor le(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kLe, a, b); }
+Tensor gt(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kGt, a, b); }
+Tensor ge(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kGe, a, b); }
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return native::binary(BinaryOp::kLogicalAnd, a, b);
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return native::binary(BinaryOp::kLogicalOr, a, b);
+}
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }
+Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator-(const Tensor& a, const Scalar& b) { return sub(a, b); }
+Tensor operator-(const Scalar& a, const Tensor& b) { return rsub(b, a); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
+Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
+Tensor operator/(const Scalar& a, const Tensor& b) { return div(wrap(a, b), b); }
+
+Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+Tensor operator==(const Tensor& a, const Scalar& b) { return eq(a, b); }
+Tensor operator!=(const Tensor& a, const Scalar& b) { return ne(a, b); }
+Tensor operator<(const Tensor& a, const Scalar& b) { return lt(a, b); }
+Tensor operator<=(const Tensor& a, const Scalar& b) { return le(a, b); }
+Tensor operator>(const Tensor& a, const Scalar& b) { return gt(a, b); }
+Tensor operator>=(const Tensor& a, const Scalar& b) { return ge(a, b); }
+Tensor operator&(const Tensor& a, const Tensor& b) { return logical_and(a, b); }
+Tensor operator|(const Tensor& a, const Tensor& b) { return logical_or(a, b); }
+
+// ---- Tensor members ----------------------------------------------------------------------------
+Tensor Tensor::pow(const Tensor& exponent) const { return mutagrad::pow(*this, exponent); }
+Tensor Tensor::add(const Tensor& other, const Scalar& alpha) const {
+  return mutagrad::add(*this, other, alpha);
+}
+Tensor Tensor::sub(const Tensor& other, const Scalar& alpha) const {
+  return mutagrad::sub(*this, other, alpha);
+}
+Tensor Tensor::mul(const Tensor& other) const { return mutagrad::mul(*this, other); }
+Tensor Tensor::div(const Tensor& other) const { return mutagrad::div(*this, other); }
+Tensor Tensor::maximum(const Tensor& other) const { return mutagrad::maximum(*this, other); }
+Tensor Tensor::minimum(const Tensor& other) const { return mutagrad::minimum(*this, other); }
+Tensor Tensor::eq(const Tensor& other) const { return mutagrad::eq(*this, other); }
+Tensor Tensor::ne(const Tensor& other) const { return mutagrad::ne(*this, other); }
+Tensor Tensor::lt(const Tensor& other) const { return mutagrad::lt(*this, other); }
+Tensor Tensor::le(const Tensor& other) const { return mutagrad::le(*this, other); }
+Tensor Tensor::gt(const Tensor& other) const { return mutagrad::gt(*this, other); }
+Tensor Tensor::ge(const Tensor& other) const { return mutagrad::ge(*this, other); }
+Tensor Tensor::logical_and(const Tensor& other) const {
+  return mutagrad::logical_and(*this, other);
+}
+Tensor Tensor::logical_or(const Tensor& other) const { return mutagrad::logical_or(*this, other); }
+
+}  // namespace mutagrad

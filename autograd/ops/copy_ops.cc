@@ -1,0 +1,134 @@
+// Copies: each forward function and its backward node, side by side.
+#include "autograd/ops/copy_ops.h"
+
+#include "autograd/history.h"
+#include "autograd/ops/node_factories.h"
+#include "autograd/ops/reduce_ops.h"
+#include "autograd/ops/unary_ops.h"
+#include "autograd/saved_variable.h"
+#include "tensor/native/copy.h"
+#include "tensor/native/index_ops.h"
+#include "tensor/native/views.h"
+#include "tensor/shape.h"
+
+namespace mutagrad {
+namespace autograd {
+
+class CloneBackward0 final : public Node {
+ public:
+  const char* name() const override { return "CloneBackward0"; }
+  VariableList apply(VariableList&& grads) override { return {grads[0]}; }
+};
+
+class ToCopyBackward0 final : public Node {
+ public:
+  const char* name() const override { return "ToCopyBackward0"; }
+  VariableList apply(VariableList&& grads) override { return {grads[0].to(self_dtype_)}; }
+  ScalarType self_dtype_ = kFloat32;
+};
+
+// masked_fill with a scalar (MaskedFillBackward0) or a 0-dim tensor value (MaskedFillBackward1).
+class MaskedFillBackward final : public Node {
+ public:
+  explicit MaskedFillBackward(bool tensor_value) : tensor_value_(tensor_value) {}
+  const char* name() const override {
+    return tensor_value_ ? "MaskedFillBackward1" : "MaskedFillBackward0";
+  }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(num_outputs());
+    Tensor mask = mask_.unpack(this);
+    if (should_compute_output(0)) out[0] = grads[0].masked_fill(mask, 0);
+    if (tensor_value_ && should_compute_output(1)) {
+      out[1] = grads[0].masked_fill(mask.logical_not(), 0).sum();
+    }
+    return out;
+  }
+  void visit_saved(SavedVisitor& v) override { v.visit("mask", mask_); }
+  SavedVariable mask_;
+
+ private:
+  bool tensor_value_;
+};
+
+std::shared_ptr<Node> make_masked_fill_node(const Tensor& self, const Tensor& mask,
+                                            const Tensor& value) {
+  const bool tensor_value = value.defined();
+  auto node = std::make_shared<MaskedFillBackward>(tensor_value);
+  node->set_next_edges(tensor_value ? collect_next_edges(self, value) : collect_next_edges(self));
+  node->mask_ = SavedVariable(mask, false);
+  return node;
+}
+
+}  // namespace autograd
+
+using autograd::compute_requires_grad;
+using autograd::make_node;
+using autograd::SavedVariable;
+using autograd::set_history;
+
+Tensor clone(const Tensor& self) {
+  Tensor result = native::clone(self);
+  if (compute_requires_grad(self)) set_history(result, make_node<autograd::CloneBackward0>(self));
+  return result;
+}
+
+Tensor contiguous(const Tensor& self) { return self.is_contiguous() ? self : clone(self); }
+
+Tensor to(const Tensor& self, ScalarType dtype) {
+  if (self.dtype() == dtype) return self;
+  Tensor result = native::to(self, dtype);
+  if (is_floating_point(dtype) && compute_requires_grad(self)) {
+    auto node = make_node<autograd::ToCopyBackward0>(self);
+    node->self_dtype_ = self.dtype();
+    set_history(result, node);
+  }
+  return result;
+}
+
+namespace {
+
+Tensor masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& value,
+                        const Tensor& value_tensor) {
+  if (mask.dtype() != kBool) {
+    throw DTypeError(str("masked_fill(): expected a bool mask but got ", dtype_name(mask.dtype()),
+                         "; build it with a comparison such as x > 0"));
+  }
+  DimVector shape = broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill");
+  Tensor result = shape.size() == static_cast<size_t>(self.dim()) && self.sizes().equals(shape)
+                      ? native::clone(self)
+                      : native::clone(native::expand(self, shape));
+  native::masked_fill_(result, mask, value);
+  if (compute_requires_grad(self, value_tensor)) {
+    set_history(result, autograd::make_masked_fill_node(self, mask, value_tensor));
+  }
+  return result;
+}
+
+}  // namespace
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  return masked_fill_impl(self, mask, value, Tensor());
+}
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  if (value.dim() != 0) {
+    throw ShapeError(
+        str("masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
+            "with ",
+            value.dim(), " dimension(s); pass a Scalar or a 0-dim tensor"));
+  }
+  return masked_fill_impl(self, mask, value.item(), value);
+}
+
+// ---- Tensor members ----------------------------------------------------------------------------
+Tensor Tensor::clone() const { return mutagrad::clone(*this); }
+Tensor Tensor::contiguous() const { return mutagrad::contiguous(*this); }
+Tensor Tensor::to(ScalarType dtype) const { return mutagrad::to(*this, dtype); }
+Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
+  return mutagrad::masked_fill(*this, mask, value);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const {
+  return mutagrad::masked_fill(*this, mask, value);
+}
+
+}  // namespace mutagrad

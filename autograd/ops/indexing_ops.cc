@@ -1,0 +1,158 @@
+#include "autograd/ops/indexing_ops.h"
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "autograd/history.h"
+#include "autograd/saved_variable.h"
+#include "tensor/native/copy.h"
+#include "tensor/native/factories.h"
+#include "tensor/native/index_ops.h"
+#include "tensor/native/pointwise.h"
+#include "tensor/native/views.h"
+#include "tensor/shape.h"
+
+namespace mutagrad::autograd {
+namespace {
+
+// An index list saved for backward: undefined entries (dims taken whole) stay undefined.
+class SavedIndices {
+ public:
+  SavedIndices() = default;
+  explicit SavedIndices(TensorList indices) {
+    for (const Tensor& t : indices) {
+      saved_.push_back(t.defined() ? SavedVariable(t, /*is_output=*/false) : SavedVariable());
+    }
+  }
+  std::vector<Tensor> unpack(Node* needed_by) const {
+    std::vector<Tensor> out;
+    out.reserve(saved_.size());
+    for (const SavedVariable& s : saved_) {
+      out.push_back(s.was_saved() ? s.unpack(needed_by) : Tensor());
+    }
+    return out;
+  }
+  void visit(SavedVisitor& visitor) {
+    for (SavedVariable& s : saved_) {
+      if (s.was_saved()) visitor.visit("indices", s);
+    }
+  }
+
+ private:
+  std::vector<SavedVariable> saved_;
+};
+
+// grad (broadcast from `shape`) summed back to `shape`, with differentiable ops.
+Tensor sum_to_shape(const Tensor& grad, IntArrayRef shape) {
+  if (grad.sizes() == shape) return grad;
+  // A one-element value with more dims than the indexed shape (a masked-fill dispatch).
+  if (grad.dim() < static_cast<int64_t>(shape.size())) return grad.sum().view(shape);
+  const int64_t lead = grad.dim() - static_cast<int64_t>(shape.size());
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < lead; ++d) dims.push_back(d);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const int64_t d = lead + static_cast<int64_t>(i);
+    if (shape[i] == 1 && grad.size(d) != 1) dims.push_back(d);
+  }
+  Tensor r = dims.empty() ? grad : grad.sum(dims, /*keepdim=*/true);
+  return r.sizes() == shape ? r : r.view(shape);
+}
+
+// For self[indices] = values without accumulate: which elements of the indexed shape are the
+// last write to their destination (bool, the indexed shape). Deterministic because the
+// kernel's "last occurrence wins" is (see docs/indexing.md).
+Tensor winner_mask(IntArrayRef self_sizes, Device device, const std::vector<Tensor>& indices) {
+  Tensor scratch = full(self_sizes, -1, kInt64, device);
+  native::AdvancedIndex adv = native::make_advanced_index(scratch, indices);
+  Tensor ids = native::view(arange(compute_numel(adv.result_shape), kInt64), adv.result_shape);
+  native::index_put_validated(scratch, adv, ids, /*accumulate=*/false);
+  return native::binary(BinaryOp::kEq, native::index(scratch, indices), ids);
+}
+
+class IndexBackward0 final : public Node {
+ public:
+  const char* name() const override { return "IndexBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    if (!should_compute_output(0) || !grads[0].defined()) return {Tensor()};
+    Tensor zero = zeros(self_sizes_, TensorOptions(dtype_).device(device_));
+    return {index_put(zero, indices_.unpack(this), grads[0], /*accumulate=*/true)};
+  }
+  void visit_saved(SavedVisitor& visitor) override { indices_.visit(visitor); }
+
+  DimVector self_sizes_;
+  ScalarType dtype_ = kFloat32;
+  Device device_ = kCPU;
+  SavedIndices indices_;
+};
+
+class IndexPutBackward0 final : public Node {
+ public:
+  const char* name() const override { return "IndexPutBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(2);
+    const Tensor& grad = grads[0];
+    if (!grad.defined()) return out;
+    std::vector<Tensor> indices = indices_.unpack(this);
+    if (should_compute_output(0)) {
+      out[0] = accumulate_ ? grad
+                           : index_put(grad, indices, full({}, 0, grad.dtype(), grad.device()),
+                                       /*accumulate=*/false);
+    }
+    if (should_compute_output(1)) {
+      Tensor g = index(grad, indices);
+      if (!accumulate_) {
+        // Only the winning (last) occurrence of a duplicated destination was written.
+        Tensor won = winner_mask(grad.sizes(), grad.device(), indices);
+        g = g.masked_fill(native::unary(UnaryOp::kLogicalNot, won), 0);
+      }
+      out[1] = sum_to_shape(g, values_sizes_);
+    }
+    return out;
+  }
+  void visit_saved(SavedVisitor& visitor) override { indices_.visit(visitor); }
+
+  SavedIndices indices_;
+  DimVector values_sizes_;
+  bool accumulate_ = false;
+};
+
+}  // namespace
+
+Tensor index(const Tensor& self, TensorList indices) {
+  Tensor result = native::index(self, indices);
+  if (compute_requires_grad(self)) {
+    auto node = make_node<IndexBackward0>(self);
+    node->self_sizes_ = DimVector(self.sizes());
+    node->dtype_ = self.dtype();
+    node->device_ = self.device();
+    node->indices_ = SavedIndices(indices);
+    set_history(result, node);
+  }
+  return result;
+}
+
+void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate,
+                const MutationSite& site) {
+  const bool requires_grad = compute_requires_grad(self, values);
+  check_inplace(self, requires_grad);
+  native::AdvancedIndex adv = native::prepare_index_put(self, indices, values, accumulate);
+  std::shared_ptr<IndexPutBackward0> node;
+  if (requires_grad) {
+    node = make_node<IndexPutBackward0>(self, values);
+    node->indices_ = SavedIndices(indices);
+    node->values_sizes_ = DimVector(values.sizes());
+    node->accumulate_ = accumulate;
+  }
+  self.version_counter().bump(site);
+  native::index_put_validated(self, adv, values, accumulate);
+  if (node) rebase_history(self, node);
+}
+
+Tensor index_put(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate) {
+  Tensor result = self.clone();
+  index_put_(result, indices, values, accumulate, MutationSite{"index_put", __FILE__, __LINE__});
+  return result;
+}
+
+}  // namespace mutagrad::autograd

@@ -1,0 +1,357 @@
+// In-place ops: the Tensor members copy_, fill_, zero_, add_, sub_, mul_, div_, neg_, relu_,
+// sigmoid_, tanh_, exp_, clamp_, masked_fill_, and the nodes only they record (CopyBackwards,
+// FillBackward0/1, ZeroBackward0). The others reuse the out-of-place ops' nodes
+// (node_factories.h). See the order of steps in inplace_ops.h.
+#include "autograd/ops/inplace_ops.h"
+
+#include <string>
+
+#include "autograd/history.h"
+#include "autograd/ops/node_factories.h"
+#include "autograd/ops/reduce_ops.h"
+#include "autograd/saved_variable.h"
+#include "tensor/native/copy.h"
+#include "tensor/native/factories.h"
+#include "tensor/native/index_ops.h"
+#include "tensor/native/pointwise.h"
+#include "tensor/native/views.h"
+#include "tensor/shape.h"
+
+namespace mutagrad {
+namespace autograd {
+
+class CopyBackwards final : public Node {
+ public:
+  const char* name() const override { return "CopyBackwards"; }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(2);
+    if (should_compute_output(0)) out[0] = zeros_like(grads[0]);
+    if (should_compute_output(1)) out[1] = grads[0];
+    return out;
+  }
+};
+
+// fill_ with a scalar (FillBackward0, one edge) or a 0-dim tensor (FillBackward1, two edges).
+class FillBackward final : public Node {
+ public:
+  explicit FillBackward(const char* name) : name_(name) {}
+  const char* name() const override { return name_; }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(num_outputs());
+    if (should_compute_output(0)) out[0] = zeros_like(grads[0]);
+    if (num_outputs() > 1 && should_compute_output(1)) out[1] = grads[0].sum();
+    return out;
+  }
+
+ private:
+  const char* name_;
+};
+
+bool can_cast(ScalarType from, ScalarType to) {
+  if (is_floating_point(from) && !is_floating_point(to)) return false;
+  if (from != kBool && to == kBool) return false;
+  return true;
+}
+
+namespace {
+
+void check_cast(const Tensor& self, ScalarType result, const char* op) {
+  if (!can_cast(result, self.dtype())) {
+    throw DTypeError(str(op, "(): result type ", legacy_type_name(result),
+                         " can't be cast to the desired output type ",
+                         legacy_type_name(self.dtype()),
+                         "; convert the tensor first (x = x.to(kFloat32)) or use the "
+                         "out-of-place op"));
+  }
+}
+
+void check_broadcast_into(const Tensor& self, IntArrayRef other, const char* op) {
+  DimVector shape = broadcast_shapes(self.sizes(), other, op);
+  if (!self.sizes().equals(shape)) {
+    throw ShapeError(str(op, "(): output with shape ", self.sizes(),
+                         " doesn't match the broadcast shape ", IntArrayRef(shape),
+                         "; an in-place op cannot change its tensor's shape, use the "
+                         "out-of-place op"));
+  }
+}
+
+MutationSite site_of(const char* op, CallSite site) {
+  return MutationSite{op, site.file, site.line};
+}
+
+// An operand that may be read while self is written: cloned when it partially overlaps self.
+Tensor safe_operand(const Tensor& self, const Tensor& operand) {
+  if (operand.is_same(self) || !native::may_overlap(self, operand)) return operand;
+  if (operand.sizes().equals(self.sizes()) && operand.strides().equals(self.strides()) &&
+      operand.storage_offset() == self.storage_offset()) {
+    return operand;  // the same elements: reading and writing each in place is fine
+  }
+  return native::clone(operand);
+}
+
+void finish(const Tensor& self, const std::shared_ptr<Node>& node) {
+  if (node) rebase_history(self, node);
+}
+
+bool is_one(const Scalar& s) { return s.to<double>() == 1.0; }
+
+void binary_inplace(const Tensor& self, BinaryOp op, const Tensor& other, const Scalar& alpha,
+                    const MutationSite& site) {
+  const bool requires_grad = compute_requires_grad(self, other);
+  check_inplace(self, requires_grad);
+  check_broadcast_into(self, other.sizes(), site.op);
+  check_cast(self, native::result_type(self, other), site.op);
+  native::assert_no_internal_overlap(self, site.op);
+  std::shared_ptr<Node> node;
+  if (requires_grad && self.is_floating_point()) {
+    Tensor self_value;
+    if ((op == BinaryOp::kMul || op == BinaryOp::kDiv) && tensor_requires_grad(other)) {
+      self_value = self.clone();  // differentiable: double backward reaches self's history
+    }
+    const bool aliases_self = other.version_counter().is_same(self.version_counter());
+    node = make_binary_node(op, self, other, alpha, self_value,
+                            aliases_self ? native::detach(other) : other);
+  }
+  Tensor operand =
+      is_one(alpha) ? safe_operand(self, other) : native::binary(BinaryOp::kMul, other, alpha);
+  self.version_counter().bump(site);
+  native::binary_out(op, self, self, operand);
+  finish(self, node);
+}
+
+void binary_scalar_inplace(const Tensor& self, BinaryOp op, const Scalar& other,
+                           const MutationSite& site) {
+  const bool requires_grad = compute_requires_grad(self);
+  check_inplace(self, requires_grad);
+  check_cast(self, native::result_type(self, other), site.op);
+  native::assert_no_internal_overlap(self, site.op);
+  std::shared_ptr<Node> node;
+  if (requires_grad) node = make_binary_scalar_node(op, self, other);
+  Tensor operand = native::wrap_scalar(other, native::result_type(self, other), self.device());
+  self.version_counter().bump(site);
+  native::binary_out(op, self, self, operand);
+  finish(self, node);
+}
+
+bool is_float_only(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kExp:
+    case UnaryOp::kLog:
+    case UnaryOp::kSqrt:
+    case UnaryOp::kSin:
+    case UnaryOp::kCos:
+    case UnaryOp::kTanh:
+    case UnaryOp::kSigmoid:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void unary_inplace(const Tensor& self, UnaryOp op, const UnaryArgs& args,
+                   const MutationSite& site) {
+  const bool requires_grad = compute_requires_grad(self);
+  check_inplace(self, requires_grad);
+  if (is_float_only(op)) check_cast(self, kFloat32, site.op);
+  if (op == UnaryOp::kNeg && self.dtype() == kBool) {
+    throw DTypeError(
+        "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+        "invert a mask, use the `~` or `logical_not()` operator instead.");
+  }
+  native::assert_no_internal_overlap(self, site.op);
+  std::shared_ptr<Node> node;
+  if (requires_grad) {
+    const bool saves_self = op != UnaryOp::kNeg && !unary_saves_result(op);
+    node = make_unary_node(op, self, args, saves_self ? self.clone() : Tensor());
+  }
+  self.version_counter().bump(site);
+  native::unary_out(op, self, self, args);
+  finish(self, node);
+  if (node && unary_saves_result(op)) save_unary_result(*node, self);
+}
+
+void masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& value,
+                      const Tensor& value_tensor, const MutationSite& site) {
+  const bool requires_grad = compute_requires_grad(self, value_tensor);
+  check_inplace(self, requires_grad);
+  if (mask.dtype() != kBool) {
+    throw DTypeError(str(site.op, "(): expected a bool mask but got ", dtype_name(mask.dtype()),
+                         "; build it with a comparison such as x > 0"));
+  }
+  if (!native::is_expandable_to(mask.sizes(), self.sizes())) {
+    throw ShapeError(str(site.op, "(): the mask of shape ", mask.sizes(),
+                         " does not broadcast to the tensor's shape ", self.sizes(),
+                         "; give the mask that shape or one that broadcasts to it"));
+  }
+  native::assert_no_internal_overlap(self, site.op);
+  std::shared_ptr<Node> node;
+  if (requires_grad && self.is_floating_point()) {
+    node = make_masked_fill_node(self, mask, value_tensor);
+  }
+  Tensor safe_mask = safe_operand(self, mask);
+  self.version_counter().bump(site);
+  native::masked_fill_(self, safe_mask, value);
+  finish(self, node);
+}
+
+}  // namespace
+
+void copy_(const Tensor& self, const Tensor& src, const MutationSite& site) {
+  const bool requires_grad = compute_requires_grad(self, src);
+  check_inplace(self, requires_grad);
+  if (!native::is_expandable_to(src.sizes(), self.sizes())) {
+    throw ShapeError(str(site.op, "(): the source of shape ", src.sizes(),
+                         " cannot be broadcast to the destination's shape ", self.sizes(),
+                         "; give the source that shape or one that broadcasts to it"));
+  }
+  native::assert_no_internal_overlap(self, site.op);
+  std::shared_ptr<Node> node;
+  if (requires_grad && self.is_floating_point()) node = make_node<CopyBackwards>(self, src);
+  self.version_counter().bump(site);
+  native::copy_(self, src);
+  finish(self, node);
+}
+
+void fill_(const Tensor& self, const Scalar& value, const MutationSite& site) {
+  const bool requires_grad = compute_requires_grad(self);
+  check_inplace(self, requires_grad);
+  native::assert_no_internal_overlap(self, site.op);
+  std::shared_ptr<Node> node;
+  if (requires_grad) {
+    node = std::make_shared<FillBackward>(
+        site.op != nullptr && std::string(site.op) == "zero_" ? "ZeroBackward0" : "FillBackward0");
+    node->set_next_edges(collect_next_edges(self));
+  }
+  self.version_counter().bump(site);
+  native::fill_(self, value);
+  finish(self, node);
+}
+
+void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value,
+                  const MutationSite& site) {
+  masked_fill_impl(self, mask, value, Tensor(), site);
+}
+
+}  // namespace autograd
+
+using autograd::site_of;
+
+Tensor& Tensor::copy_(const Tensor& src, CallSite site) {
+  autograd::copy_(*this, src, site_of("copy_", site));
+  return *this;
+}
+
+Tensor& Tensor::fill_(const Scalar& value, CallSite site) {
+  autograd::fill_(*this, value, site_of("fill_", site));
+  return *this;
+}
+
+Tensor& Tensor::fill_(const Tensor& value, CallSite site) {
+  if (value.dim() != 0) {
+    throw ShapeError(str("fill_ only supports 0-dimension value tensor but got tensor with ",
+                         value.dim(), " dimensions; pass a Scalar or a 0-dim tensor"));
+  }
+  const bool requires_grad = autograd::compute_requires_grad(*this, value);
+  autograd::check_inplace(*this, requires_grad);
+  native::assert_no_internal_overlap(*this, "fill_");
+  std::shared_ptr<autograd::Node> node;
+  if (requires_grad && is_floating_point()) {
+    node = std::make_shared<autograd::FillBackward>("FillBackward1");
+    node->set_next_edges(autograd::collect_next_edges(*this, value));
+  }
+  const Scalar v = value.item();
+  version_counter().bump(site_of("fill_", site));
+  native::fill_(*this, v);
+  autograd::finish(*this, node);
+  return *this;
+}
+
+Tensor& Tensor::zero_(CallSite site) {
+  autograd::fill_(*this, 0, site_of("zero_", site));
+  return *this;
+}
+
+Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha, CallSite site) {
+  autograd::binary_inplace(*this, BinaryOp::kAdd, other, alpha, site_of("add_", site));
+  return *this;
+}
+Tensor& Tensor::add_(const Scalar& other, CallSite site) {
+  autograd::binary_scalar_inplace(*this, BinaryOp::kAdd, other, site_of("add_", site));
+  return *this;
+}
+Tensor& Tensor::sub_(const Tensor& other, const Scalar& alpha, CallSite site) {
+  autograd::binary_inplace(*this, BinaryOp::kSub, other, alpha, site_of("sub_", site));
+  return *this;
+}
+Tensor& Tensor::sub_(const Scalar& other, CallSite site) {
+  autograd::binary_scalar_inplace(*this, BinaryOp::kSub, other, site_of("sub_", site));
+  return *this;
+}
+Tensor& Tensor::mul_(const Tensor& other, CallSite site) {
+  autograd::binary_inplace(*this, BinaryOp::kMul, other, 1, site_of("mul_", site));
+  return *this;
+}
+Tensor& Tensor::mul_(const Scalar& other, CallSite site) {
+  autograd::binary_scalar_inplace(*this, BinaryOp::kMul, other, site_of("mul_", site));
+  return *this;
+}
+Tensor& Tensor::div_(const Tensor& other, CallSite site) {
+  autograd::binary_inplace(*this, BinaryOp::kDiv, other, 1, site_of("div_", site));
+  return *this;
+}
+Tensor& Tensor::div_(const Scalar& other, CallSite site) {
+  autograd::binary_scalar_inplace(*this, BinaryOp::kDiv, other, site_of("div_", site));
+  return *this;
+}
+Tensor& Tensor::neg_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kNeg, {}, site_of("neg_", site));
+  return *this;
+}
+Tensor& Tensor::relu_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kRelu, {}, site_of("relu_", site));
+  return *this;
+}
+Tensor& Tensor::sigmoid_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kSigmoid, {}, site_of("sigmoid_", site));
+  return *this;
+}
+Tensor& Tensor::tanh_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kTanh, {}, site_of("tanh_", site));
+  return *this;
+}
+Tensor& Tensor::exp_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kExp, {}, site_of("exp_", site));
+  return *this;
+}
+Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max, CallSite site) {
+  if (!min && !max) {
+    throw ValueError("clamp_(): at least one of 'min' or 'max' must not be None; pass a bound");
+  }
+  UnaryArgs args;
+  if (min) {
+    args.arg = *min;
+    args.has_arg = true;
+  }
+  if (max) {
+    args.arg2 = *max;
+    args.has_arg2 = true;
+  }
+  autograd::unary_inplace(*this, UnaryOp::kClamp, args, site_of("clamp_", site));
+  return *this;
+}
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value, CallSite site) {
+  autograd::masked_fill_impl(*this, mask, value, Tensor(), site_of("masked_fill_", site));
+  return *this;
+}
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value, CallSite site) {
+  if (value.dim() != 0) {
+    throw ShapeError(
+        str("masked_fill_ only supports a 0-dimensional value tensor, but got "
+            "tensor with ",
+            value.dim(), " dimension(s); pass a Scalar or a 0-dim tensor"));
+  }
+  autograd::masked_fill_impl(*this, mask, value.item(), value, site_of("masked_fill_", site));
+  return *this;
+}
+
+}  // namespace mutagrad

@@ -1,0 +1,96 @@
+// Matrix products: forward functions and their backward nodes (see linalg_ops.h for naming).
+#include "autograd/ops/linalg_ops.h"
+
+#include "autograd/history.h"
+#include "autograd/ops/reduce_ops.h"
+#include "autograd/ops/view_ops.h"
+#include "autograd/saved_variable.h"
+#include "tensor/native/linalg.h"
+
+namespace mutagrad {
+namespace autograd {
+
+class MmBackward0 final : public Node {
+ public:
+  const char* name() const override { return "MmBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(2);
+    if (should_compute_output(0)) out[0] = grads[0].matmul(mat2_.unpack(this).t());
+    if (should_compute_output(1)) out[1] = self_.unpack(this).t().matmul(grads[0]);
+    return out;
+  }
+  void visit_saved(SavedVisitor& v) override {
+    v.visit("self", self_);
+    v.visit("mat2", mat2_);
+  }
+  SavedVariable self_, mat2_;
+};
+
+// Any matmul that is not matrix x matrix: 1-D operands get a dim added (and the gradient's
+// removed dim put back), batch dims broadcast (gradients are summed back to each shape).
+class MatmulBackward0 final : public Node {
+ public:
+  const char* name() const override { return "MatmulBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(2);
+    Tensor self = self_.unpack(this);
+    Tensor other = other_.unpack(this);
+    const bool self_vec = self.dim() == 1;
+    const bool other_vec = other.dim() == 1;
+    Tensor a = self_vec ? self.unsqueeze(0) : self;
+    Tensor b = other_vec ? other.unsqueeze(-1) : other;
+    Tensor g = grads[0];
+    if (other_vec) g = g.unsqueeze(-1);
+    if (self_vec) g = g.unsqueeze(-2);
+    if (should_compute_output(0)) {
+      out[0] = sum_to(g.matmul(b.transpose(-1, -2)), a.sizes()).reshape(self.sizes());
+    }
+    if (should_compute_output(1)) {
+      out[1] = sum_to(a.transpose(-1, -2).matmul(g), b.sizes()).reshape(other.sizes());
+    }
+    return out;
+  }
+  void visit_saved(SavedVisitor& v) override {
+    v.visit("self", self_);
+    v.visit("other", other_);
+  }
+  SavedVariable self_, other_;
+};
+
+}  // namespace autograd
+
+using autograd::compute_requires_grad;
+using autograd::make_node;
+using autograd::SavedVariable;
+using autograd::set_history;
+
+Tensor mm(const Tensor& self, const Tensor& other) {
+  if (self.dim() != 2 || other.dim() != 2) {
+    throw ShapeError(str("mm(): expected two 2-D tensors but got shapes ", self.sizes(), " and ",
+                         other.sizes(), "; use matmul() for vectors and batches"));
+  }
+  Tensor result = native::matmul(self, other);
+  if (compute_requires_grad(self, other)) {
+    auto node = make_node<autograd::MmBackward0>(self, other);
+    if (node->should_compute_output(0)) node->mat2_ = SavedVariable(other, false);
+    if (node->should_compute_output(1)) node->self_ = SavedVariable(self, false);
+    set_history(result, node);
+  }
+  return result;
+}
+
+Tensor matmul(const Tensor& self, const Tensor& other) {
+  if (self.dim() == 2 && other.dim() == 2) return mm(self, other);
+  Tensor result = native::matmul(self, other);
+  if (compute_requires_grad(self, other)) {
+    auto node = make_node<autograd::MatmulBackward0>(self, other);
+    node->self_ = SavedVariable(self, false);
+    node->other_ = SavedVariable(other, false);
+    set_history(result, node);
+  }
+  return result;
+}
+
+Tensor Tensor::matmul(const Tensor& other) const { return mutagrad::matmul(*this, other); }
+
+}  // namespace mutagrad

@@ -1,0 +1,19 @@
+// Differentiable matrix products (forward + backward nodes in linalg_ops.cc).
+//
+//   Tensor c = mutagrad::matmul(a, b);   // 2-D x 2-D: MmBackward0
+//   Tensor d = mutagrad::matmul(x, v);   // any other shapes: MatmulBackward0
+//
+// PyTorch decomposes matmul into mm/bmm/mv/dot plus views; we record one node instead:
+// MmBackward0 for two matrices (PyTorch's name), MatmulBackward0 for every other case
+// (vectors, batches, broadcast batch dims). Both formulas are written with matmul itself.
+#pragma once
+
+#include "tensor/tensor.h"
+
+namespace mutagrad {
+
+Tensor matmul(const Tensor& self, const Tensor& other);
+// 2-D x 2-D only.
+Tensor mm(const Tensor& self, const Tensor& other);
+
+}  // namespace mutagrad

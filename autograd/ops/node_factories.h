@@ -1,0 +1,39 @@
+// Internal: the nodes of the element-wise families, for the in-place ops of inplace_ops.cc
+// (mul_ records the MulBackward0 that mul records). Each factory sets the next edges from the
+// given operands (call it before the write) and the saved state; the caller records history.
+//
+//   auto node = autograd::make_binary_node(BinaryOp::kMul, self, other, 1, self_before);
+//   ... bump, write ...
+//   autograd::rebase_history(self, node);
+#pragma once
+
+#include <memory>
+
+#include "autograd/node.h"
+#include "tensor/backend.h"
+
+namespace mutagrad::autograd {
+
+// NegBackward0, ExpBackward0, ..., ClampBackward1 for `op` applied to `self`. `self_value`:
+// the input's value (a clone taken before an in-place write) for nodes that save it.
+std::shared_ptr<Node> make_unary_node(UnaryOp op, const Tensor& self, const UnaryArgs& args,
+                                      const Tensor& self_value);
+// Whether the node of `op` saves its result (then call save_unary_result after history).
+bool unary_saves_result(UnaryOp op);
+void save_unary_result(Node& node, const Tensor& result);
+
+// Add/Sub/Mul/DivBackward0 for self op other (alpha for add/sub). `self_value`: self's value
+// before the write (used by mul and div for other's gradient); `other_value`: what to save for
+// other (other itself, or for an in-place op whose operand aliases self, a detached alias: it
+// is stale after the write anyway, and holding the alias would be a reference cycle).
+std::shared_ptr<Node> make_binary_node(BinaryOp op, const Tensor& self, const Tensor& other,
+                                       const Scalar& alpha, const Tensor& self_value,
+                                       const Tensor& other_value);
+// Add/Sub/Mul/DivBackward1 for self op scalar.
+std::shared_ptr<Node> make_binary_scalar_node(BinaryOp op, const Tensor& self, const Scalar& other);
+
+// MaskedFillBackward0 (value undefined) or MaskedFillBackward1 (0-dim tensor value).
+std::shared_ptr<Node> make_masked_fill_node(const Tensor& self, const Tensor& mask,
+                                            const Tensor& value);
+
+}  // namespace mutagrad::autograd

@@ -1,0 +1,314 @@
+// Reductions: each forward function and its backward node, side by side.
+#include "autograd/ops/reduce_ops.h"
+
+#include <algorithm>
+
+#include "autograd/history.h"
+#include "autograd/ops/binary_ops.h"
+#include "autograd/ops/copy_ops.h"
+#include "autograd/ops/view_ops.h"
+#include "autograd/saved_variable.h"
+#include "tensor/native/copy.h"
+#include "tensor/native/pointwise.h"
+#include "tensor/native/reduce.h"
+#include "tensor/shape.h"
+
+namespace mutagrad {
+namespace autograd {
+namespace {
+
+// The reduced dims of a tensor of `ndim` dims, wrapped and sorted; empty `dims` means all.
+DimVector reduced_dims(IntArrayRef dims, int64_t ndim, const char* op) {
+  DimVector out;
+  if (dims.empty()) {
+    for (int64_t d = 0; d < ndim; ++d) out.push_back(d);
+    return out;
+  }
+  for (int64_t d : dims) out.push_back(ndim == 0 ? 0 : wrap_dim(d, ndim, op));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A reduction's output brought back to keepdim form (reduced dims of size 1).
+Tensor keepdim_form(const Tensor& t, IntArrayRef sorted_dims, int64_t ndim, bool keepdim) {
+  if (keepdim || ndim == 0) return t;
+  Tensor out = t;
+  for (int64_t d : sorted_dims) out = out.unsqueeze(d);
+  return out;
+}
+
+// Info shared by the nodes of reductions over some dims.
+struct ReduceInfo {
+  DimVector self_sizes;
+  DimVector dims;  // wrapped, sorted
+  bool keepdim = false;
+  int64_t ndim() const { return static_cast<int64_t>(self_sizes.size()); }
+};
+
+int64_t reduced_count(const ReduceInfo& info) {
+  int64_t count = 1;
+  for (int64_t d : info.dims) {
+    if (info.ndim() > 0) count *= info.self_sizes[static_cast<size_t>(d)];
+  }
+  return count;
+}
+
+}  // namespace
+
+class SumBackward0 final : public Node {
+ public:
+  const char* name() const override { return "SumBackward0"; }
+  VariableList apply(VariableList&& grads) override { return {grads[0].expand(self_sizes_)}; }
+  DimVector self_sizes_;
+};
+
+class SumBackward1 final : public Node {
+ public:
+  const char* name() const override { return "SumBackward1"; }
+  VariableList apply(VariableList&& grads) override {
+    return {
+        keepdim_form(grads[0], info_.dims, info_.ndim(), info_.keepdim).expand(info_.self_sizes)};
+  }
+  ReduceInfo info_;
+};
+
+class MeanBackward0 final : public Node {
+ public:
+  const char* name() const override { return "MeanBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    return {(grads[0] / static_cast<double>(count_)).expand(self_sizes_)};
+  }
+  DimVector self_sizes_;
+  int64_t count_ = 1;
+};
+
+class MeanBackward1 final : public Node {
+ public:
+  const char* name() const override { return "MeanBackward1"; }
+  VariableList apply(VariableList&& grads) override {
+    Tensor g = keepdim_form(grads[0], info_.dims, info_.ndim(), info_.keepdim);
+    return {(g / static_cast<double>(reduced_count(info_))).expand(info_.self_sizes)};
+  }
+  ReduceInfo info_;
+};
+
+// d prod / d x_j = the product of the others. Without zeros that is result / x_j. With zeros
+// it is written so that it stays differentiable (double backward): with P the product of the
+// non-zero entries of a group and Z the sum of its zero entries (value 0, but it carries
+// their gradient), a non-zero x_j gets P / x_j times (1, Z, 0) for (0, 1, 2+) zeros in its
+// group, and a zero x_j gets P times (1, Z - x_j, 0) for (1, 2, 3+) zeros.
+class ProdBackward final : public Node {
+ public:
+  explicit ProdBackward(bool all) : all_(all) {}
+  const char* name() const override { return all_ ? "ProdBackward0" : "ProdBackward1"; }
+  VariableList apply(VariableList&& grads) override {
+    Tensor self = self_.unpack(this);
+    Tensor g = keepdim_form(grads[0], info_.dims, info_.ndim(), info_.keepdim);
+    Tensor zero = native::binary(BinaryOp::kEq, self, Scalar(0));
+    const bool any_zero = native::reduce(ReduceOp::kSum, zero, {}, false).item<int64_t>() > 0;
+    if (!any_zero) {
+      Tensor result = keepdim_form(result_.unpack(this), info_.dims, info_.ndim(), info_.keepdim);
+      return {(g * result) / self};
+    }
+    Tensor count = native::reduce(ReduceOp::kSum, zero, info_.dims, true);
+    auto count_is = [&](BinaryOp op, int64_t n) { return native::binary(op, count, Scalar(n)); };
+    Tensor x_safe = self.masked_fill(zero, 1);
+    Tensor product = prod(x_safe, info_.dims, true);
+    Tensor zero_sum = sum(self.masked_fill(zero.logical_not(), 0), info_.dims, true);
+    Tensor nonzero_factor =
+        (product / x_safe) *
+        where(count_is(BinaryOp::kEq, 0), 1.0, zero_sum).masked_fill(count_is(BinaryOp::kGe, 2), 0);
+    Tensor zero_factor = product * where(count_is(BinaryOp::kEq, 1), 1.0, zero_sum - self)
+                                       .masked_fill(count_is(BinaryOp::kGe, 3), 0);
+    return {g * where(zero, zero_factor, nonzero_factor)};
+  }
+  void visit_saved(SavedVisitor& v) override {
+    v.visit("self", self_);
+    v.visit("result", result_);
+  }
+  SavedVariable self_, result_;
+  ReduceInfo info_;
+
+ private:
+  bool all_;
+};
+
+// max()/min() over everything (MaxBackward1) or amax/amin over dims: ties share evenly.
+class ExtremumBackward final : public Node {
+ public:
+  explicit ExtremumBackward(const char* name) : name_(name) {}
+  const char* name() const override { return name_; }
+  VariableList apply(VariableList&& grads) override {
+    Tensor self = self_.unpack(this);
+    Tensor result = keepdim_form(result_.unpack(this), info_.dims, info_.ndim(), info_.keepdim);
+    Tensor g = keepdim_form(grads[0], info_.dims, info_.ndim(), info_.keepdim);
+    Tensor is_extremum = native::binary(BinaryOp::kEq, self, result);
+    Tensor count =
+        native::to(native::reduce(ReduceOp::kSum, is_extremum, info_.dims, true), g.dtype());
+    return {(g / count).masked_fill(is_extremum.logical_not(), 0)};
+  }
+  void visit_saved(SavedVisitor& v) override {
+    v.visit("self", self_);
+    v.visit("result", result_);
+  }
+  SavedVariable self_, result_;
+  ReduceInfo info_;
+
+ private:
+  const char* name_;
+};
+
+}  // namespace autograd
+
+using autograd::compute_requires_grad;
+using autograd::make_node;
+using autograd::ReduceInfo;
+using autograd::SavedVariable;
+using autograd::set_history;
+
+namespace {
+
+ReduceInfo make_info(const Tensor& self, IntArrayRef dims, bool keepdim, const char* op) {
+  ReduceInfo info;
+  info.self_sizes = DimVector(self.sizes());
+  info.dims = autograd::reduced_dims(dims, self.dim(), op);
+  info.keepdim = keepdim;
+  return info;
+}
+
+Tensor prod_impl(const Tensor& self, IntArrayRef dims, bool keepdim, bool all) {
+  Tensor result = native::reduce(ReduceOp::kProd, self, dims, keepdim);
+  if (compute_requires_grad(self)) {
+    auto node = std::make_shared<autograd::ProdBackward>(all);
+    node->set_next_edges(autograd::collect_next_edges(self));
+    node->info_ = make_info(self, dims, keepdim, "prod");
+    node->self_ = SavedVariable(self, false);
+    set_history(result, node);
+    node->result_ = SavedVariable(result, true);
+  }
+  return result;
+}
+
+Tensor extremum_impl(ReduceOp op, const Tensor& self, IntArrayRef dims, bool keepdim,
+                     const char* node_name) {
+  Tensor result = native::reduce(op, self, dims, keepdim);
+  if (compute_requires_grad(self)) {
+    auto node = std::make_shared<autograd::ExtremumBackward>(node_name);
+    node->set_next_edges(autograd::collect_next_edges(self));
+    node->info_ = make_info(self, dims, keepdim, op == ReduceOp::kMax ? "max" : "min");
+    node->self_ = SavedVariable(self, false);
+    set_history(result, node);
+    node->result_ = SavedVariable(result, true);
+  }
+  return result;
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& self) {
+  Tensor result = native::reduce(ReduceOp::kSum, self, {}, false);
+  if (compute_requires_grad(self)) {
+    auto node = make_node<autograd::SumBackward0>(self);
+    node->self_sizes_ = DimVector(self.sizes());
+    set_history(result, node);
+  }
+  return result;
+}
+
+Tensor sum(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  Tensor result = native::reduce(ReduceOp::kSum, self, dims, keepdim);
+  if (compute_requires_grad(self)) {
+    auto node = make_node<autograd::SumBackward1>(self);
+    node->info_ = make_info(self, dims, keepdim, "sum");
+    set_history(result, node);
+  }
+  return result;
+}
+
+Tensor mean(const Tensor& self) {
+  Tensor result = native::reduce(ReduceOp::kMean, self, {}, false);
+  if (compute_requires_grad(self)) {
+    auto node = make_node<autograd::MeanBackward0>(self);
+    node->self_sizes_ = DimVector(self.sizes());
+    node->count_ = self.numel();
+    set_history(result, node);
+  }
+  return result;
+}
+
+Tensor mean(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  Tensor result = native::reduce(ReduceOp::kMean, self, dims, keepdim);
+  if (compute_requires_grad(self)) {
+    auto node = make_node<autograd::MeanBackward1>(self);
+    node->info_ = make_info(self, dims, keepdim, "mean");
+    set_history(result, node);
+  }
+  return result;
+}
+
+Tensor prod(const Tensor& self) { return prod_impl(self, {}, false, true); }
+Tensor prod(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  return prod_impl(self, dims, keepdim, false);
+}
+Tensor max(const Tensor& self) {
+  return extremum_impl(ReduceOp::kMax, self, {}, false, "MaxBackward1");
+}
+Tensor min(const Tensor& self) {
+  return extremum_impl(ReduceOp::kMin, self, {}, false, "MinBackward1");
+}
+Tensor amax(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  return extremum_impl(ReduceOp::kMax, self, dims, keepdim, "AmaxBackward0");
+}
+Tensor amin(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  return extremum_impl(ReduceOp::kMin, self, dims, keepdim, "AminBackward0");
+}
+Tensor max(const Tensor& self, IntArrayRef dims, bool keepdim) { return amax(self, dims, keepdim); }
+Tensor min(const Tensor& self, IntArrayRef dims, bool keepdim) { return amin(self, dims, keepdim); }
+
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return native::argmax(self, dim, keepdim);
+}
+
+Tensor sum_to(const Tensor& t, IntArrayRef shape) {
+  if (t.sizes().equals(shape)) return t;
+  const int64_t leading = t.dim() - static_cast<int64_t>(shape.size());
+  if (leading < 0) {
+    throw ShapeError(str("sum_to(): cannot sum a tensor of shape ", t.sizes(), " to the larger ",
+                         "shape ", shape, "; the target shape must broadcast to the tensor's"));
+  }
+  DimVector dims;
+  for (int64_t d = 0; d < leading; ++d) dims.push_back(d);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const int64_t d = leading + static_cast<int64_t>(i);
+    if (shape[i] == 1 && t.size(d) != 1) dims.push_back(d);
+  }
+  if (dims.empty()) return t.view(shape);
+  return sum(t, dims, /*keepdim=*/true).view(shape);
+}
+
+// ---- Tensor members ----------------------------------------------------------------------------
+Tensor Tensor::sum() const { return mutagrad::sum(*this); }
+Tensor Tensor::sum(IntArrayRef dims, bool keepdim) const {
+  return mutagrad::sum(*this, dims, keepdim);
+}
+Tensor Tensor::mean() const { return mutagrad::mean(*this); }
+Tensor Tensor::mean(IntArrayRef dims, bool keepdim) const {
+  return mutagrad::mean(*this, dims, keepdim);
+}
+Tensor Tensor::prod() const { return mutagrad::prod(*this); }
+Tensor Tensor::prod(IntArrayRef dims, bool keepdim) const {
+  return mutagrad::prod(*this, dims, keepdim);
+}
+Tensor Tensor::max() const { return mutagrad::max(*this); }
+Tensor Tensor::max(IntArrayRef dims, bool keepdim) const {
+  return mutagrad::max(*this, dims, keepdim);
+}
+Tensor Tensor::min() const { return mutagrad::min(*this); }
+Tensor Tensor::min(IntArrayRef dims, bool keepdim) const {
+  return mutagrad::min(*this, dims, keepdim);
+}
+Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const {
+  return mutagrad::argmax(*this, dim, keepdim);
+}
+
+}  // namespace mutagrad

@@ -1,0 +1,62 @@
+// SavedVariable: a tensor a backward formula needs, and the version it had when saved.
+//
+// See Note [Saved outputs do not own their node] below. unpack() costs one integer compare
+// when nothing changed; a mismatch throws AutogradError naming the tensor, the versions, the
+// first in-place write after the save (op and file:line) and the node that needed it.
+//
+//   node->self_ = SavedVariable(self, /*is_output=*/false);   // at forward time
+//   Tensor self = self_.unpack(this);                          // in apply()
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "tensor/tensor.h"
+
+namespace mutagrad::autograd {
+
+class Node;
+
+// Note [Saved outputs do not own their node]
+// A node that saves its own forward output (SigmoidBackward0 saves the result) must not hold
+// the output's handle: the output's AutogradMeta owns the node, so that would be a cycle. We
+// keep an alias of the data without autograd metadata, plus output_nr, and rebuild the
+// gradient edge to the unpacking node (the one that saved it) when unpacked in grad mode.
+// Likewise a leaf that requires grad is kept as a data alias plus a weak reference to its
+// AccumulateGrad: with create_graph=true the leaf's .grad holds a graph that may save the leaf,
+// and holding the leaf itself would be a cycle (PyTorch's documented create_graph leak).
+class SavedVariable {
+ public:
+  SavedVariable() = default;
+  // `is_output`: `tensor` is an output of the node that saves it.
+  SavedVariable(const Tensor& tensor, bool is_output);
+
+  // The saved tensor. `needed_by` is the node whose apply() asks (used in messages, and as
+  // the grad_fn of a saved output). Throws AutogradError if an in-place op changed the tensor
+  // since it was saved, or if the graph was freed (backward twice without retain_graph).
+  Tensor unpack(Node* needed_by) const;
+
+  // Frees the tensor; unpack() then reports the backward-twice error.
+  void reset_data();
+
+  // Whether a tensor was saved (false for a default-constructed SavedVariable).
+  bool was_saved() const { return was_saved_; }
+  bool is_released() const { return was_saved_ && !data_.defined(); }
+  bool is_output() const { return is_output_; }
+  uint32_t saved_version() const { return saved_version_; }
+  // The saved data without any check (graph export); undefined once released.
+  const Tensor& data_unchecked() const { return data_; }
+
+ private:
+  [[noreturn]] void throw_stale(Node* needed_by) const;
+
+  Tensor data_;
+  uint32_t saved_version_ = 0;
+  uint32_t output_nr_ = 0;
+  bool is_output_ = false;
+  bool is_leaf_ = false;  // a leaf that requires grad (see the Note above)
+  bool was_saved_ = false;
+  std::weak_ptr<Node> grad_accumulator_;
+};
+
+}  // namespace mutagrad::autograd

@@ -1,0 +1,124 @@
+// The autograd-state members of Tensor (declared in tensor/tensor.h).
+#include "autograd/autograd_meta.h"
+#include "autograd/engine.h"
+#include "autograd/errors.h"
+#include "autograd/history.h"
+#include "tensor/native/views.h"
+
+namespace mutagrad {
+
+using autograd::AutogradMeta;
+using autograd::get_autograd_meta;
+using autograd::materialize_autograd_meta;
+
+bool Tensor::requires_grad() const { return autograd::tensor_requires_grad(*this); }
+
+Tensor& Tensor::requires_grad_(bool requires_grad) {
+  if (requires_grad && !is_floating_point()) {
+    throw autograd::AutogradError(
+        str("only Tensors of floating point dtype can require gradients; this tensor is ",
+            dtype_name(dtype()), ". Convert it first, e.g. x.to(kFloat32).requires_grad_()"));
+  }
+  AutogradMeta* meta = get_autograd_meta(*this);
+  if (meta != nullptr && meta->grad_fn_) {
+    if (!requires_grad) {
+      throw autograd::AutogradError(
+          "you can only change requires_grad flags of leaf variables. If you want to use a "
+          "computed variable in a subgraph that doesn't require differentiation use "
+          "var_no_grad = var.detach().");
+    }
+    return *this;
+  }
+  if (!requires_grad && meta == nullptr) return *this;
+  materialize_autograd_meta(*this).requires_grad_ = requires_grad;
+  return *this;
+}
+
+bool Tensor::is_leaf() const { return !grad_fn(); }
+
+Tensor Tensor::grad() const {
+  AutogradMeta* meta = get_autograd_meta(*this);
+  return meta != nullptr ? meta->grad_ : Tensor();
+}
+
+void Tensor::set_grad(const Tensor& grad) const {
+  if (grad.defined()) {
+    if (!grad.sizes().equals(sizes())) {
+      throw ShapeError(str("set_grad(): assigned grad has data of a different size: got ",
+                           grad.sizes(), ", expected ", sizes(),
+                           "; a gradient has the shape of its tensor"));
+    }
+    if (grad.dtype() != dtype()) {
+      throw DTypeError(str("set_grad(): assigned grad has data of a different type: got ",
+                           dtype_name(grad.dtype()), ", expected ", dtype_name(dtype()),
+                           "; convert it with .to()"));
+    }
+    if (grad.device() != device()) {
+      throw DeviceError(str("set_grad(): assigned grad is on ", grad.device(),
+                            " but the tensor is on ", device(), "; move it first"));
+    }
+  }
+  AutogradMeta* meta = get_autograd_meta(*this);
+  if (meta == nullptr && !grad.defined()) return;
+  materialize_autograd_meta(*this).grad_ = grad;
+}
+
+const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
+  static const std::shared_ptr<autograd::Node> kNone;
+  AutogradMeta* meta = get_autograd_meta(*this);
+  if (meta == nullptr) return kNone;
+  if (meta->view_ != nullptr) return autograd::view_grad_fn(*this, *meta);
+  return meta->grad_fn_;
+}
+
+uint32_t Tensor::output_nr() const {
+  AutogradMeta* meta = get_autograd_meta(*this);
+  return meta != nullptr ? meta->output_nr_ : 0;
+}
+
+void Tensor::retain_grad() const {
+  if (!requires_grad()) {
+    throw autograd::AutogradError(
+        "can't retain_grad on Tensor that has requires_grad=False; call requires_grad_() on "
+        "the leaf it is computed from first");
+  }
+  if (is_leaf()) return;  // leaves keep their gradient anyway
+  AutogradMeta& meta = materialize_autograd_meta(*this);
+  if (meta.retains_grad_) return;
+  const std::shared_ptr<autograd::Node>& fn = grad_fn();
+  fn->add_retained_grad(meta.output_nr_, impl_ptr());
+  meta.retains_grad_ = true;
+}
+
+bool Tensor::retains_grad() const {
+  AutogradMeta* meta = get_autograd_meta(*this);
+  return meta != nullptr && meta->retains_grad_;
+}
+
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph,
+                      bool create_graph) const {
+  autograd::backward({*this}, {gradient}, retain_graph, create_graph);
+}
+
+Tensor Tensor::detach() const { return native::detach(*this); }
+
+Tensor& Tensor::detach_() {
+  AutogradMeta* meta = get_autograd_meta(*this);
+  if (meta == nullptr) return *this;
+  if (meta->view_ != nullptr) {
+    throw autograd::AutogradError(
+        "Can't detach views in-place. Use detach() instead (it returns a new tensor sharing "
+        "this view's memory, outside the graph).");
+  }
+  std::shared_ptr<autograd::Node> old = std::move(meta->grad_fn_);
+  if (meta->retains_grad_ && old) old->remove_retained_grad(unsafe_impl());
+  meta->retains_grad_ = false;
+  meta->requires_grad_ = false;
+  meta->output_nr_ = 0;
+  autograd::release_node(old);
+  return *this;
+}
+
+Tensor Tensor::variable_data() const { return native::variable_data(*this); }
+
+}  // namespace mutagrad

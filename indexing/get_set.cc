@@ -1,0 +1,167 @@
+#include "indexing/get_set.h"
+
+#include <utility>
+
+#include "autograd/grad_mode.h"
+#include "autograd/ops/indexing_ops.h"
+#include "autograd/ops/inplace_ops.h"
+#include "indexing/slicing.h"
+#include "tensor/native/copy.h"
+#include "tensor/native/factories.h"
+#include "tensor/native/index_ops.h"
+#include "tensor/native/views.h"
+
+namespace mutagrad::indexing {
+namespace {
+
+constexpr const char* kSetItem = "set_item_";
+constexpr const char* kIndexPut = "index_put_";
+
+bool requires_grad_raw(const Tensor& t) {
+  const AutogradMetaInterface* meta = t.unsafe_impl()->autograd_meta();
+  return meta != nullptr && meta->requires_grad();
+}
+
+// Whether a write must go through autograd (record history, run the in-place checks).
+bool needs_autograd(const Tensor& self, const Tensor* value) {
+  if (!autograd::GradMode::is_enabled()) return false;
+  return requires_grad_raw(self) || (value != nullptr && requires_grad_raw(*value));
+}
+
+// `t` without its leading size-1 dims (a view), the form set_item_ broadcasts.
+Tensor strip_leading_ones_view(const Tensor& t, bool differentiable) {
+  DimVector stripped = native::strip_leading_ones(t.sizes());
+  if (stripped.size() == static_cast<size_t>(t.dim())) return t;
+  return differentiable ? t.view(stripped) : native::view(t, stripped);
+}
+
+void check_value_broadcasts(const Tensor& dst, const Tensor& value) {
+  if (!native::is_expandable_to(value.sizes(), dst.sizes())) {
+    throw ShapeError(str("set_item_(): the value of shape ", value.sizes(),
+                         " cannot be broadcast to the indexed shape ", dst.sizes(),
+                         "; give the value that shape, or sizes of 1 (or fewer dims) to "
+                         "broadcast"));
+  }
+}
+
+// Path A / Path B writes without autograd: validate everything, bump once, then write.
+void write_native(const Tensor& self, const Sliced& sliced, const Tensor* value,
+                  const Scalar* scalar, const MutationSite& site) {
+  const Tensor& dst = sliced.tensor;
+  if (!sliced.has_advanced()) {
+    native::assert_no_internal_overlap(dst, kSetItem);
+    if (scalar != nullptr) {
+      self.version_counter().bump(site);
+      native::fill_(dst, *scalar);
+      return;
+    }
+    Tensor v = strip_leading_ones_view(*value, false);
+    check_value_broadcasts(dst, v);
+    self.version_counter().bump(site);
+    native::copy_(dst, v);
+    return;
+  }
+  // A mask with a scalar (or one-element) value becomes a masked fill inside index_put_.
+  Tensor v = scalar != nullptr ? full({}, *scalar, dst.dtype(), dst.device())
+                               : strip_leading_ones_view(native::to(*value, dst.dtype()), false);
+  native::AdvancedIndex adv =
+      native::prepare_index_put(dst, sliced.indices, v, /*accumulate=*/false);
+  self.version_counter().bump(site);
+  native::index_put_validated(dst, adv, v, /*accumulate=*/false);
+}
+
+void set_item_impl(const Tensor& self, ArrayRef<TensorIndex> indices, const Tensor* value,
+                   const Scalar* scalar, CallSite site) {
+  const MutationSite ms{kSetItem, site.file, site.line};
+  // PyTorch: x[false] = v writes nothing and checks nothing.
+  if (indices.size() == 1 && indices[0].is_boolean() && !indices[0].boolean()) {
+    self.version_counter().bump(ms);
+    return;
+  }
+  if (!needs_autograd(self, value)) {
+    write_native(self, apply_slicing(self, indices, ViewMode::kNative), value, scalar, ms);
+    return;
+  }
+  Sliced sliced = apply_slicing(self, indices, ViewMode::kDifferentiable);
+  const Tensor& dst = sliced.tensor;
+  if (!sliced.has_advanced()) {
+    if (scalar != nullptr) {
+      autograd::fill_(dst, *scalar, ms);
+      return;
+    }
+    Tensor v = strip_leading_ones_view(value->to(self.dtype()), true);
+    check_value_broadcasts(dst, v);
+    autograd::copy_(dst, v, ms);
+    return;
+  }
+  Tensor v = scalar != nullptr ? full({}, *scalar, self.dtype(), self.device())
+                               : strip_leading_ones_view(value->to(self.dtype()), true);
+  autograd::index_put_(dst, sliced.indices, v, /*accumulate=*/false, ms);
+}
+
+}  // namespace
+
+Tensor get_item(const Tensor& self, ArrayRef<TensorIndex> indices) {
+  Sliced sliced = apply_slicing(self, indices, ViewMode::kDifferentiable);
+  if (sliced.has_advanced()) return autograd::index(sliced.tensor, sliced.indices);
+  // Always a new tensor, as PyTorch: x[...] is not x, but a view of it.
+  if (sliced.tensor.is_same(self)) return self.alias();
+  return sliced.tensor;
+}
+
+void set_item_(const Tensor& self, ArrayRef<TensorIndex> indices, const Tensor& value,
+               CallSite site) {
+  if (!value.defined()) {
+    throw ValueError("set_item_(): the value is an undefined Tensor; pass a tensor or a scalar");
+  }
+  set_item_impl(self, indices, &value, nullptr, site);
+}
+
+void set_item_(const Tensor& self, ArrayRef<TensorIndex> indices, const Scalar& value,
+               CallSite site) {
+  if (try_set_element(self, indices, value, site)) return;
+  set_item_impl(self, indices, nullptr, &value, site);
+}
+
+void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate,
+                CallSite site) {
+  const MutationSite ms{kIndexPut, site.file, site.line};
+  if (!needs_autograd(self, &values)) {
+    native::AdvancedIndex adv = native::prepare_index_put(self, indices, values, accumulate);
+    self.version_counter().bump(ms);
+    native::index_put_validated(self, adv, values, accumulate);
+    return;
+  }
+  autograd::index_put_(self, std::vector<Tensor>(indices.begin(), indices.end()), values,
+                       accumulate, ms);
+}
+
+bool try_set_element(const Tensor& self, ArrayRef<TensorIndex> indices, const Scalar& value,
+                     CallSite site) {
+  TensorImpl* impl = self.unsafe_impl();
+  const size_t n = indices.size();
+  if (impl == nullptr || n == 0 || static_cast<int64_t>(n) != impl->dim() ||
+      !impl->device().is_cpu()) {
+    return false;
+  }
+  const AutogradMetaInterface* meta = impl->autograd_meta();
+  if (meta != nullptr && meta->requires_grad()) return false;
+  IntArrayRef sizes = impl->sizes();
+  IntArrayRef strides = impl->strides();
+  int64_t offset = 0;
+  for (size_t d = 0; d < n; ++d) {
+    if (!indices[d].is_integer()) return false;
+    int64_t i = indices[d].integer();
+    const int64_t size = sizes[d];
+    if (i < -size || i >= size) return false;  // the general path raises the error
+    offset += (i < 0 ? i + size : i) * strides[d];
+  }
+  impl->version_counter().bump(MutationSite{kSetItem, site.file, site.line});
+  dispatch_dtype(impl->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    static_cast<T*>(impl->data())[offset] = value.to<T>();
+  });
+  return true;
+}
+
+}  // namespace mutagrad::indexing

@@ -1,0 +1,55 @@
+// CpuBackend: the kernels of DeviceType::CPU, registered with backend_for() at load time.
+//
+// Arguments arrive validated by mutagrad::native (see tensor/backend.h); the kernels only walk
+// memory. Pointwise kernels run two threads above kParallelThreshold elements (parallel.h).
+//
+//   Backend& cpu = backend_for(kCPU);   // the one CpuBackend instance
+//   cpu.fill(t, 1.5);
+//   cpu.binary(BinaryOp::kAdd, out, a, b);
+#pragma once
+
+#include <vector>
+
+#include "tensor/backend.h"
+
+namespace mutagrad::cpu {
+
+// Hands out 64-byte-aligned (kCpuAlignment) host memory.
+class CpuAllocator : public Allocator {
+ public:
+  std::shared_ptr<void> allocate(size_t nbytes) override;
+};
+
+class CpuBackend : public Backend {
+ public:
+  DeviceType device_type() const override { return DeviceType::CPU; }
+  Allocator& allocator() override { return allocator_; }
+
+  void fill(const Tensor& dst, const Scalar& value) override;  // copy.cc
+  void copy(const Tensor& dst, const Tensor& src) override;    // copy.cc
+  void unary(UnaryOp op, const Tensor& out, const Tensor& in,
+             const UnaryArgs& args) override;  // pointwise.cc
+  void binary(BinaryOp op, const Tensor& out, const Tensor& a,
+              const Tensor& b) override;  // pointwise.cc
+  void where(const Tensor& out, const Tensor& cond, const Tensor& a,
+             const Tensor& b) override;  // pointwise.cc
+  void reduce(ReduceOp op, const Tensor& out, const Tensor& in,
+              const std::vector<bool>& reduce_dim) override;                         // reduce.cc
+  void argmax(const Tensor& out, const Tensor& in, int64_t dim) override;            // reduce.cc
+  void matmul(const Tensor& out, const Tensor& a, const Tensor& b) override;         // matmul.cc
+  void arange(const Tensor& out, const Scalar& start, const Scalar& step) override;  // misc.cc
+  Tensor nonzero(const Tensor& in) override;                                         // misc.cc
+
+  void index(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices) override;
+  void index_put(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
+                 const IndexPutDescriptor& desc) override;
+  void masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value) override;
+
+ private:
+  CpuAllocator allocator_;
+};
+
+// The registered instance.
+CpuBackend& cpu_backend();
+
+}  // namespace mutagrad::cpu

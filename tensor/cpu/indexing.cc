@@ -1,0 +1,486 @@
+// CPU kernels of the indexing family. See tensor/cpu/indexing.h.
+//
+// Note [Deterministic index_put_ on the CPU]
+// A kernel loops over the indexed shape R (the shape of self[indices]) in row-major order; for
+// a destination element, row-major order over R is index order. Threads never share a
+// destination element: when R has a dim that is sliced whole (not indexed), the threads split
+// that dim (distinct coordinates there are distinct elements of a tensor without internal
+// overlap); otherwise (with three threads or more, see index_put_typed) each thread scans all
+// of R and writes only the destinations whose offset lies in its own range. Either way each
+// element is written by one thread, in index order, so "last occurrence wins" and the
+// accumulation order do not depend on the thread count. Gathers and masked fills split their
+// output / destination into ranges.
+#include "tensor/cpu/indexing.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "tensor/cpu/cpu_backend.h"
+#include "tensor/cpu/parallel.h"
+#include "tensor/shape.h"
+
+namespace mutagrad::cpu {
+namespace {
+
+int default_threads() {
+  unsigned hw = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp<unsigned>(hw == 0 ? 1 : hw, 1, 8));
+}
+
+std::atomic<int>& num_threads_slot() {
+  static std::atomic<int> n{default_threads()};
+  return n;
+}
+
+// Below this many elements per thread, a thread costs more than it saves.
+constexpr int64_t kGrain = int64_t{1} << 15;
+
+int threads_for(int64_t work) {
+  int64_t by_work = std::max<int64_t>(1, work / kGrain);
+  return static_cast<int>(std::min<int64_t>(indexing_num_threads(), by_work));
+}
+
+// Runs fn(0), ..., fn(n - 1) concurrently, fn(0) on the calling thread. Two parts use the
+// backend's persistent worker (parallel.h); more (set_indexing_num_threads) start threads.
+// Kernels do not throw (their arguments are validated), so no exception crosses a thread.
+template <typename Fn>
+void run_parallel(int n, const Fn& fn) {
+  if (n <= 1) {
+    fn(0);
+    return;
+  }
+  if (n == 2) {
+    parallel_run(
+        [](void* ctx, int64_t b, int64_t e) {
+          for (int64_t t = b; t < e; ++t) (*static_cast<const Fn*>(ctx))(static_cast<int>(t));
+        },
+        const_cast<void*>(static_cast<const void*>(&fn)), 2);
+    return;
+  }
+  std::vector<std::thread> workers;
+  workers.reserve(static_cast<size_t>(n - 1));
+  for (int t = 1; t < n; ++t) workers.emplace_back([&fn, t] { fn(t); });
+  fn(0);
+  for (std::thread& w : workers) w.join();
+}
+
+// [begin, end) of the t-th of n near-equal parts of [0, total).
+std::pair<int64_t, int64_t> part(int64_t total, int t, int n) {
+  return {total * t / n, total * (t + 1) / n};
+}
+
+struct IndexOperand {
+  const int64_t* data;  // element [0, ...] of the (expanded) index tensor
+  DimVector strides;    // per loop dim; 0 on dims that are not index dims
+  int64_t size;         // size of the indexed dim of self (for wrapping negatives)
+  int64_t stride;       // stride of the indexed dim of self
+};
+
+// The loop over R: for each element, an offset into self (the indexed operand) and one into
+// the dense operand (gather output / scattered values), both in elements.
+struct Loop {
+  DimVector sizes;
+  DimVector self_strides;  // 0 on index dims
+  DimVector dense_strides;
+  DimVector is_index_dim;  // 1 on dims that come from the index tensors
+  std::vector<IndexOperand> idx;
+  int64_t self_base = 0;
+  int64_t dense_base = 0;
+  // Element [0, ...] of self, to prefetch the lines the index values point at (or null).
+  const char* prefetch = nullptr;
+  int64_t element_size = 0;
+  int prefetch_write = 0;  // 1 for scatters
+  // Only offsets in [prefetch_lo, prefetch_hi) are prefetched (a thread's own destinations).
+  int64_t prefetch_lo = 0;
+  int64_t prefetch_hi = INT64_MAX;
+  const char* prefetch_sink = nullptr;  // what to prefetch for other threads' offsets
+};
+
+constexpr int64_t kAhead = 16;
+
+Loop make_loop(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& dense) {
+  Loop loop;
+  const int64_t ndim = self.dim();
+  int64_t first = -1;
+  int64_t last = -1;
+  int64_t count = 0;
+  DimVector shape;
+  for (size_t p = 0; p < indices.size(); ++p) {
+    if (!indices[p].defined()) continue;
+    if (first < 0) first = static_cast<int64_t>(p);
+    last = static_cast<int64_t>(p);
+    ++count;
+    shape = DimVector(indices[p].sizes());
+  }
+  const bool adjacent = count == 0 || last - first + 1 == count;
+  auto push_self = [&](int64_t d) {
+    loop.sizes.push_back(self.size(d));
+    loop.self_strides.push_back(self.stride(d));
+    loop.is_index_dim.push_back(0);
+  };
+  int64_t index_start = 0;
+  auto push_index_dims = [&] {
+    index_start = static_cast<int64_t>(loop.sizes.size());
+    for (int64_t s : shape) {
+      loop.sizes.push_back(s);
+      loop.self_strides.push_back(0);
+      loop.is_index_dim.push_back(1);
+    }
+  };
+  auto indexed = [&](int64_t d) {
+    return d < static_cast<int64_t>(indices.size()) && indices[static_cast<size_t>(d)].defined();
+  };
+  if (count == 0) {
+    for (int64_t d = 0; d < ndim; ++d) push_self(d);
+  } else if (adjacent) {
+    for (int64_t d = 0; d < first; ++d) push_self(d);
+    push_index_dims();
+    for (int64_t d = last + 1; d < ndim; ++d) push_self(d);
+  } else {
+    push_index_dims();
+    for (int64_t d = 0; d < ndim; ++d) {
+      if (!indexed(d)) push_self(d);
+    }
+  }
+  MG_INTERNAL_ASSERT(dense.sizes() == IntArrayRef(loop.sizes), "indexing kernel: operand shape ",
+                     dense.sizes(), " is not the indexed shape ", IntArrayRef(loop.sizes));
+  loop.dense_strides = DimVector(dense.strides());
+  for (size_t p = 0; p < indices.size(); ++p) {
+    const Tensor& t = indices[p];
+    if (!t.defined()) continue;
+    MG_INTERNAL_ASSERT(t.dtype() == kInt64 && t.sizes() == IntArrayRef(shape),
+                       "indexing kernel: index tensors must be int64 and expanded to one shape");
+    IndexOperand op{t.data_ptr<int64_t>(), DimVector(loop.sizes.size(), 0),
+                    self.size(static_cast<int64_t>(p)), self.stride(static_cast<int64_t>(p))};
+    for (size_t b = 0; b < shape.size(); ++b) {
+      op.strides[static_cast<size_t>(index_start) + b] = t.strides()[b];
+    }
+    loop.idx.push_back(std::move(op));
+  }
+  if (loop.sizes.empty()) {  // a 0-dim R: one element
+    loop.sizes.push_back(1);
+    loop.self_strides.push_back(0);
+    loop.dense_strides.push_back(0);
+    loop.is_index_dim.push_back(1);
+    for (IndexOperand& op : loop.idx) op.strides.push_back(0);
+  }
+  return loop;
+}
+
+// Calls op(self_offset, dense_offset) for the elements [begin, end) of the loop, row-major.
+// kOne: exactly one index operand (the common case, kept free of the inner operand loop).
+template <bool kOne, typename Op>
+void run_range(const Loop& loop, int64_t begin, int64_t end, const Op& op) {
+  if (begin >= end) return;
+  const size_t nd = loop.sizes.size();
+  const size_t ni = loop.idx.size();
+  DimVector counter(nd, 0);
+  int64_t rem = begin;
+  for (size_t d = nd; d-- > 0;) {
+    counter[d] = rem % loop.sizes[d];
+    rem /= loop.sizes[d];
+  }
+  int64_t so = loop.self_base;
+  int64_t oo = loop.dense_base;
+  DimVector io(ni, 0);
+  for (size_t d = 0; d < nd; ++d) {
+    so += counter[d] * loop.self_strides[d];
+    oo += counter[d] * loop.dense_strides[d];
+    for (size_t j = 0; j < ni; ++j) io[j] += counter[d] * loop.idx[j].strides[d];
+  }
+  const size_t in = nd - 1;
+  const int64_t inner = loop.sizes[in];
+  const int64_t s_in = loop.self_strides[in];
+  const int64_t o_in = loop.dense_strides[in];
+  int64_t pos = begin;
+  while (pos < end) {
+    const int64_t n = std::min(inner - counter[in], end - pos);
+    if constexpr (kOne) {
+      const IndexOperand& ix = loop.idx[0];
+      const int64_t* ip = ix.data + io[0];
+      const int64_t i_in = ix.strides[in];
+      int64_t k = 0;
+      if (loop.prefetch != nullptr && i_in != 0) {
+        // Random accesses into self are latency-bound: request the line kAhead ahead.
+        for (; k + kAhead < n; ++k) {
+          int64_t ahead = ip[(k + kAhead) * i_in];
+          ahead += ahead < 0 ? ix.size : 0;
+          const int64_t target = so + (k + kAhead) * s_in + ahead * ix.stride;
+          // Another thread's destination: prefetch the private sink instead (a select, not a
+          // branch; a write-prefetch of another thread's line would steal it).
+          const bool own = static_cast<uint64_t>(target - loop.prefetch_lo) <
+                           static_cast<uint64_t>(loop.prefetch_hi - loop.prefetch_lo);
+          const char* line = own ? loop.prefetch + target * loop.element_size : loop.prefetch_sink;
+          if (loop.prefetch_write) {
+            __builtin_prefetch(line, 1);
+          } else {
+            __builtin_prefetch(line, 0);
+          }
+          int64_t v = ip[k * i_in];
+          v += v < 0 ? ix.size : 0;
+          op(so + k * s_in + v * ix.stride, oo + k * o_in);
+        }
+      }
+      for (; k < n; ++k) {
+        int64_t v = ip[k * i_in];
+        v += v < 0 ? ix.size : 0;
+        op(so + k * s_in + v * ix.stride, oo + k * o_in);
+      }
+    } else {
+      for (int64_t k = 0; k < n; ++k) {
+        int64_t s = so + k * s_in;
+        for (size_t j = 0; j < ni; ++j) {
+          const IndexOperand& ix = loop.idx[j];
+          int64_t v = ix.data[io[j] + k * ix.strides[in]];
+          v += v < 0 ? ix.size : 0;
+          s += v * ix.stride;
+        }
+        op(s, oo + k * o_in);
+      }
+    }
+    pos += n;
+    counter[in] += n;
+    so += n * s_in;
+    oo += n * o_in;
+    for (size_t j = 0; j < ni; ++j) io[j] += n * loop.idx[j].strides[in];
+    if (counter[in] < inner) continue;
+    // Carry into the outer dims.
+    so -= inner * s_in;
+    oo -= inner * o_in;
+    for (size_t j = 0; j < ni; ++j) io[j] -= inner * loop.idx[j].strides[in];
+    counter[in] = 0;
+    for (size_t d = in; d-- > 0;) {
+      so += loop.self_strides[d];
+      oo += loop.dense_strides[d];
+      for (size_t j = 0; j < ni; ++j) io[j] += loop.idx[j].strides[d];
+      if (++counter[d] < loop.sizes[d]) break;
+      so -= counter[d] * loop.self_strides[d];
+      oo -= counter[d] * loop.dense_strides[d];
+      for (size_t j = 0; j < ni; ++j) io[j] -= counter[d] * loop.idx[j].strides[d];
+      counter[d] = 0;
+    }
+  }
+}
+
+template <typename Op>
+void run(const Loop& loop, int64_t begin, int64_t end, const Op& op) {
+  if (loop.idx.size() == 1) {
+    run_range<true>(loop, begin, end, op);
+  } else {
+    run_range<false>(loop, begin, end, op);
+  }
+}
+
+// Largest offset (in elements) any element of (sizes, strides) reaches; -1 if a stride is
+// negative (then the offset-range split is not used).
+int64_t max_offset(IntArrayRef sizes, IntArrayRef strides) {
+  int64_t span = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return 0;
+    if (strides[d] < 0) return -1;
+    span += (sizes[d] - 1) * strides[d];
+  }
+  return span;
+}
+
+template <typename T>
+void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, bool accumulate) {
+  T* d = static_cast<T*>(dst.raw_data());
+  const T* v = static_cast<const T*>(values.raw_data());
+  const int64_t total = compute_numel(loop.sizes);
+  auto put = [d, v](int64_t s, int64_t o) { d[s] = v[o]; };
+  auto add = [d, v](int64_t s, int64_t o) { d[s] = static_cast<T>(d[s] + v[o]); };
+
+  int nthreads = threads_for(total);
+  // A sliced dim (not indexed) of size >= 2 to split between threads, the largest one.
+  int64_t split = -1;
+  for (size_t r = 0; r < loop.sizes.size(); ++r) {
+    if (loop.is_index_dim[r] || loop.sizes[r] < 2) continue;
+    if (split < 0 || loop.sizes[r] > loop.sizes[static_cast<size_t>(split)]) {
+      split = static_cast<int64_t>(r);
+    }
+  }
+  const int64_t span = max_offset(dst.sizes(), dst.strides());
+  // Random scatter does not scale to a second core on the 2-vCPU machines we measured
+  // (docs/performance.md): two threads writing halves take about as long as one writing all,
+  // and the offset-range split below also makes each thread scan all of R. So without a sliced
+  // dim to split, two threads do no better than one; the offset split starts at three.
+  if (nthreads <= 1 || (split < 0 && (span < 0 || nthreads < 3))) {
+    if (accumulate) {
+      run(loop, 0, total, add);
+    } else {
+      run(loop, 0, total, put);
+    }
+    return;
+  }
+  if (split >= 0) {
+    const size_t s = static_cast<size_t>(split);
+    nthreads = static_cast<int>(std::min<int64_t>(nthreads, loop.sizes[s]));
+    run_parallel(nthreads, [&](int t) {
+      auto [a, b] = part(loop.sizes[s], t, nthreads);
+      Loop sub = loop;
+      sub.sizes[s] = b - a;
+      sub.self_base += a * loop.self_strides[s];
+      sub.dense_base += a * loop.dense_strides[s];
+      const int64_t n = compute_numel(sub.sizes);
+      if (accumulate) {
+        run(sub, 0, n, add);
+      } else {
+        run(sub, 0, n, put);
+      }
+    });
+    return;
+  }
+  // Every dim of R is an index dim: split the destination's offset range instead.
+  run_parallel(nthreads, [&](int t) {
+    auto [lo, hi] = part(span + 1, t, nthreads);
+    // Writes outside [lo, hi) go to a private sink: a select, not a branch (most of them are
+    // taken at random, which a branch would mispredict).
+    T sink{};
+    Loop own = loop;
+    own.prefetch_lo = lo;
+    own.prefetch_hi = hi;
+    own.prefetch_sink = reinterpret_cast<const char*>(&sink);
+    const uint64_t width = static_cast<uint64_t>(hi - lo);
+    auto target = [&, lo](int64_t s) {
+      return static_cast<uint64_t>(s - lo) < width ? d + s : &sink;
+    };
+    if (accumulate) {
+      run(own, 0, total, [&](int64_t s, int64_t o) {
+        T* p = target(s);
+        *p = static_cast<T>(*p + v[o]);
+      });
+    } else {
+      run(own, 0, total, [&](int64_t s, int64_t o) { *target(s) = v[o]; });
+    }
+  });
+}
+
+// GCC's -O2 vectorizes only loops it needs no runtime checks for; these blends pay for them.
+#if defined(__GNUC__) && !defined(__clang__)
+#define MG_VECTORIZE __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#else
+#define MG_VECTORIZE
+#endif
+
+// Unsigned integers of an element's width that may alias it (the blend works on its bits).
+template <size_t kBytes>
+struct BitsOf;
+template <>
+struct BitsOf<1> {
+  typedef uint8_t __attribute__((may_alias)) type;
+};
+template <>
+struct BitsOf<4> {
+  typedef uint32_t __attribute__((may_alias)) type;
+};
+template <>
+struct BitsOf<8> {
+  typedef uint64_t __attribute__((may_alias)) type;
+};
+
+// d[i] = m[i] ? value : d[i] as a branch-free bit blend (m[i] is 0 or 1), which vectorizes.
+template <typename Bits>
+MG_VECTORIZE void masked_fill_bits(Bits* d, const unsigned char* m, Bits value, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const Bits keep = static_cast<Bits>(static_cast<Bits>(m[i]) - 1);  // all ones where m == 0
+    d[i] = static_cast<Bits>((d[i] & keep) | (value & static_cast<Bits>(~keep)));
+  }
+}
+
+template <typename T>
+void masked_fill_typed(const Tensor& dst, const Tensor& mask, T value) {
+  T* d = static_cast<T*>(dst.raw_data());
+  const bool* m = static_cast<const bool*>(mask.raw_data());
+  const int64_t n = dst.numel();
+  const int nthreads = threads_for(n);
+  if (dst.is_contiguous() && mask.is_contiguous()) {
+    using Bits = typename BitsOf<sizeof(T)>::type;
+    Bits bits;
+    std::memcpy(&bits, &value, sizeof(T));
+    run_parallel(nthreads, [&](int t) {
+      auto [a, b] = part(n, t, nthreads);
+      masked_fill_bits(reinterpret_cast<Bits*>(d) + a,
+                       reinterpret_cast<const unsigned char*>(m) + a, bits, b - a);
+    });
+    return;
+  }
+  Loop loop;
+  loop.sizes = DimVector(dst.sizes());
+  loop.self_strides = DimVector(dst.strides());
+  loop.dense_strides = DimVector(mask.strides());
+  loop.is_index_dim = DimVector(loop.sizes.size(), 0);
+  if (loop.sizes.empty()) {
+    loop.sizes.push_back(1);
+    loop.self_strides.push_back(0);
+    loop.dense_strides.push_back(0);
+    loop.is_index_dim.push_back(0);
+  }
+  run_parallel(nthreads, [&](int t) {
+    auto [a, b] = part(n, t, nthreads);
+    run_range<false>(loop, a, b, [&](int64_t s, int64_t o) {
+      if (m[o]) d[s] = value;
+    });
+  });
+}
+
+}  // namespace
+
+void set_indexing_num_threads(int n) { num_threads_slot().store(std::max(1, n)); }
+int indexing_num_threads() { return num_threads_slot().load(std::memory_order_relaxed); }
+
+void index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices) {
+  Loop loop = make_loop(self, indices, out);
+  loop.prefetch = static_cast<const char*>(self.raw_data());
+  loop.element_size = self.element_size();
+  const int64_t total = compute_numel(loop.sizes);
+  const int nthreads = threads_for(total);
+  dispatch_dtype(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = static_cast<const T*>(self.raw_data());
+    T* dst = static_cast<T*>(out.raw_data());
+    run_parallel(nthreads, [&](int t) {
+      auto [a, b] = part(total, t, nthreads);
+      run(loop, a, b, [src, dst](int64_t s, int64_t o) { dst[o] = src[s]; });
+    });
+  });
+}
+
+void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
+                      bool accumulate) {
+  Loop loop = make_loop(dst, indices, values);
+  loop.prefetch = static_cast<const char*>(dst.raw_data());
+  loop.element_size = dst.element_size();
+  loop.prefetch_write = 1;
+  dispatch_dtype(dst.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    index_put_typed<T>(dst, loop, values, accumulate);
+  });
+}
+
+void masked_fill_kernel(const Tensor& dst, const Tensor& mask, const Scalar& value) {
+  dispatch_dtype(dst.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    masked_fill_typed<T>(dst, mask, value.to<T>());
+  });
+}
+
+void CpuBackend::index(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices) {
+  index_kernel(out, self, indices);
+}
+
+void CpuBackend::index_put(const Tensor& dst, const std::vector<Tensor>& indices,
+                           const Tensor& values, const IndexPutDescriptor& desc) {
+  index_put_kernel(dst, indices, values, desc.accumulate);
+}
+
+void CpuBackend::masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value) {
+  masked_fill_kernel(dst, mask, value);
+}
+
+}  // namespace mutagrad::cpu

@@ -1,0 +1,33 @@
+// CPU kernels of the indexing family: gather (index), scatter (index_put) and masked_fill.
+// CpuBackend's index / index_put / masked_fill overrides call these; arguments are validated
+// by mutagrad::native (tensor/native/index_ops.h) and follow the conventions of Backend::index.
+//
+//   cpu::index_kernel(out, self, adv.indices);               // out = self[indices]
+//   cpu::index_put_kernel(dst, adv.indices, values, true);    // dst[indices] += values
+//   cpu::masked_fill_kernel(dst, mask, 0.0);
+//
+// Determinism: every destination element is written by exactly one thread, in index order, so
+// results are bitwise identical for any thread count (see docs/indexing.md).
+#pragma once
+
+#include <vector>
+
+#include "tensor/scalar.h"
+#include "tensor/tensor.h"
+
+namespace mutagrad::cpu {
+
+// out (contiguous, the indexed shape) = self[indices]. Index values may be negative (they wrap).
+void index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices);
+// dst[indices] = values (or += when accumulate); values already expanded to the indexed shape.
+void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
+                      bool accumulate);
+// dst[mask] = value; mask (bool) already expanded to dst's shape.
+void masked_fill_kernel(const Tensor& dst, const Tensor& mask, const Scalar& value);
+
+// How many threads these kernels may use (default: the hardware's, at most 8). Results do not
+// depend on it; tests vary it to show that.
+void set_indexing_num_threads(int n);
+int indexing_num_threads();
+
+}  // namespace mutagrad::cpu

@@ -1,0 +1,138 @@
+// CPU matmul through Eigen's GEMM. Each batch's matrices are mapped in place when a row or a
+// column is contiguous (Eigen then sees a row-major or transposed row-major matrix); other
+// operand layouts are copied to contiguous first, as is an output that is not row-major.
+#include <Eigen/Core>
+
+#include "tensor/cpu/cpu_backend.h"
+#include "tensor/native/factories.h"
+#include "tensor/tensor.h"
+
+namespace mutagrad::cpu {
+namespace {
+
+template <typename T>
+using RowMajorMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>,
+                               Eigen::Unaligned, Eigen::OuterStride<>>;
+template <typename T>
+using ConstRowMajorMap =
+    Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>,
+               Eigen::Unaligned, Eigen::OuterStride<>>;
+
+// How the last two dims of an operand map onto Eigen: row-major (unit column stride) or
+// transposed (unit row stride), with the leading dimension.
+struct MatrixLayout {
+  bool transposed = false;
+  int64_t ld = 0;
+};
+
+// False when neither a row nor a column of `t`'s matrices is contiguous (or rows overlap).
+bool layout_of(const Tensor& t, MatrixLayout* layout) {
+  const int64_t nd = t.dim();
+  const int64_t r = t.sizes()[nd - 2], c = t.sizes()[nd - 1];
+  const int64_t rs = t.strides()[nd - 2], cs = t.strides()[nd - 1];
+  if ((cs == 1 || c <= 1) && (rs >= std::max<int64_t>(c, 1) || r <= 1)) {
+    *layout = {false, r <= 1 ? std::max<int64_t>(c, 1) : rs};
+    return true;
+  }
+  if ((rs == 1 || r <= 1) && (cs >= std::max<int64_t>(r, 1) || c <= 1)) {
+    *layout = {true, c <= 1 ? std::max<int64_t>(r, 1) : cs};
+    return true;
+  }
+  return false;
+}
+
+Tensor contiguous_copy(const Tensor& t) {
+  Tensor c = empty(t.sizes(), TensorOptions(t.dtype()));
+  cpu_backend().copy(c, t);
+  return c;
+}
+
+template <typename T>
+void matmul_typed(const Tensor& out, const Tensor& a, const Tensor& b, MatrixLayout la,
+                  MatrixLayout lb) {
+  const int64_t nd = out.dim();
+  const int64_t m = out.sizes()[nd - 2], n = out.sizes()[nd - 1], k = a.sizes()[nd - 1];
+  const int64_t batch_dims = nd - 2;
+  int64_t batches = 1;
+  for (int64_t d = 0; d < batch_dims; ++d) batches *= out.sizes()[d];
+  DimVector idx(static_cast<size_t>(batch_dims), 0);
+  T* out_base = static_cast<T*>(out.raw_data());
+  const T* a_base = static_cast<const T*>(a.raw_data());
+  const T* b_base = static_cast<const T*>(b.raw_data());
+  const int64_t out_ld = std::max<int64_t>(n, 1);
+  for (int64_t i = 0; i < batches; ++i) {
+    int64_t oa = 0, ob = 0, oo = 0;
+    for (int64_t d = 0; d < batch_dims; ++d) {
+      oa += idx[d] * a.strides()[d];
+      ob += idx[d] * b.strides()[d];
+      oo += idx[d] * out.strides()[d];
+    }
+    RowMajorMap<T> o(out_base + oo, m, n, Eigen::OuterStride<>(out_ld));
+    if (k == 0) {
+      o.setZero();
+    } else {
+      // A transposed operand is the row-major map of its transpose.
+      ConstRowMajorMap<T> am(a_base + oa, la.transposed ? k : m, la.transposed ? m : k,
+                             Eigen::OuterStride<>(la.ld));
+      ConstRowMajorMap<T> bm(b_base + ob, lb.transposed ? n : k, lb.transposed ? k : n,
+                             Eigen::OuterStride<>(lb.ld));
+      if (!la.transposed && !lb.transposed)
+        o.noalias() = am * bm;
+      else if (!la.transposed)
+        o.noalias() = am * bm.transpose();
+      else if (!lb.transposed)
+        o.noalias() = am.transpose() * bm;
+      else
+        o.noalias() = am.transpose() * bm.transpose();
+    }
+    for (int64_t d = batch_dims - 1; d >= 0; --d) {
+      if (++idx[d] < out.sizes()[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+void CpuBackend::matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (out.numel() == 0) return;
+  MatrixLayout la, lb;
+  Tensor ac = a, bc = b;
+  if (!layout_of(ac, &la)) {
+    ac = contiguous_copy(a);
+    layout_of(ac, &la);
+  }
+  if (!layout_of(bc, &lb)) {
+    bc = contiguous_copy(b);
+    layout_of(bc, &lb);
+  }
+  // The output is written as row-major matrices with leading dimension n.
+  const int64_t nd = out.dim();
+  const bool out_ok = out.strides()[nd - 1] == 1 || out.sizes()[nd - 1] <= 1;
+  const bool out_rows_ok = out.sizes()[nd - 2] <= 1 ||
+                           out.strides()[nd - 2] == std::max<int64_t>(out.sizes()[nd - 1], 1);
+  Tensor target = out_ok && out_rows_ok ? out : empty(out.sizes(), TensorOptions(out.dtype()));
+  auto run = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    matmul_typed<T>(target, ac, bc, la, lb);
+  };
+  switch (out.dtype()) {
+    case kInt32:
+      run(TypeTag<int32_t>{});
+      break;
+    case kInt64:
+      run(TypeTag<int64_t>{});
+      break;
+    case kFloat32:
+      run(TypeTag<float>{});
+      break;
+    case kFloat64:
+      run(TypeTag<double>{});
+      break;
+    default:
+      MG_INTERNAL_ASSERT(false, "cpu matmul on ", out.dtype());
+  }
+  if (!target.is_same(out)) copy(out, target);
+}
+
+}  // namespace mutagrad::cpu

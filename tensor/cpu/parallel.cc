@@ -1,0 +1,87 @@
+#include "tensor/cpu/parallel.h"
+
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+namespace mutagrad::cpu {
+namespace {
+
+// One worker thread that runs one job at a time; `busy` is held by the submitting caller.
+class Worker {
+ public:
+  Worker() {
+    std::thread([this] { loop(); }).detach();
+  }
+
+  // Runs fn(ctx, begin, end) on the worker and waits for it; false if the worker is taken.
+  bool try_run(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t begin, int64_t end,
+               void (*own)(void*, int64_t, int64_t), int64_t own_begin, int64_t own_end) {
+    std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
+    if (!busy.owns_lock() || in_worker_) return false;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      fn_ = fn;
+      ctx_ = ctx;
+      begin_ = begin;
+      end_ = end;
+      error_ = nullptr;
+      pending_ = true;
+    }
+    cv_.notify_one();
+    std::exception_ptr own_error;
+    try {
+      own(ctx, own_begin, own_end);
+    } catch (...) {
+      own_error = std::current_exception();
+    }
+    std::unique_lock<std::mutex> lock(m_);
+    done_cv_.wait(lock, [this] { return !pending_; });
+    if (own_error) std::rethrow_exception(own_error);
+    if (error_) std::rethrow_exception(error_);
+    return true;
+  }
+
+ private:
+  void loop() {
+    in_worker_ = true;
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      cv_.wait(lock, [this] { return pending_; });
+      lock.unlock();
+      try {
+        fn_(ctx_, begin_, end_);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+      lock.lock();
+      pending_ = false;
+      done_cv_.notify_one();
+    }
+  }
+
+  static thread_local bool in_worker_;
+  std::mutex busy_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::condition_variable done_cv_;
+  void (*fn_)(void*, int64_t, int64_t) = nullptr;
+  void* ctx_ = nullptr;
+  int64_t begin_ = 0;
+  int64_t end_ = 0;
+  bool pending_ = false;
+  std::exception_ptr error_;
+};
+
+thread_local bool Worker::in_worker_ = false;
+
+}  // namespace
+
+void parallel_run(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t n) {
+  static Worker* worker = new Worker();  // never destroyed: the detached thread outlives main
+  int64_t mid = n / 2;
+  if (!worker->try_run(fn, ctx, mid, n, fn, 0, mid)) fn(ctx, 0, n);
+}
+
+}  // namespace mutagrad::cpu

@@ -1,0 +1,33 @@
+// parallel_for: splits [0, n) into two halves run on the caller and one persistent worker
+// thread, only for large work (n >= threshold, kParallelThreshold unless given); smaller
+// ranges run inline.
+//
+//   parallel_for(numel, [&](int64_t begin, int64_t end) { kernel(begin, end); });
+//
+// The split depends only on n, so results are the same on every run. A call made while the
+// worker is busy (another thread's op, or a nested call) runs inline.
+#pragma once
+
+#include <cstdint>
+
+namespace mutagrad::cpu {
+
+constexpr int64_t kParallelThreshold = 65536;
+// For costly elements (exp, tanh, ...), where a thread pays off sooner.
+constexpr int64_t kParallelThresholdCostly = 16384;
+
+// Runs fn(ctx, begin, end) over two halves of [0, n), one on the worker thread.
+void parallel_run(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t n);
+
+template <typename F>
+void parallel_for(int64_t n, const F& f, int64_t threshold = kParallelThreshold) {
+  if (n <= 0) return;
+  if (n < threshold) {
+    f(int64_t{0}, n);
+    return;
+  }
+  parallel_run([](void* ctx, int64_t b, int64_t e) { (*static_cast<const F*>(ctx))(b, e); },
+               const_cast<void*>(static_cast<const void*>(&f)), n);
+}
+
+}  // namespace mutagrad::cpu

@@ -1,0 +1,289 @@
+// CPU element-wise kernels: unary, binary and where. Each op is a small functor applied by a
+// strided loop whose contiguous (and scalar-broadcast) runs are plain vectorizable loops.
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "tensor/cpu/cpu_backend.h"
+#include "tensor/cpu/math.h"
+#include "tensor/cpu/parallel.h"
+#include "tensor/cpu/strided_loop.h"
+#include "tensor/tensor.h"
+
+namespace mutagrad::cpu {
+namespace {
+
+template <typename T>
+T& at(char* p, int64_t k, int64_t stride) {
+  return *reinterpret_cast<T*>(p + k * stride);
+}
+
+// out = f(in) over every element.
+template <typename Out, typename In, typename F>
+void unary_loop(const Tensor& out, const Tensor& in, const F& f) {
+  StridedLoop<2> it({&out, &in});
+  parallel_for(it.numel(), [&](int64_t begin, int64_t end) {
+    it.run(begin, end, [&f](char** p, const int64_t* s, int64_t n) {
+      if (s[0] == sizeof(Out) && s[1] == sizeof(In)) {
+        Out* o = reinterpret_cast<Out*>(p[0]);
+        const In* a = reinterpret_cast<const In*>(p[1]);
+        for (int64_t k = 0; k < n; ++k) o[k] = f(a[k]);
+      } else {
+        for (int64_t k = 0; k < n; ++k) at<Out>(p[0], k, s[0]) = f(at<In>(p[1], k, s[1]));
+      }
+    });
+  });
+}
+
+// As unary_loop, but contiguous runs go through an Eigen array expression g(out_array, in_array),
+// whose transcendental functions (exp, log, tanh, ...) are SIMD.
+template <typename T, typename F, typename G>
+void unary_vec_loop(const Tensor& out, const Tensor& in, const F& f, const G& g) {
+  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+  StridedLoop<2> it({&out, &in});
+  parallel_for(
+      it.numel(),
+      [&](int64_t begin, int64_t end) {
+        it.run(begin, end, [&](char** p, const int64_t* s, int64_t n) {
+          if (s[0] == sizeof(T) && s[1] == sizeof(T)) {
+            Eigen::Map<Array> o(reinterpret_cast<T*>(p[0]), n);
+            Eigen::Map<const Array> a(reinterpret_cast<const T*>(p[1]), n);
+            g(o, a);
+          } else {
+            for (int64_t k = 0; k < n; ++k) at<T>(p[0], k, s[0]) = f(at<T>(p[1], k, s[1]));
+          }
+        });
+      },
+      kParallelThresholdCostly);
+}
+
+// out = f(a, b) over every element; fast paths for contiguous runs and a broadcast scalar.
+template <typename Out, typename In, typename F>
+void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const F& f) {
+  StridedLoop<3> it({&out, &a, &b});
+  parallel_for(it.numel(), [&](int64_t begin, int64_t end) {
+    it.run(begin, end, [&f](char** p, const int64_t* s, int64_t n) {
+      Out* o = reinterpret_cast<Out*>(p[0]);
+      const In* x = reinterpret_cast<const In*>(p[1]);
+      const In* y = reinterpret_cast<const In*>(p[2]);
+      if (s[0] == sizeof(Out) && s[1] == sizeof(In) && s[2] == sizeof(In)) {
+        for (int64_t k = 0; k < n; ++k) o[k] = f(x[k], y[k]);
+      } else if (s[0] == sizeof(Out) && s[1] == sizeof(In) && s[2] == 0) {
+        const In yv = *y;
+        for (int64_t k = 0; k < n; ++k) o[k] = f(x[k], yv);
+      } else if (s[0] == sizeof(Out) && s[1] == 0 && s[2] == sizeof(In)) {
+        const In xv = *x;
+        for (int64_t k = 0; k < n; ++k) o[k] = f(xv, y[k]);
+      } else {
+        for (int64_t k = 0; k < n; ++k) {
+          at<Out>(p[0], k, s[0]) = f(at<In>(p[1], k, s[1]), at<In>(p[2], k, s[2]));
+        }
+      }
+    });
+  });
+}
+
+// Integer power by squaring; a negative exponent gives 1/base truncated (only +-1 survive).
+template <typename T>
+T int_pow(T base, T exp) {
+  if (exp < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+    return 0;
+  }
+  T result = 1;
+  while (exp) {
+    if (exp & 1) result = wrapping_mul<T>(result, base);
+    exp = static_cast<T>(exp >> 1);
+    base = wrapping_mul<T>(base, base);
+  }
+  return result;
+}
+
+template <typename T>
+void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  constexpr bool kBool = std::is_same_v<T, bool>;
+  auto bad = [&] {
+    MG_INTERNAL_ASSERT(false, "cpu unary ", unary_op_name(op), " on ", in.dtype());
+  };
+  switch (op) {
+    case UnaryOp::kNeg:
+      if constexpr (kBool)
+        return bad();
+      else
+        return unary_loop<T, T>(out, in, [](T x) { return wrapping_neg<T>(x); });
+    case UnaryOp::kAbs:
+      if constexpr (kBool)
+        return unary_loop<T, T>(out, in, [](T x) { return x; });
+      else
+        return unary_loop<T, T>(out, in, [](T x) { return wrapping_abs<T>(x); });
+    case UnaryOp::kRelu:
+      return unary_loop<T, T>(out, in, [](T x) { return x < T(0) ? T(0) : x; });
+    case UnaryOp::kLogicalNot:
+      return unary_loop<bool, T>(out, in, [](T x) { return x == T(0); });
+    case UnaryOp::kClamp: {
+      const bool has_lo = args.has_arg, has_hi = args.has_arg2;
+      const T lo = args.arg.to<T>(), hi = args.arg2.to<T>();
+      if (has_lo && has_hi) {
+        return unary_loop<T, T>(out, in, [lo, hi](T x) {
+          T y = x < lo ? lo : x;
+          return y > hi ? hi : y;
+        });
+      }
+      if (has_lo) return unary_loop<T, T>(out, in, [lo](T x) { return x < lo ? lo : x; });
+      if (has_hi) return unary_loop<T, T>(out, in, [hi](T x) { return x > hi ? hi : x; });
+      return unary_loop<T, T>(out, in, [](T x) { return x; });
+    }
+    case UnaryOp::kPowScalar: {
+      if constexpr (kFloat) {
+        const T e = args.arg.to<T>();
+        if (e == T(2)) return unary_loop<T, T>(out, in, [](T x) { return x * x; });
+        if (e == T(1)) return unary_loop<T, T>(out, in, [](T x) { return x; });
+        if (e == T(0.5)) return unary_loop<T, T>(out, in, [](T x) { return std::sqrt(x); });
+        if (e == T(-1)) return unary_loop<T, T>(out, in, [](T x) { return T(1) / x; });
+        return unary_loop<T, T>(out, in, [e](T x) { return std::pow(x, e); });
+      } else if constexpr (kBool) {
+        const bool e = args.arg.to<bool>();
+        return unary_loop<T, T>(out, in, [e](T x) { return x || !e; });
+      } else {
+        const T e = args.arg.to<T>();
+        return unary_loop<T, T>(out, in, [e](T x) { return int_pow<T>(x, e); });
+      }
+    }
+    default:
+      break;
+  }
+  if constexpr (kFloat) {
+    switch (op) {
+      case UnaryOp::kExp:
+        return unary_vec_loop<T>(
+            out, in, [](T x) { return std::exp(x); }, [](auto& o, const auto& a) { o = a.exp(); });
+      case UnaryOp::kLog:
+        return unary_vec_loop<T>(
+            out, in, [](T x) { return std::log(x); }, [](auto& o, const auto& a) { o = a.log(); });
+      case UnaryOp::kSqrt:  // not Eigen's: its fast-math float sqrt is not correctly rounded
+        return unary_loop<T, T>(out, in, [](T x) { return std::sqrt(x); });
+      case UnaryOp::kSin:
+        return unary_vec_loop<T>(
+            out, in, [](T x) { return std::sin(x); }, [](auto& o, const auto& a) { o = a.sin(); });
+      case UnaryOp::kCos:
+        return unary_vec_loop<T>(
+            out, in, [](T x) { return std::cos(x); }, [](auto& o, const auto& a) { o = a.cos(); });
+      case UnaryOp::kTanh:
+        return unary_vec_loop<T>(
+            out, in, [](T x) { return std::tanh(x); },
+            [](auto& o, const auto& a) { o = a.tanh(); });
+      case UnaryOp::kSigmoid:
+        return unary_vec_loop<T>(
+            out, in, [](T x) { return T(1) / (T(1) + std::exp(-x)); },
+            [](auto& o, const auto& a) { o = (T(1) + (-a).exp()).inverse(); });
+      default:
+        break;
+    }
+  }
+  bad();
+}
+
+template <typename T>
+void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  constexpr bool kBool = std::is_same_v<T, bool>;
+  switch (op) {
+    case BinaryOp::kAdd:
+      if constexpr (kBool)
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return x || y; });
+      else
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return wrapping_add<T>(x, y); });
+    case BinaryOp::kSub:
+      if constexpr (kBool)
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return x != y; });
+      else
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return wrapping_sub<T>(x, y); });
+    case BinaryOp::kMul:
+      if constexpr (kBool)
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return x && y; });
+      else
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return wrapping_mul<T>(x, y); });
+    case BinaryOp::kDiv:
+      if constexpr (kFloat) {
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return x / y; });
+      } else if constexpr (kBool) {
+        return binary_loop<T, T>(out, a, b, [](T x, T) { return x; });
+      } else {
+        // Never reached from native (integer division promotes to float); no SIGFPE on 0.
+        return binary_loop<T, T>(out, a, b,
+                                 [](T x, T y) { return y == 0 ? T(0) : static_cast<T>(x / y); });
+      }
+    case BinaryOp::kPow:
+      if constexpr (kFloat) {
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return std::pow(x, y); });
+      } else if constexpr (kBool) {
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return x || !y; });
+      } else {
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return int_pow<T>(x, y); });
+      }
+    case BinaryOp::kMaximum:
+      return binary_loop<T, T>(out, a, b, [](T x, T y) { return max_propagate_nan<T>(x, y); });
+    case BinaryOp::kMinimum:
+      return binary_loop<T, T>(out, a, b, [](T x, T y) { return min_propagate_nan<T>(x, y); });
+    case BinaryOp::kEq:
+      return binary_loop<bool, T>(out, a, b, [](T x, T y) { return x == y; });
+    case BinaryOp::kNe:
+      return binary_loop<bool, T>(out, a, b, [](T x, T y) { return x != y; });
+    case BinaryOp::kLt:
+      return binary_loop<bool, T>(out, a, b, [](T x, T y) { return x < y; });
+    case BinaryOp::kLe:
+      return binary_loop<bool, T>(out, a, b, [](T x, T y) { return x <= y; });
+    case BinaryOp::kGt:
+      return binary_loop<bool, T>(out, a, b, [](T x, T y) { return x > y; });
+    case BinaryOp::kGe:
+      return binary_loop<bool, T>(out, a, b, [](T x, T y) { return x >= y; });
+    case BinaryOp::kLogicalAnd:
+      return binary_loop<bool, T>(out, a, b, [](T x, T y) { return x != T(0) && y != T(0); });
+    case BinaryOp::kLogicalOr:
+      return binary_loop<bool, T>(out, a, b, [](T x, T y) { return x != T(0) || y != T(0); });
+  }
+  MG_INTERNAL_ASSERT(false, "cpu binary: unknown op ", static_cast<int>(op));
+}
+
+}  // namespace
+
+void CpuBackend::unary(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) {
+  if (out.numel() == 0) return;
+  dispatch_dtype(in.dtype(),
+                 [&](auto tag) { unary_typed<typename decltype(tag)::type>(op, out, in, args); });
+}
+
+void CpuBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (out.numel() == 0) return;
+  dispatch_dtype(a.dtype(),
+                 [&](auto tag) { binary_typed<typename decltype(tag)::type>(op, out, a, b); });
+}
+
+void CpuBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  if (out.numel() == 0) return;
+  StridedLoop<4> it({&out, &cond, &a, &b});
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    parallel_for(it.numel(), [&](int64_t begin, int64_t end) {
+      it.run(begin, end, [](char** p, const int64_t* s, int64_t n) {
+        if (s[0] == sizeof(T) && s[1] == 1 && s[2] == sizeof(T) && s[3] == sizeof(T)) {
+          T* o = reinterpret_cast<T*>(p[0]);
+          const bool* c = reinterpret_cast<const bool*>(p[1]);
+          const T* x = reinterpret_cast<const T*>(p[2]);
+          const T* y = reinterpret_cast<const T*>(p[3]);
+          for (int64_t k = 0; k < n; ++k) o[k] = c[k] ? x[k] : y[k];
+        } else {
+          for (int64_t k = 0; k < n; ++k) {
+            at<T>(p[0], k, s[0]) =
+                at<bool>(p[1], k, s[1]) ? at<T>(p[2], k, s[2]) : at<T>(p[3], k, s[3]);
+          }
+        }
+      });
+    });
+  });
+}
+
+}  // namespace mutagrad::cpu

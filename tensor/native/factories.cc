@@ -1,0 +1,336 @@
+// Tensor factories (see tensor/native/factories.h). Each allocates fresh storage through the
+// device's allocator and fills it through the device's backend; random values are drawn on the
+// host, in row-major order, so a seed gives the same tensor on every device.
+#include "tensor/native/factories.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "tensor/backend.h"
+#include "tensor/native/copy.h"
+#include "tensor/shape.h"
+
+namespace mutagrad {
+namespace {
+
+// Validates sizes and returns the bytes that many elements of `dtype` take.
+int64_t checked_nbytes(IntArrayRef sizes, ScalarType dtype, const char* op) {
+  for (int64_t s : sizes) {
+    if (s < 0) {
+      throw ValueError(str(op, "(): Trying to create tensor with negative dimension ", s, ": ",
+                           sizes, "; sizes must be non-negative"));
+    }
+  }
+  int64_t n = element_size(dtype);
+  bool overflow = false;
+  for (int64_t s : sizes) overflow |= __builtin_mul_overflow(n, s, &n);
+  bool any_zero = std::find(sizes.begin(), sizes.end(), 0) != sizes.end();
+  if (overflow && !any_zero) {
+    throw ValueError(str(op, "(): a tensor of shape ", sizes, " and dtype ", dtype_name(dtype),
+                         " has more bytes than can be addressed; use smaller sizes"));
+  }
+  return overflow ? 0 : n;
+}
+
+// The dtype of a tensor made from `value` when none is given: as PyTorch's default dtype rule.
+ScalarType default_dtype_of(const Scalar& value) {
+  if (value.is_bool()) return kBool;
+  if (value.is_integral()) return kInt64;
+  return kFloat32;
+}
+
+void check_floating(ScalarType dtype, const char* op) {
+  if (!is_floating_point(dtype)) {
+    throw DTypeError(str(op, "(): expected a floating point dtype (float32 or float64) but got ",
+                         dtype_name(dtype), "; use randint() for integers or pass kFloat32"));
+  }
+}
+
+// Fills `out` (fresh, contiguous) with values from `draw` (called once per element, in order).
+// The values are drawn on the host; a non-CPU tensor receives them through one copy.
+template <typename Draw>
+void fill_from_host(const Tensor& out, Draw&& draw) {
+  Tensor host = out.device().is_cpu() ? out : empty(out.sizes(), out.dtype());
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = host.data_ptr<T>();
+    for (int64_t i = 0; i < host.numel(); ++i) p[i] = static_cast<T>(draw());
+  });
+  if (!out.device().is_cpu()) native::copy_(out, host);
+}
+
+void fill_value(const Tensor& t, const Scalar& value) {
+  if (t.numel() > 0) backend_for(t.device()).fill(t, value);
+}
+
+// Shape of a nested list: follow the first element down to a number (or an empty list).
+DimVector init_shape(const TensorInit& values) {
+  DimVector shape;
+  const TensorInit* p = &values;
+  while (!p->is_scalar()) {
+    shape.push_back(static_cast<int64_t>(p->children().size()));
+    if (p->children().empty()) break;
+    p = &p->children()[0];
+  }
+  return shape;
+}
+
+// ShapeError when the list is ragged or mixes numbers and lists at one depth.
+void check_init_shape(const TensorInit& init, size_t depth, const DimVector& shape) {
+  if (depth == shape.size()) {
+    if (!init.is_scalar()) {
+      throw ShapeError(str("tensor(): found a list at dim ", depth, " where a number was expected",
+                           " (the first elements give shape ", IntArrayRef(shape),
+                           "); nested lists must be rectangular"));
+    }
+    return;
+  }
+  if (init.is_scalar()) {
+    throw ShapeError(str("tensor(): found a number at dim ", depth, " where a sequence of length ",
+                         shape[depth], " was expected (shape ", IntArrayRef(shape),
+                         "); nested lists must be rectangular"));
+  }
+  int64_t n = static_cast<int64_t>(init.children().size());
+  if (n != shape[depth]) {
+    throw ShapeError(str("tensor(): expected sequence of length ", shape[depth], " at dim ", depth,
+                         " (got ", n, "); nested lists must be rectangular"));
+  }
+  for (const TensorInit& child : init.children()) check_init_shape(child, depth + 1, shape);
+}
+
+void infer_init_dtype(const TensorInit& init, bool& any_float, bool& any_int) {
+  if (init.is_scalar()) {
+    any_float |= init.value().is_floating_point();
+    any_int |= init.value().is_integral();
+    return;
+  }
+  for (const TensorInit& child : init.children()) infer_init_dtype(child, any_float, any_int);
+}
+
+template <typename T>
+void write_init(const TensorInit& init, T*& out) {
+  if (init.is_scalar()) {
+    *out++ = init.value().to<T>();
+    return;
+  }
+  for (const TensorInit& child : init.children()) write_init(child, out);
+}
+
+int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step,
+                      ScalarType dtype) {
+  double s = start.to<double>();
+  double e = end.to<double>();
+  double st = step.to<double>();
+  if (st == 0) {
+    throw ValueError("arange(): step must be nonzero");
+  }
+  if (!std::isfinite(s) || !std::isfinite(e)) {
+    throw ValueError(
+        str("arange(): unsupported range: ", start, " -> ", end, "; start and end must be finite"));
+  }
+  if ((st > 0 && e < s) || (st < 0 && e > s)) {
+    throw ValueError(
+        str("arange(): upper bound and larger bound inconsistent with step sign (start ", start,
+            ", end ", end, ", step ", step,
+            "); use a positive step when end >= start and a negative one otherwise"));
+  }
+  if (dtype == kInt64) {
+    // As PyTorch: integer arithmetic on the values converted to int64.
+    int64_t is = start.to<int64_t>();
+    int64_t ie = end.to<int64_t>();
+    int64_t ist = step.to<int64_t>();
+    if (ist == 0) {
+      throw ValueError(str("arange(): step ", step, " is zero once converted to int64"));
+    }
+    int64_t sgn = (ist > 0) - (ist < 0);
+    return std::max<int64_t>((ie - is + ist - sgn) / ist, 0);
+  }
+  double n = std::ceil((e - s) / st);
+  if (!(n < static_cast<double>(std::numeric_limits<int64_t>::max()))) {
+    throw ValueError(
+        str("arange(): the range ", start, " -> ", end, " by ", step, " has too many elements"));
+  }
+  return static_cast<int64_t>(n);
+}
+
+}  // namespace
+
+double Generator::next_normal() {
+  if (has_spare_) {
+    has_spare_ = false;
+    return spare_;
+  }
+  // Box-Muller: u1 in (0, 1] so that log(u1) is finite.
+  double u1 = 1.0 - next_double();
+  double u2 = next_double();
+  double r = std::sqrt(-2.0 * std::log(u1));
+  double theta = 6.283185307179586476925286766559 * u2;  // 2 pi
+  spare_ = r * std::sin(theta);
+  has_spare_ = true;
+  return r * std::cos(theta);
+}
+
+Tensor empty(IntArrayRef sizes, TensorOptions options) {
+  int64_t nbytes = checked_nbytes(sizes, options.dtype(), "empty");
+  Storage storage = Storage::allocate(options.device(), static_cast<size_t>(nbytes));
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), DimVector(sizes),
+                                             contiguous_strides(sizes), 0, options.dtype(),
+                                             VersionCounter()));
+}
+
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options) {
+  if (sizes.size() != strides.size()) {
+    throw ShapeError(str("empty_strided(): mismatch in length of strides and shape: sizes ", sizes,
+                         " and strides ", strides, "; pass one stride per dimension"));
+  }
+  checked_nbytes(sizes, options.dtype(), "empty_strided");
+  int64_t needed = compute_numel(sizes) == 0 ? 0 : 1;
+  for (size_t i = 0; i < sizes.size() && needed > 0; ++i) {
+    if (strides[i] < 0) {
+      throw ValueError(
+          str("empty_strided(): negative strides are not supported, got strides ", strides));
+    }
+    needed += (sizes[i] - 1) * strides[i];
+  }
+  Storage storage = Storage::allocate(options.device(),
+                                      static_cast<size_t>(needed * element_size(options.dtype())));
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), DimVector(sizes),
+                                             DimVector(strides), 0, options.dtype(),
+                                             VersionCounter()));
+}
+
+Tensor zeros(IntArrayRef sizes, TensorOptions options) {
+  Tensor t = empty(sizes, options);
+  fill_value(t, 0);
+  return t;
+}
+
+Tensor ones(IntArrayRef sizes, TensorOptions options) {
+  Tensor t = empty(sizes, options);
+  fill_value(t, 1);
+  return t;
+}
+
+Tensor full(IntArrayRef sizes, const Scalar& value, std::optional<ScalarType> dtype,
+            Device device) {
+  Tensor t = empty(sizes, TensorOptions(dtype.value_or(default_dtype_of(value))).device(device));
+  fill_value(t, value);
+  return t;
+}
+
+Tensor arange(const Scalar& end, std::optional<ScalarType> dtype) {
+  return arange(0, end, 1, dtype);
+}
+
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
+              std::optional<ScalarType> dtype) {
+  bool any_float = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
+  ScalarType dt = dtype.value_or(any_float ? kFloat32 : kInt64);
+  if (dt == kBool) {
+    throw DTypeError("arange(): bool is not a supported dtype; use an integer or floating dtype");
+  }
+  int64_t n = arange_length(start, end, step, dt);
+  Tensor t = empty({n}, dt);
+  if (n > 0) backend_for(t.device()).arange(t, start, step);
+  return t;
+}
+
+Tensor tensor(const TensorInit& values, std::optional<ScalarType> dtype) {
+  DimVector shape = init_shape(values);
+  check_init_shape(values, 0, shape);
+  bool any_float = false;
+  bool any_int = false;
+  infer_init_dtype(values, any_float, any_int);
+  bool empty_list = !values.is_scalar() && compute_numel(shape) == 0;
+  ScalarType dt = dtype.value_or(any_float || empty_list ? kFloat32 : any_int ? kInt64 : kBool);
+  Tensor t = empty(shape, dt);
+  dispatch_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = t.data_ptr<T>();
+    write_init(values, p);
+  });
+  return t;
+}
+
+Tensor scalar_tensor(const Scalar& value, std::optional<ScalarType> dtype) {
+  return full({}, value, dtype.value_or(default_dtype_of(value)));
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
+                 std::shared_ptr<void> owner, Device device) {
+  if (sizes.size() != strides.size()) {
+    throw ShapeError(str("from_blob(): mismatch in length of strides and shape: sizes ", sizes,
+                         " and strides ", strides, "; pass one stride per dimension"));
+  }
+  checked_nbytes(sizes, dtype, "from_blob");
+  int64_t needed = compute_numel(sizes) == 0 ? 0 : 1;
+  for (size_t i = 0; i < sizes.size() && needed > 0; ++i) {
+    if (strides[i] < 0) {
+      throw ValueError(
+          str("from_blob(): negative strides are not supported, got strides ", strides));
+    }
+    needed += (sizes[i] - 1) * strides[i];
+  }
+  Storage storage = Storage::from_blob(data, static_cast<size_t>(needed * element_size(dtype)),
+                                       device, std::move(owner));
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), DimVector(sizes),
+                                             DimVector(strides), 0, dtype, VersionCounter()));
+}
+
+Tensor rand(IntArrayRef sizes, Generator& gen, TensorOptions options) {
+  check_floating(options.dtype(), "rand");
+  Tensor t = empty(sizes, options);
+  fill_from_host(t, [&] { return gen.next_double(); });
+  return t;
+}
+
+Tensor randn(IntArrayRef sizes, Generator& gen, TensorOptions options) {
+  check_floating(options.dtype(), "randn");
+  Tensor t = empty(sizes, options);
+  fill_from_host(t, [&] { return gen.next_normal(); });
+  return t;
+}
+
+Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, Generator& gen,
+               TensorOptions options) {
+  if (low >= high) {
+    throw ValueError(str("randint(): random_ expects 'from' to be less than 'to', but got from=",
+                         low, " >= to=", high, "; pass low < high (the range is [low, high))"));
+  }
+  if (options.dtype() == kBool && (low < 0 || high > 2)) {
+    throw ValueError(
+        str("randint(): the range [", low, ", ", high, ") does not fit dtype bool; use [0, 2)"));
+  }
+  Tensor t = empty(sizes, options);
+  uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+  fill_from_host(
+      t, [&] { return static_cast<int64_t>(static_cast<uint64_t>(low) + gen.next_u64() % range); });
+  return t;
+}
+
+Tensor empty_like(const Tensor& other, std::optional<ScalarType> dtype) {
+  return empty(other.sizes(), TensorOptions(dtype.value_or(other.dtype())).device(other.device()));
+}
+
+Tensor zeros_like(const Tensor& other, std::optional<ScalarType> dtype) {
+  return zeros(other.sizes(), TensorOptions(dtype.value_or(other.dtype())).device(other.device()));
+}
+
+Tensor ones_like(const Tensor& other, std::optional<ScalarType> dtype) {
+  return ones(other.sizes(), TensorOptions(dtype.value_or(other.dtype())).device(other.device()));
+}
+
+Tensor full_like(const Tensor& other, const Scalar& value, std::optional<ScalarType> dtype) {
+  return full(other.sizes(), value, dtype.value_or(other.dtype()), other.device());
+}
+
+Tensor rand_like(const Tensor& other, Generator& gen) {
+  return rand(other.sizes(), gen, TensorOptions(other.dtype()).device(other.device()));
+}
+
+Tensor randn_like(const Tensor& other, Generator& gen) {
+  return randn(other.sizes(), gen, TensorOptions(other.dtype()).device(other.device()));
+}
+
+}  // namespace mutagrad

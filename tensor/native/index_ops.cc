@@ -1,0 +1,413 @@
+#include "tensor/native/index_ops.h"
+
+#include <algorithm>
+#include <memory>
+#include <sstream>
+
+#include "tensor/backend.h"
+#include "tensor/native/copy.h"
+#include "tensor/native/pointwise.h"
+#include "tensor/native/reduce.h"
+#include "tensor/shape.h"
+
+namespace mutagrad::native {
+namespace {
+
+// A contiguous tensor of fresh storage (internal temporaries; no dependency on factories).
+Tensor new_empty(IntArrayRef sizes, ScalarType dtype, Device device) {
+  size_t nbytes = static_cast<size_t>(compute_numel(sizes) * element_size(dtype));
+  return Tensor(std::make_shared<TensorImpl>(Storage::allocate(device, nbytes), DimVector(sizes),
+                                             contiguous_strides(sizes), 0, dtype,
+                                             VersionCounter()));
+}
+
+// The same storage and version counter under another geometry. Used only for temporaries
+// handed to kernels (expanded operands, nonzero columns), never returned to users.
+Tensor restride(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  return Tensor(std::make_shared<TensorImpl>(t.storage(), DimVector(sizes), DimVector(strides),
+                                             offset, t.dtype(), t.version_counter()));
+}
+
+// `t` broadcast to `sizes` (is_expandable_to must hold): stride 0 on new or size-1 dims.
+Tensor expand_to(const Tensor& t, IntArrayRef sizes) {
+  if (t.sizes() == sizes) return t;
+  DimVector strides(sizes.size(), 0);
+  size_t lead = sizes.size() - static_cast<size_t>(t.dim());
+  for (size_t i = 0; i < static_cast<size_t>(t.dim()); ++i) {
+    strides[lead + i] = t.sizes()[i] == sizes[lead + i] ? t.strides()[i] : 0;
+  }
+  return restride(t, sizes, strides, t.storage_offset());
+}
+
+// Calls fn(offset) for every element of (sizes, strides), row-major, offsets in elements.
+template <typename Fn>
+void for_each_offset(IntArrayRef sizes, IntArrayRef strides, Fn&& fn) {
+  int64_t n = compute_numel(sizes);
+  if (n == 0) return;
+  int64_t nd = static_cast<int64_t>(sizes.size());
+  if (nd == 0) {
+    fn(int64_t{0});
+    return;
+  }
+  DimVector counter(sizes.size(), 0);
+  int64_t inner = sizes[nd - 1];
+  int64_t inner_stride = strides[nd - 1];
+  int64_t base = 0;
+  for (int64_t done = 0; done < n; done += inner) {
+    for (int64_t k = 0; k < inner; ++k) fn(base + k * inner_stride);
+    for (int64_t d = nd - 2; d >= 0; --d) {
+      base += strides[d];
+      if (++counter[d] < sizes[d]) break;
+      base -= counter[d] * strides[d];
+      counter[d] = 0;
+    }
+  }
+}
+
+std::string shapes_list(const std::vector<Tensor>& tensors) {
+  std::ostringstream os;
+  bool first = true;
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) continue;
+    os << (first ? "" : ", ") << t.sizes();
+    first = false;
+  }
+  return os.str();
+}
+
+// Index of the first value of a CPU int64 tensor outside [-size, size), or -1.
+int64_t first_out_of_bounds_cpu(const Tensor& idx, int64_t size, int64_t* value) {
+  const int64_t* data = idx.data_ptr<int64_t>();
+  const uint64_t span = static_cast<uint64_t>(size) * 2;
+  if (idx.is_contiguous()) {
+    int64_t n = idx.numel();
+    // Branch-free screen first (vectorizes); locate the offender only when there is one.
+    bool bad = false;
+    for (int64_t i = 0; i < n; ++i) bad |= static_cast<uint64_t>(data[i] + size) >= span;
+    if (!bad) return -1;
+    for (int64_t i = 0; i < n; ++i) {
+      if (static_cast<uint64_t>(data[i] + size) >= span) {
+        *value = data[i];
+        return i;
+      }
+    }
+    return -1;
+  }
+  int64_t pos = 0;
+  int64_t found = -1;
+  for_each_offset(idx.sizes(), idx.strides(), [&](int64_t off) {
+    if (found < 0 && static_cast<uint64_t>(data[off] + size) >= span) {
+      found = pos;
+      *value = data[off];
+    }
+    ++pos;
+  });
+  return found;
+}
+
+// The single bool mask of `indices` (all other entries undefined), checked against the dims
+// it covers and viewed with trailing size-1 dims so that it broadcasts to self's shape; an
+// undefined tensor when the list is not of that form.
+Tensor fill_mask(const Tensor& self, TensorList indices) {
+  const Tensor* mask = nullptr;
+  int64_t at = 0;
+  for (size_t p = 0; p < indices.size(); ++p) {
+    if (!indices[p].defined()) continue;
+    if (mask != nullptr || indices[p].dtype() != kBool || indices[p].dim() == 0 ||
+        indices[p].device() != self.device()) {
+      return Tensor();
+    }
+    mask = &indices[p];
+    at = static_cast<int64_t>(p);
+  }
+  if (mask == nullptr) return Tensor();
+  if (static_cast<int64_t>(indices.size()) - 1 + mask->dim() > self.dim()) {
+    throw IndexError(too_many_indices_message(
+        self.dim(), static_cast<int64_t>(indices.size()) - 1 + mask->dim()));
+  }
+  for (int64_t j = 0; j < mask->dim(); ++j) {
+    if (mask->size(j) != self.size(at + j)) {
+      throw IndexError(str("The shape of the mask ", mask->sizes(), " at index ", j,
+                           " does not match the shape of the indexed tensor ", self.sizes(),
+                           " at index ", at + j,
+                           "; a mask must have exactly the sizes of the dims it indexes"));
+    }
+  }
+  DimVector sizes(mask->sizes());
+  DimVector strides(mask->strides());
+  for (int64_t d = at + mask->dim(); d < self.dim(); ++d) {
+    sizes.push_back(1);
+    strides.push_back(0);
+  }
+  return restride(*mask, sizes, strides, mask->storage_offset());
+}
+
+}  // namespace
+
+bool is_expandable_to(IntArrayRef from, IntArrayRef to) {
+  if (from.size() > to.size()) return false;
+  size_t lead = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (from[i] != 1 && from[i] != to[lead + i]) return false;
+  }
+  return true;
+}
+
+std::string too_many_indices_message(int64_t ndim, int64_t got) {
+  return str("too many indices for tensor of dimension ", ndim, " (got ", got, "); index at most ",
+             ndim, " dims, or add dims first with None / unsqueeze()");
+}
+
+std::string out_of_bounds_message(int64_t index, int64_t dim, int64_t size) {
+  if (size == 0) {
+    return str("index ", index, " is out of bounds for dimension ", dim,
+               " with size 0; the dimension is empty, so no index is valid there");
+  }
+  return str("index ", index, " is out of bounds for dimension ", dim, " with size ", size,
+             "; valid indices are in [", -size, ", ", size - 1, "]");
+}
+
+DimVector strip_leading_ones(IntArrayRef sizes) {
+  size_t first = 0;
+  while (first < sizes.size() && sizes[first] == 1) ++first;
+  return DimVector(IntArrayRef(sizes.data() + first, sizes.size() - first));
+}
+
+AdvancedIndex make_advanced_index(const Tensor& self, TensorList indices) {
+  const int64_t ndim = self.dim();
+  int64_t consumed = 0;
+  for (const Tensor& t : indices) {
+    consumed += (t.defined() && t.dtype() == kBool) ? t.dim() : 1;
+  }
+  if (consumed > ndim) throw IndexError(too_many_indices_message(ndim, consumed));
+
+  for (const Tensor& t : indices) {
+    if (!t.defined()) continue;
+    if (t.dtype() != kInt64 && t.dtype() != kInt32 && t.dtype() != kBool) {
+      throw IndexError(
+          str("tensors used as indices must be long, int, byte or bool tensors; got a ",
+              dtype_name(t.dtype()), " tensor. Convert it with .to(kInt64)"));
+    }
+    if (t.device() != self.device()) {
+      throw DeviceError(str("indexing a tensor on ", self.device(), " with an index tensor on ",
+                            t.device(), "; move the index to ", self.device(), " first"));
+    }
+    if (t.dtype() == kBool && t.dim() == 0) {
+      throw IndexError(
+          "a 0-dim bool index is only accepted by index() / set_item_ (x[{true}]), which add a "
+          "dim for it; pass a mask with dims, or use x.index({...})");
+    }
+  }
+
+  AdvancedIndex out;
+  std::vector<Tensor>& list = out.indices;
+  for (const Tensor& t : indices) {
+    if (!t.defined()) {
+      list.emplace_back();
+    } else if (t.dtype() == kBool) {
+      int64_t at = static_cast<int64_t>(list.size());
+      for (int64_t j = 0; j < t.dim(); ++j) {
+        if (t.size(j) != self.size(at + j)) {
+          throw IndexError(str("The shape of the mask ", t.sizes(), " at index ", j,
+                               " does not match the shape of the indexed tensor ", self.sizes(),
+                               " at index ", at + j,
+                               "; a mask must have exactly the sizes of the dims it indexes"));
+        }
+      }
+      Tensor nz = nonzero(t);  // int64 [count, k]
+      for (int64_t j = 0; j < t.dim(); ++j) {
+        list.push_back(
+            restride(nz, {nz.size(0)}, {nz.stride(0)}, nz.storage_offset() + j * nz.stride(1)));
+      }
+    } else {
+      list.push_back(t.dtype() == kInt64 ? t : to(t, kInt64));
+    }
+  }
+
+  // Broadcast the index tensors together.
+  bool any = false;
+  DimVector shape;
+  for (const Tensor& t : list) {
+    if (!t.defined()) continue;
+    if (!any) {
+      shape = DimVector(t.sizes());
+      any = true;
+      continue;
+    }
+    size_t n = std::max(shape.size(), static_cast<size_t>(t.dim()));
+    DimVector merged(n);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t a = i < n - shape.size() ? 1 : shape[i - (n - shape.size())];
+      int64_t b = i < n - t.sizes().size() ? 1 : t.sizes()[i - (n - t.sizes().size())];
+      if (a != b && a != 1 && b != 1) {
+        throw IndexError(
+            str("shape mismatch: indexing tensors could not be broadcast together "
+                "with shapes ",
+                shapes_list(list),
+                "; index tensors must have equal sizes, or 1, in each trailing dim"));
+      }
+      merged[i] = a == 1 ? b : a;
+    }
+    shape = std::move(merged);
+  }
+  out.index_shape = shape;
+
+  // Positions of the defined entries; adjacency decides where the index dims go.
+  int64_t first = -1;
+  int64_t last = -1;
+  for (size_t p = 0; p < list.size(); ++p) {
+    if (!list[p].defined()) continue;
+    if (first < 0) first = static_cast<int64_t>(p);
+    last = static_cast<int64_t>(p);
+    ++out.num_defined;
+  }
+  out.adjacent = out.num_defined == 0 || last - first + 1 == out.num_defined;
+  out.first_dim = std::max<int64_t>(first, 0);
+
+  DimVector result;
+  if (out.num_defined == 0) {
+    result = DimVector(self.sizes());
+  } else if (out.adjacent) {
+    for (int64_t d = 0; d < first; ++d) result.push_back(self.size(d));
+    for (int64_t s : shape) result.push_back(s);
+    for (int64_t d = last + 1; d < ndim; ++d) result.push_back(self.size(d));
+  } else {
+    for (int64_t s : shape) result.push_back(s);
+    for (int64_t d = 0; d < ndim; ++d) {
+      bool indexed = d < static_cast<int64_t>(list.size()) && list[d].defined();
+      if (!indexed) result.push_back(self.size(d));
+    }
+  }
+  out.result_shape = std::move(result);
+
+  // An index into an empty dim can be valid nowhere: PyTorch raises this before any other
+  // check of the values (but only when the index selects something).
+  if (compute_numel(shape) > 0) {
+    for (size_t p = 0; p < list.size(); ++p) {
+      if (list[p].defined() && self.size(static_cast<int64_t>(p)) == 0) {
+        throw IndexError(str("index is out of bounds for dimension ", p,
+                             " with size 0; the dimension is empty, so no index is valid there"));
+      }
+    }
+  }
+
+  out.unexpanded.resize(list.size());
+  for (size_t p = 0; p < list.size(); ++p) {
+    if (!list[p].defined()) continue;
+    out.unexpanded[p] = list[p];
+    list[p] = expand_to(list[p], shape);
+  }
+  return out;
+}
+
+void check_index_bounds(const Tensor& self, const AdvancedIndex& index) {
+  // As PyTorch: values are only checked when the result has elements (nothing is accessed
+  // otherwise, e.g. x[idx, 4:4]).
+  if (compute_numel(index.result_shape) == 0) return;
+  for (size_t p = 0; p < index.unexpanded.size(); ++p) {
+    const Tensor& idx = index.unexpanded[p];
+    if (!idx.defined() || idx.numel() == 0) continue;
+    int64_t size = self.size(static_cast<int64_t>(p));
+    int64_t value = 0;
+    if (idx.device().is_cpu()) {
+      if (first_out_of_bounds_cpu(idx, size, &value) < 0) continue;
+    } else {
+      int64_t lo = reduce(ReduceOp::kMin, idx, {}, false).item<int64_t>();
+      int64_t hi = reduce(ReduceOp::kMax, idx, {}, false).item<int64_t>();
+      if (lo >= -size && hi < size) continue;
+      value = lo < -size ? lo : hi;
+    }
+    throw IndexError(out_of_bounds_message(value, static_cast<int64_t>(p), size));
+  }
+}
+
+Tensor index(const Tensor& self, TensorList indices) {
+  AdvancedIndex adv = make_advanced_index(self, indices);
+  check_index_bounds(self, adv);
+  Tensor out = new_empty(adv.result_shape, self.dtype(), self.device());
+  if (out.numel() > 0) backend_for(self.device()).index(out, self, adv.indices);
+  return out;
+}
+
+AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Tensor& values,
+                                bool accumulate) {
+  if (!accumulate && values.numel() == 1 && values.device().is_cpu()) {
+    Tensor mask = fill_mask(self, indices);
+    if (mask.defined()) {
+      assert_no_internal_overlap(self, "index_put_");
+      AdvancedIndex adv;
+      adv.fill_mask = std::move(mask);
+      return adv;
+    }
+  }
+  AdvancedIndex adv = make_advanced_index(self, indices);
+  if (!is_expandable_to(values.sizes(), adv.result_shape)) {
+    throw ShapeError(str("shape mismatch: value tensor of shape ", values.sizes(),
+                         " cannot be broadcast to indexing result of shape ",
+                         IntArrayRef(adv.result_shape),
+                         "; give values that shape, or sizes of 1 (or fewer dims) to broadcast"));
+  }
+  if (values.dtype() != self.dtype()) {
+    throw DTypeError(str("Index put requires the source and destination dtypes match, got ",
+                         legacy_type_name(self.dtype()), " for the destination and ",
+                         legacy_type_name(values.dtype()),
+                         " for the source. Convert the values first with .to(",
+                         dtype_name(self.dtype()), ")"));
+  }
+  if (values.device() != self.device()) {
+    throw DeviceError(str("index_put_(): values are on ", values.device(),
+                          " but the destination is on ", self.device(), "; move them first"));
+  }
+  assert_no_internal_overlap(self, "index_put_");
+  check_index_bounds(self, adv);
+  return adv;
+}
+
+void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate) {
+  index_put_validated(self, prepare_index_put(self, indices, values, accumulate), values,
+                      accumulate);
+}
+
+void index_put_validated(const Tensor& self, const AdvancedIndex& index, const Tensor& values,
+                         bool accumulate) {
+  if (index.fill_mask.defined()) {
+    if (self.numel() == 0) return;
+    Tensor m = may_overlap(self, index.fill_mask) ? clone(index.fill_mask) : index.fill_mask;
+    backend_for(self.device()).masked_fill(self, expand_to(m, self.sizes()), values.item());
+    return;
+  }
+  if (compute_numel(index.result_shape) == 0) return;
+  // Values or indices sharing memory with the destination are read as if copied first.
+  Tensor v = may_overlap(self, values) ? clone(values) : values;
+  std::vector<Tensor> idx = index.indices;
+  for (size_t p = 0; p < idx.size(); ++p) {
+    if (idx[p].defined() && may_overlap(self, index.unexpanded[p])) {
+      idx[p] = expand_to(clone(index.unexpanded[p]), index.index_shape);
+    }
+  }
+  backend_for(self.device())
+      .index_put(self, idx, expand_to(v, index.result_shape), IndexPutDescriptor{accumulate});
+}
+
+void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  if (mask.dtype() != kBool) {
+    throw DTypeError(str("masked_fill_ only supports boolean masks, but got mask with dtype ",
+                         dtype_name(mask.dtype()), "; build it with a comparison or .to(kBool)"));
+  }
+  if (mask.device() != self.device()) {
+    throw DeviceError(str("masked_fill_(): the mask is on ", mask.device(),
+                          " but the tensor is on ", self.device(), "; move the mask first"));
+  }
+  if (!is_expandable_to(mask.sizes(), self.sizes())) {
+    throw ShapeError(str("masked_fill_(): the mask of shape ", mask.sizes(),
+                         " does not broadcast to the tensor's shape ", self.sizes(),
+                         " (an in-place op keeps the tensor's shape); give the mask that shape "
+                         "or sizes of 1 in the dims to broadcast"));
+  }
+  assert_no_internal_overlap(self, "masked_fill_");
+  if (self.numel() == 0) return;
+  Tensor m = may_overlap(self, mask) ? clone(mask) : mask;
+  backend_for(self.device()).masked_fill(self, expand_to(m, self.sizes()), value);
+}
+
+}  // namespace mutagrad::native

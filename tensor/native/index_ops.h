@@ -1,0 +1,85 @@
+// Raw advanced-indexing ops: gather (index), scatter (index_put_) and masked_fill_ (no autograd,
+// no version bump: callers bump). Every argument is validated before anything is written, so a
+// failed call leaves every tensor bit-for-bit unchanged (the strong guarantee).
+//
+//   Tensor rows = native::index(x, {idx});                  // x[idx], a copy
+//   native::index_put_(x, {Tensor(), idx}, v, false);       // x[:, idx] = v
+//   native::index_put_(x, {i, j}, v, /*accumulate=*/true);  // x[i, j] += v, duplicates summed
+//   native::masked_fill_(x, x.gt(0), 0.0);                  // x[x > 0] = 0
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace mutagrad::native {
+
+// An index list in the normal form the backend kernels take (see Backend::index). Built and
+// validated by make_advanced_index() from a user list whose entries are: undefined (the dim is
+// taken whole), an int64/int32 index tensor (one dim), or a bool mask (as many dims as it has,
+// replaced by the columns of its nonzero()).
+struct AdvancedIndex {
+  // One entry per leading dim of self that the list covers; undefined = taken whole. Defined
+  // entries are int64 and expanded (stride 0 where broadcast) to `index_shape`.
+  std::vector<Tensor> indices;
+  // The defined entries before expansion (for bounds checks), parallel to `indices`.
+  std::vector<Tensor> unexpanded;
+  DimVector index_shape;   // the broadcast shape of the index tensors
+  DimVector result_shape;  // the shape of self[indices]
+  // Whether the defined entries are one run of dims: then index_shape replaces them in place,
+  // otherwise it goes to the front of the result (PyTorch/NumPy rule).
+  bool adjacent = true;
+  int64_t first_dim = 0;    // the first indexed dim of self
+  int64_t num_defined = 0;  // how many entries are defined
+  // Set by prepare_index_put() when the write is a masked fill (see there): the mask, viewed
+  // to broadcast to self's shape. The other fields are then unset.
+  Tensor fill_mask;
+};
+
+// Validates `indices` against `self` and brings them to normal form, in PyTorch's order of
+// checks: too many indices (IndexError), index dtype (IndexError), device (DeviceError), mask
+// shape (IndexError), broadcasting of the index tensors (IndexError), a non-empty index into
+// an empty dim (IndexError). Other values are NOT range checked here; call
+// check_index_bounds() once the other arguments are validated too.
+AdvancedIndex make_advanced_index(const Tensor& self, TensorList indices);
+// IndexError "index 5 is out of bounds for dimension 0 with size 3" for the first index value
+// outside [-size, size) (negative values wrap, as in Python). Nothing is checked when the
+// result is empty (nothing is accessed then), as PyTorch.
+void check_index_bounds(const Tensor& self, const AdvancedIndex& index);
+
+// self[indices] as a new tensor (never a view): gather.
+Tensor index(const Tensor& self, TensorList indices);
+// self[indices] = values (accumulate: +=). values must have self's dtype (DTypeError otherwise,
+// as PyTorch) and broadcast to the indexed shape (ShapeError). Duplicates: without accumulate
+// the last occurrence in index order wins; with accumulate the values are summed per element
+// in index order, bitwise the same for any thread count. Writing into a tensor whose elements
+// share memory (an expanded tensor) is a ValueError. A `values` that overlaps self is read as
+// if copied first.
+void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate);
+// Every check of index_put_ (index list, value shape, dtype, device, destination overlap,
+// bounds) without writing: the normal form to pass to index_put_validated(). As PyTorch
+// (canDispatchToMaskedFill), a write without accumulate whose only index is a bool mask and
+// whose value has one element on the CPU is a masked fill: only the mask is checked, and the
+// value is converted to self's dtype.
+AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Tensor& values,
+                                bool accumulate);
+// index_put_ on an already validated normal form (values already of self's dtype and
+// broadcastable, bounds checked).
+void index_put_validated(const Tensor& self, const AdvancedIndex& index, const Tensor& values,
+                         bool accumulate);
+// self[mask] = value, mask bool and broadcastable to self's shape (self's shape is kept).
+void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value);
+
+// True when shape `from` broadcasts to `to` without changing `to` (PyTorch's is_expandable_to).
+bool is_expandable_to(IntArrayRef from, IntArrayRef to);
+
+// The shape of `values` with leading size-1 dims dropped (PyTorch's slicePrefix1sSize): the
+// form set_item_ broadcasts to the indexed shape.
+DimVector strip_leading_ones(IntArrayRef sizes);
+
+// Error texts shared with indexing/ (each one states the rule and how to fix it).
+std::string too_many_indices_message(int64_t ndim, int64_t got);
+std::string out_of_bounds_message(int64_t index, int64_t dim, int64_t size);
+
+}  // namespace mutagrad::native

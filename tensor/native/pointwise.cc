@@ -1,0 +1,338 @@
+// Raw element-wise ops: PyTorch's type promotion, broadcasting, validation and output
+// allocation, then the device's backend. See tensor/native/pointwise.h.
+#include "tensor/native/pointwise.h"
+
+#include <initializer_list>
+#include <optional>
+
+#include "tensor/native/copy.h"
+#include "tensor/native/factories.h"
+#include "tensor/native/views.h"
+#include "tensor/shape.h"
+
+namespace mutagrad::native {
+namespace {
+
+// PyTorch's ResultTypeState: the promoted dtype of the dimensioned tensors, of the 0-dim
+// tensors and of the Python scalars (wrapped numbers), combined by category.
+struct ResultTypeState {
+  std::optional<ScalarType> dim, zero, wrapped;
+
+  static void update(std::optional<ScalarType>& slot, ScalarType t) {
+    slot = slot ? promote_types(*slot, t) : t;
+  }
+  void add(const Tensor& t) { update(t.dim() > 0 ? dim : zero, t.dtype()); }
+  // A floating scalar counts as the default dtype (float32), as in PyTorch.
+  void add(const Scalar& s) { update(wrapped, s.is_floating_point() ? kFloat32 : s.type()); }
+
+  // The lower slot only matters when it is of a higher category than the higher slot.
+  static std::optional<ScalarType> combine(std::optional<ScalarType> higher,
+                                           std::optional<ScalarType> lower) {
+    if (!higher) return lower;
+    if (!lower || is_floating_point(*higher)) return higher;
+    if (*higher == kBool || is_floating_point(*lower)) return promote_types(*higher, *lower);
+    return higher;
+  }
+  ScalarType result() const {
+    std::optional<ScalarType> r = combine(dim, combine(zero, wrapped));
+    MG_INTERNAL_ASSERT(r.has_value(), "result_type of no operands");
+    return *r;
+  }
+};
+
+// As PyTorch's canCast: no floating -> integral, no non-bool -> bool.
+bool can_cast(ScalarType from, ScalarType to) {
+  if (is_floating_point(from) && is_integral(to, /*include_bool=*/true)) return false;
+  if (from != kBool && to == kBool) return false;
+  return true;
+}
+
+void check_can_cast(ScalarType result, const Tensor& out, const char* op) {
+  if (!can_cast(result, out.dtype())) {
+    throw DTypeError(str(op, "(): result type ", legacy_type_name(result),
+                         " can't be cast to the desired output type ",
+                         legacy_type_name(out.dtype()),
+                         "; write into a tensor of a wider dtype or convert the inputs first"));
+  }
+}
+
+bool same_geometry(const Tensor& a, const Tensor& b) {
+  return a.raw_data() == b.raw_data() && a.dtype() == b.dtype() && a.sizes() == b.sizes() &&
+         a.strides() == b.strides();
+}
+
+// An input of an op writing into `out`: a partial overlap is read first (cloned); the exact
+// same elements (in place) are fine, each is read before it is written.
+Tensor guard_overlap(const Tensor& out, const Tensor& in) {
+  if (may_overlap(out, in) && !same_geometry(out, in)) return clone(in);
+  return in;
+}
+
+Tensor expand_to(const Tensor& t, IntArrayRef shape) {
+  return t.sizes().equals(shape) ? t : expand(t, shape);
+}
+
+Tensor new_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
+  return empty(sizes, TensorOptions(dtype).device(device));
+}
+
+// `t` on `device`: a 0-dim CPU tensor moves (as PyTorch lets CPU scalars meet CUDA tensors);
+// anything else on another device is a DeviceError.
+Tensor on_device(const Tensor& t, Device device, const char* op) {
+  if (t.device() == device) return t;
+  if (t.dim() == 0 && t.device().is_cpu()) {
+    Tensor moved = new_tensor({}, t.dtype(), device);
+    copy_(moved, t);
+    return moved;
+  }
+  throw DeviceError(str(op,
+                        "(): expected all tensors to be on the same device, but found at "
+                        "least two devices, ",
+                        device, " and ", t.device(), "; move them with .to(device) first"));
+}
+
+// Where an op over `ts` runs: the device of the first tensor that is not a 0-dim CPU tensor
+// (those follow the others, as in PyTorch), else the CPU.
+Device common_device(std::initializer_list<const Tensor*> ts) {
+  for (const Tensor* t : ts) {
+    if (!(t->dim() == 0 && t->device().is_cpu())) return t->device();
+  }
+  return kCPU;
+}
+
+// The dtype a float-only unary op computes in: integers and bool promote to float32.
+bool is_float_only(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kExp:
+    case UnaryOp::kLog:
+    case UnaryOp::kSqrt:
+    case UnaryOp::kSin:
+    case UnaryOp::kCos:
+    case UnaryOp::kTanh:
+    case UnaryOp::kSigmoid:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Validates a unary op and returns the dtype it computes in (its input dtype).
+ScalarType unary_compute_dtype(UnaryOp op, const Tensor& self, const UnaryArgs& args) {
+  const ScalarType t = self.dtype();
+  switch (op) {
+    case UnaryOp::kNeg:
+      if (t == kBool) {
+        throw DTypeError(
+            "neg(): Negation, the `-` operator, on a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+      }
+      return t;
+    case UnaryOp::kAbs:
+      if (t == kBool) {
+        throw DTypeError(
+            "abs(): \"abs_cpu\" not implemented for 'Bool'; convert the tensor to "
+            "an integer or floating dtype first");
+      }
+      return t;
+    case UnaryOp::kRelu:
+      if (t == kBool) {
+        throw DTypeError(
+            "relu(): Boolean inputs not supported for relu; convert the tensor to "
+            "an integer or floating dtype first");
+      }
+      return t;
+    case UnaryOp::kLogicalNot:
+      return t;
+    case UnaryOp::kPowScalar: {
+      if (!args.has_arg) throw ValueError("pow(): the exponent is missing (UnaryArgs::arg)");
+      ResultTypeState s;
+      s.add(self);
+      s.add(args.arg);
+      ScalarType r = s.result();
+      if (r == kBool) {
+        throw DTypeError(
+            "pow(): \"pow\" not implemented for 'Bool'; convert the tensor to an "
+            "integer or floating dtype first");
+      }
+      if (is_integral(r, false) && args.arg.is_integral() && args.arg.to<int64_t>() < 0) {
+        throw ValueError(str("pow(): Integers to negative integer powers are not allowed (",
+                             dtype_name(r), " tensor to the power ", args.arg,
+                             "); convert the tensor to a floating dtype first"));
+      }
+      return r;
+    }
+    case UnaryOp::kClamp: {
+      if (!args.has_arg && !args.has_arg2) {
+        throw ValueError("clamp(): At least one of 'min' or 'max' must not be None");
+      }
+      ResultTypeState s;
+      s.add(self);
+      if (args.has_arg) s.add(args.arg);
+      if (args.has_arg2) s.add(args.arg2);
+      return s.result();
+    }
+    default:
+      MG_INTERNAL_ASSERT(is_float_only(op), "unknown unary op ", static_cast<int>(op));
+      return is_floating_point(t) ? t : kFloat32;
+  }
+}
+
+ScalarType unary_result_dtype(UnaryOp op, ScalarType compute) {
+  return op == UnaryOp::kLogicalNot ? kBool : compute;
+}
+
+void check_binary_dtypes(BinaryOp op, ScalarType a, ScalarType b) {
+  if (op == BinaryOp::kSub && (a == kBool || b == kBool)) {
+    if (a == kBool && b == kBool) {
+      throw DTypeError(
+          "sub(): Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+          "`^` or `logical_xor()` operator instead.");
+    }
+    throw DTypeError(
+        "sub(): Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+        "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  }
+}
+
+// The dtype `a op b` computes in, given the promoted dtype of its operands.
+ScalarType binary_compute_dtype(BinaryOp op, ScalarType promoted) {
+  if (op == BinaryOp::kDiv && !is_floating_point(promoted)) return kFloat32;  // true division
+  if (op == BinaryOp::kPow && promoted == kBool) {
+    throw DTypeError(
+        "pow(): \"pow\" not implemented for 'Bool'; convert the tensors to an "
+        "integer or floating dtype first");
+  }
+  return promoted;
+}
+
+ScalarType binary_result_dtype(BinaryOp op, ScalarType compute) {
+  return is_comparison(op) ? kBool : compute;
+}
+
+// a op b computed in `compute`, into a new tensor.
+Tensor binary_impl(BinaryOp op, const Tensor& a, const Tensor& b, ScalarType compute) {
+  const char* name = binary_op_name(op);
+  Device device = common_device({&a, &b});
+  Tensor aa = on_device(a, device, name);
+  Tensor bb = on_device(b, device, name);
+  DimVector shape = broadcast_shapes(aa.sizes(), bb.sizes(), name);
+  Tensor out = new_tensor(shape, binary_result_dtype(op, compute), aa.device());
+  if (out.numel() == 0) return out;
+  Tensor ac = expand_to(to(aa, compute), shape);
+  Tensor bc = expand_to(to(bb, compute), shape);
+  backend_for(out.device()).binary(op, out, ac, bc);
+  return out;
+}
+
+}  // namespace
+
+ScalarType result_type(const Tensor& a, const Tensor& b) {
+  ResultTypeState s;
+  s.add(a);
+  s.add(b);
+  return s.result();
+}
+
+ScalarType result_type(const Tensor& a, const Scalar& b) {
+  ResultTypeState s;
+  s.add(a);
+  s.add(b);
+  return s.result();
+}
+
+Tensor unary(UnaryOp op, const Tensor& self, const UnaryArgs& args) {
+  ScalarType compute = unary_compute_dtype(op, self, args);
+  Tensor out = new_tensor(self.sizes(), unary_result_dtype(op, compute), self.device());
+  if (out.numel() == 0) return out;
+  backend_for(self.device()).unary(op, out, to(self, compute), args);
+  return out;
+}
+
+void unary_out(UnaryOp op, const Tensor& out, const Tensor& self, const UnaryArgs& args) {
+  const char* name = unary_op_name(op);
+  ScalarType compute = unary_compute_dtype(op, self, args);
+  ScalarType result = unary_result_dtype(op, compute);
+  if (!out.sizes().equals(self.sizes())) {
+    throw ShapeError(str(name, "(): output with shape ", out.sizes(),
+                         " doesn't match the input shape ", self.sizes(),
+                         "; pass an output of the input's shape"));
+  }
+  Tensor in_dev = on_device(self, out.device(), name);
+  check_can_cast(result, out, name);
+  assert_no_internal_overlap(out, name);
+  if (out.numel() == 0) return;
+  if (result != out.dtype()) {
+    backend_for(out.device()).copy(out, unary(op, in_dev, args));
+    return;
+  }
+  Tensor in = guard_overlap(out, to(in_dev, compute));
+  backend_for(out.device()).unary(op, out, in, args);
+}
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  check_binary_dtypes(op, a.dtype(), b.dtype());
+  return binary_impl(op, a, b, binary_compute_dtype(op, result_type(a, b)));
+}
+
+Tensor binary(BinaryOp op, const Tensor& a, const Scalar& b) {
+  check_binary_dtypes(op, a.dtype(), b.type());
+  ScalarType compute = binary_compute_dtype(op, result_type(a, b));
+  return binary_impl(op, a, wrap_scalar(b, compute, a.device()), compute);
+}
+
+void binary_out(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  const char* name = binary_op_name(op);
+  check_binary_dtypes(op, a.dtype(), b.dtype());
+  ScalarType compute = binary_compute_dtype(op, result_type(a, b));
+  ScalarType result = binary_result_dtype(op, compute);
+  Tensor aa = on_device(a, out.device(), name);
+  Tensor bb = on_device(b, out.device(), name);
+  DimVector shape = broadcast_shapes(aa.sizes(), bb.sizes(), name);
+  if (!out.sizes().equals(shape)) {
+    throw ShapeError(str(name, "(): output with shape ", out.sizes(),
+                         " doesn't match the broadcast shape ", IntArrayRef(shape),
+                         "; an in-place op cannot change the shape of its output"));
+  }
+  check_can_cast(result, out, name);
+  assert_no_internal_overlap(out, name);
+  if (out.numel() == 0) return;
+  if (result != out.dtype()) {
+    backend_for(out.device()).copy(out, binary_impl(op, aa, bb, compute));
+    return;
+  }
+  Tensor ac = guard_overlap(out, expand_to(to(aa, compute), shape));
+  Tensor bc = guard_overlap(out, expand_to(to(bb, compute), shape));
+  backend_for(out.device()).binary(op, out, ac, bc);
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  if (cond.dtype() != kBool) {
+    throw DTypeError(str(
+        "where(): expected condition to be a boolean tensor, but got a tensor "
+        "with dtype ",
+        legacy_type_name(cond.dtype()), "; compare it (e.g. x != 0) or convert with .to(kBool)"));
+  }
+  Device device = common_device({&cond, &a, &b});
+  Tensor aa = on_device(a, device, "where");
+  Tensor bb = on_device(b, device, "where");
+  Tensor cc = on_device(cond, device, "where");
+  DimVector shape =
+      broadcast_shapes(broadcast_shapes(cc.sizes(), aa.sizes(), "where"), bb.sizes(), "where");
+  ScalarType dtype = result_type(aa, bb);
+  Tensor out = new_tensor(shape, dtype, aa.device());
+  if (out.numel() == 0) return out;
+  backend_for(out.device())
+      .where(out, expand_to(cc, shape), expand_to(to(aa, dtype), shape),
+             expand_to(to(bb, dtype), shape));
+  return out;
+}
+
+Tensor nonzero(const Tensor& self) { return backend_for(self.device()).nonzero(self); }
+
+Tensor wrap_scalar(const Scalar& value, ScalarType dtype, Device device) {
+  Tensor t = new_tensor({}, dtype, device);
+  backend_for(device).fill(t, value);
+  return t;
+}
+
+}  // namespace mutagrad::native

@@ -1,0 +1,117 @@
+// Raw reductions: dim validation, output dtype and shape, then the device's backend.
+// See tensor/native/reduce.h.
+#include "tensor/native/reduce.h"
+
+#include "tensor/native/copy.h"
+#include "tensor/native/factories.h"
+#include "tensor/shape.h"
+
+namespace mutagrad::native {
+namespace {
+
+// A tensor over `t`'s storage with new contiguous geometry (t must be contiguous).
+Tensor reshape_contiguous(const Tensor& t, IntArrayRef sizes) {
+  return Tensor(std::make_shared<TensorImpl>(t.storage(), DimVector(sizes),
+                                             contiguous_strides(sizes), t.storage_offset(),
+                                             t.dtype(), t.version_counter()));
+}
+
+ScalarType reduce_dtype(ReduceOp op, ScalarType in) {
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kProd:
+      return is_integral(in, /*include_bool=*/true) ? kInt64 : in;
+    case ReduceOp::kMean:
+      if (!is_floating_point(in)) {
+        throw DTypeError(
+            str("mean(): could not infer output dtype. Input dtype must be either a "
+                "floating point or complex dtype. Got: ",
+                legacy_type_name(in), "; convert with .to(kFloat32) first"));
+      }
+      return in;
+    case ReduceOp::kMax:
+    case ReduceOp::kMin:
+      return in;
+  }
+  return in;
+}
+
+}  // namespace
+
+Tensor reduce(ReduceOp op, const Tensor& self, IntArrayRef dims, bool keepdim) {
+  const char* name = reduce_op_name(op);
+  const int64_t nd = self.dim();
+  std::vector<bool> reduce_dim(static_cast<size_t>(nd), dims.empty());
+  for (int64_t d : dims) {
+    int64_t w = wrap_dim(d, nd, name);
+    if (nd == 0) continue;
+    if (reduce_dim[w]) {
+      throw ValueError(str(name, "(): dim ", w, " appears multiple times in the list of dims ",
+                           dims, "; list each dim once"));
+    }
+    reduce_dim[w] = true;
+  }
+  ScalarType dtype = reduce_dtype(op, self.dtype());
+  if (op == ReduceOp::kMax || op == ReduceOp::kMin) {
+    if (dims.empty() && self.numel() == 0) {
+      throw IndexError(str(name,
+                           "(): Expected reduction dim to be specified for input.numel() == "
+                           "0. Specify the reduction dim with the 'dim' argument."));
+    }
+    for (int64_t d = 0; d < nd; ++d) {
+      if (reduce_dim[d] && self.sizes()[d] == 0) {
+        throw IndexError(str(name, "(): Expected reduction dim ", d,
+                             " to have non-zero size; the tensor has shape ", self.sizes()));
+      }
+    }
+  }
+  DimVector keep_sizes, out_sizes;
+  for (int64_t d = 0; d < nd; ++d) {
+    keep_sizes.push_back(reduce_dim[d] ? 1 : self.sizes()[d]);
+    if (!reduce_dim[d]) out_sizes.push_back(self.sizes()[d]);
+  }
+  Tensor out = empty(keepdim ? keep_sizes : out_sizes, TensorOptions(dtype).device(self.device()));
+  if (out.numel() == 0) return out;
+  Tensor out_keep = keepdim ? out : reshape_contiguous(out, keep_sizes);
+  backend_for(self.device()).reduce(op, out_keep, self, reduce_dim);
+  return out;
+}
+
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  if (self.dtype() == kBool) {
+    throw DTypeError(
+        "argmax(): \"argmax_cpu\" not implemented for 'Bool'; convert the tensor "
+        "to an integer or floating dtype first");
+  }
+  TensorOptions options = TensorOptions(kInt64).device(self.device());
+  if (!dim) {
+    if (self.numel() == 0) {
+      throw IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.");
+    }
+    Tensor flat = reshape_contiguous(contiguous(self), {self.numel()});
+    Tensor out =
+        empty(keepdim ? DimVector(static_cast<size_t>(self.dim()), 1) : DimVector(), options);
+    backend_for(self.device()).argmax(reshape_contiguous(out, {1}), flat, 0);
+    return out;
+  }
+  const int64_t nd = self.dim();
+  const int64_t d = wrap_dim(*dim, nd, "argmax");
+  if (nd == 0) {
+    Tensor out = empty({}, options);
+    fill_(out, 0);
+    return out;
+  }
+  if (self.sizes()[d] == 0) {
+    throw IndexError(str("argmax(): Expected reduction dim ", d,
+                         " to have non-zero size; the tensor has shape ", self.sizes()));
+  }
+  DimVector keep_sizes(self.sizes()), out_sizes(self.sizes());
+  keep_sizes[d] = 1;
+  out_sizes.erase(static_cast<size_t>(d));
+  Tensor out = empty(keepdim ? keep_sizes : out_sizes, options);
+  if (out.numel() == 0) return out;
+  backend_for(self.device()).argmax(keepdim ? out : reshape_contiguous(out, keep_sizes), self, d);
+  return out;
+}
+
+}  // namespace mutagrad::native

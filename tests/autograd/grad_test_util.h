@@ -1,0 +1,62 @@
+// Helpers for the autograd tests: random float64 leaves (contiguous or not) and a check that
+// runs gradcheck and gradgradcheck on a function.
+//
+//   Tensor x = leaf({2, 3}, 1);                  // uniform in [-1, 1], requires grad
+//   Tensor y = strided_leaf({2, 3}, 2);          // same, non-contiguous (a transposed view)
+//   check_grads([](const VariableList& in) { return in[0] * in[1]; }, {x, y});
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "mutagrad.h"
+
+namespace mutagrad::testing_util {
+
+using autograd::VariableList;
+
+// Uniform in [lo, hi), float64, requires grad.
+inline Tensor leaf(IntArrayRef sizes, uint64_t seed, double lo = -1.0, double hi = 1.0) {
+  Generator gen(seed);
+  Tensor t = rand(sizes, gen, kFloat64);
+  native::binary_out(BinaryOp::kMul, t, t, native::wrap_scalar(hi - lo, kFloat64, kCPU));
+  native::binary_out(BinaryOp::kAdd, t, t, native::wrap_scalar(lo, kFloat64, kCPU));
+  return t.requires_grad_();
+}
+
+// As leaf(), but a non-contiguous tensor: the transpose of a contiguous one (sizes reversed).
+inline Tensor strided_leaf(IntArrayRef sizes, uint64_t seed, double lo = -1.0, double hi = 1.0) {
+  DimVector reversed;
+  for (size_t d = sizes.size(); d-- > 0;) reversed.push_back(sizes[d]);
+  Tensor base = leaf(reversed, seed, lo, hi).detach();
+  DimVector perm;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) perm.push_back(d);
+  Tensor t = native::permute(base, perm);
+  return t.requires_grad_();
+}
+
+// Values of a tensor as doubles, row-major.
+inline std::vector<double> values(const Tensor& t) {
+  Tensor c = native::contiguous(native::to(t, kFloat64));
+  const double* p = c.data_ptr<double>();
+  return std::vector<double>(p, p + c.numel());
+}
+
+inline void expect_close(const Tensor& actual, const std::vector<double>& expected,
+                         double tol = 1e-9) {
+  std::vector<double> got = values(actual);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], tol) << "element " << i;
+}
+
+inline void check_grads(const autograd::TensorFunction& fn, const VariableList& inputs) {
+  EXPECT_TRUE(autograd::gradcheck(fn, inputs));
+  EXPECT_TRUE(autograd::gradgradcheck(fn, inputs));
+}
+
+}  // namespace mutagrad::testing_util
+
+#define CHECK_GRADS(fn, ...)                                \
+  do {                                                      \
+    SCOPED_TRACE(#fn);                                      \
+    ::mutagrad::testing_util::check_grads(fn, __VA_ARGS__); \
+  } while (0)

@@ -1,0 +1,93 @@
+// Reductions: gradcheck and gradgradcheck over all dims and some dims, with and without
+// keepdim, on contiguous and strided inputs; tie and zero handling by hand.
+#include "grad_test_util.h"
+
+namespace mutagrad {
+namespace {
+
+using autograd::VariableList;
+using testing_util::expect_close;
+using testing_util::leaf;
+using testing_util::strided_leaf;
+
+std::vector<Tensor> inputs(uint64_t seed, double lo = -1.0, double hi = 1.0) {
+  return {leaf({2, 3, 2}, seed, lo, hi), strided_leaf({2, 3, 2}, seed + 1, lo, hi)};
+}
+
+TEST(ReduceOps, Sum) {
+  for (const Tensor& x : inputs(1)) {
+    CHECK_GRADS([](const VariableList& in) { return in[0].sum(); }, {x});
+    CHECK_GRADS([](const VariableList& in) { return in[0].sum({1}); }, {x});
+    CHECK_GRADS([](const VariableList& in) { return in[0].sum({0, -1}, true); }, {x});
+  }
+}
+
+TEST(ReduceOps, Mean) {
+  for (const Tensor& x : inputs(3)) {
+    CHECK_GRADS([](const VariableList& in) { return in[0].mean(); }, {x});
+    CHECK_GRADS([](const VariableList& in) { return in[0].mean({2}); }, {x});
+    CHECK_GRADS([](const VariableList& in) { return in[0].mean({0, 1}, true); }, {x});
+  }
+}
+
+TEST(ReduceOps, Prod) {
+  for (const Tensor& x : inputs(5, 0.5, 1.5)) {
+    CHECK_GRADS([](const VariableList& in) { return in[0].prod(); }, {x});
+    CHECK_GRADS([](const VariableList& in) { return in[0].prod({1}); }, {x});
+    CHECK_GRADS([](const VariableList& in) { return in[0].prod({0, 2}, true); }, {x});
+  }
+}
+
+TEST(ReduceOps, ProdWithZeros) {
+  // One zero in a group: only the zero gets the product of the others; two zeros: nothing.
+  Tensor x = tensor({{2.0, 0.0, 3.0}, {0.0, 0.0, 5.0}, {1.0, 2.0, 4.0}}, kFloat64).requires_grad_();
+  x.prod({1}).sum().backward();
+  expect_close(x.grad(), {0, 6, 0, 0, 0, 0, 8, 4, 2});
+  CHECK_GRADS([](const VariableList& in) { return in[0].prod({1}); },
+              {x.detach().requires_grad_()});
+  Tensor y = tensor({1.5, 0.0, -2.0}, kFloat64).requires_grad_();
+  CHECK_GRADS([](const VariableList& in) { return in[0].prod(); }, {y});
+  // Two and three zeros: first derivatives 0, second derivatives still exact.
+  Tensor z = tensor({{0.0, 0.0, 3.0}, {0.0, 0.0, 0.0}}, kFloat64).requires_grad_();
+  CHECK_GRADS([](const VariableList& in) { return in[0].prod({1}); }, {z});
+}
+
+TEST(ReduceOps, MaxMin) {
+  for (const Tensor& x : inputs(7)) {
+    CHECK_GRADS([](const VariableList& in) { return in[0].max(); }, {x});
+    CHECK_GRADS([](const VariableList& in) { return in[0].min(); }, {x});
+    CHECK_GRADS([](const VariableList& in) { return in[0].max({1}); }, {x});
+    CHECK_GRADS([](const VariableList& in) { return in[0].min({0, 2}, true); }, {x});
+  }
+}
+
+TEST(ReduceOps, MaxSharesTheGradientAmongTies) {
+  Tensor x = tensor({1.0, 3.0, 3.0, 2.0}, kFloat64).requires_grad_();
+  x.max().backward();
+  expect_close(x.grad(), {0, 0.5, 0.5, 0});
+  EXPECT_STREQ(x.max().grad_fn()->name(), "MaxBackward1");
+  EXPECT_STREQ(x.min().grad_fn()->name(), "MinBackward1");
+  EXPECT_STREQ(x.max({0}).grad_fn()->name(), "AmaxBackward0");
+}
+
+TEST(ReduceOps, NodeNames) {
+  Tensor x = leaf({2, 2}, 9);
+  EXPECT_STREQ(x.sum().grad_fn()->name(), "SumBackward0");
+  EXPECT_STREQ(x.sum({0}).grad_fn()->name(), "SumBackward1");
+  EXPECT_STREQ(x.mean().grad_fn()->name(), "MeanBackward0");
+  EXPECT_STREQ(x.mean({0}).grad_fn()->name(), "MeanBackward1");
+  EXPECT_STREQ(x.prod().grad_fn()->name(), "ProdBackward0");
+  EXPECT_STREQ(x.prod({0}).grad_fn()->name(), "ProdBackward1");
+  EXPECT_FALSE(x.argmax().requires_grad());
+}
+
+TEST(ReduceOps, SumTo) {
+  Tensor g = leaf({2, 3, 4}, 10);
+  CHECK_GRADS([](const VariableList& in) { return sum_to(in[0], {3, 1}); }, {g});
+  CHECK_GRADS([](const VariableList& in) { return sum_to(in[0], {1, 4}); }, {g});
+  Tensor s = sum_to(ones({2, 3}, kFloat64), {3});
+  expect_close(s, {2, 2, 2});
+}
+
+}  // namespace
+}  // namespace mutagrad

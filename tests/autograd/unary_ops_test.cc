@@ -1,0 +1,113 @@
+// Unary ops: gradcheck and gradgradcheck, contiguous and strided inputs, plus node names.
+#include "grad_test_util.h"
+
+namespace mutagrad {
+namespace {
+
+using autograd::VariableList;
+using testing_util::leaf;
+using testing_util::strided_leaf;
+
+// Inputs away from the kinks of abs/relu/clamp (|x| in [0.2, 1]) with both signs.
+Tensor away_from_zero(IntArrayRef sizes, uint64_t seed, bool strided) {
+  Tensor x = strided ? strided_leaf(sizes, seed, 0.2, 1.0) : leaf(sizes, seed, 0.2, 1.0);
+  NoGradGuard guard;
+  Tensor sign_flip = sign(arange(x.numel(), kFloat64).view(x.sizes()) - 1.5);  // - - + + ...
+  native::binary_out(BinaryOp::kMul, x, x, sign_flip);
+  return x;
+}
+
+TEST(UnaryOps, Neg) {
+  CHECK_GRADS([](const VariableList& in) { return in[0].neg(); }, {leaf({2, 3}, 1)});
+  CHECK_GRADS([](const VariableList& in) { return -in[0]; }, {strided_leaf({2, 3}, 2)});
+}
+
+TEST(UnaryOps, Abs) {
+  CHECK_GRADS([](const VariableList& in) { return in[0].abs(); },
+              {away_from_zero({2, 3}, 3, false)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].abs(); },
+              {away_from_zero({3, 2}, 4, true)});
+}
+
+TEST(UnaryOps, ExpLogSqrt) {
+  CHECK_GRADS([](const VariableList& in) { return in[0].exp(); }, {leaf({2, 3}, 5)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].exp(); }, {strided_leaf({2, 3}, 6)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].log(); }, {leaf({2, 3}, 7, 0.5, 2.0)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].log(); },
+              {strided_leaf({2, 3}, 8, 0.5, 2.0)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].sqrt(); }, {leaf({2, 3}, 9, 0.5, 2.0)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].sqrt(); },
+              {strided_leaf({2, 3}, 10, 0.5, 2.0)});
+}
+
+TEST(UnaryOps, Trigonometric) {
+  CHECK_GRADS([](const VariableList& in) { return in[0].sin(); }, {leaf({2, 3}, 11)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].cos(); }, {strided_leaf({2, 3}, 12)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].tanh(); }, {leaf({2, 3}, 13)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].tanh(); }, {strided_leaf({3, 2}, 14)});
+}
+
+TEST(UnaryOps, SigmoidRelu) {
+  CHECK_GRADS([](const VariableList& in) { return in[0].sigmoid(); }, {leaf({2, 3}, 15)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].sigmoid(); }, {strided_leaf({2, 3}, 16)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].relu(); },
+              {away_from_zero({2, 3}, 17, false)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].relu(); },
+              {away_from_zero({2, 3}, 18, true)});
+}
+
+TEST(UnaryOps, PowScalar) {
+  for (Scalar e : {Scalar(2), Scalar(3), Scalar(0.5), Scalar(-1.5), Scalar(0)}) {
+    SCOPED_TRACE(e.to<double>());
+    CHECK_GRADS([e](const VariableList& in) { return in[0].pow(e); }, {leaf({2, 3}, 19, 0.5, 2.0)});
+    CHECK_GRADS([e](const VariableList& in) { return in[0].pow(e); },
+                {strided_leaf({2, 3}, 20, 0.5, 2.0)});
+  }
+}
+
+TEST(UnaryOps, Clamp) {
+  Tensor x = away_from_zero({3, 4}, 21, false);
+  CHECK_GRADS([](const VariableList& in) { return in[0].clamp(-0.5, 0.5); }, {x});
+  CHECK_GRADS([](const VariableList& in) { return in[0].clamp(-0.1); }, {x});
+  CHECK_GRADS([](const VariableList& in) { return in[0].clamp(std::nullopt, 0.1); },
+              {away_from_zero({3, 4}, 22, true)});
+}
+
+TEST(UnaryOps, NodeNames) {
+  Tensor x = leaf({2}, 23);
+  EXPECT_STREQ((-x).grad_fn()->name(), "NegBackward0");
+  EXPECT_STREQ(x.abs().grad_fn()->name(), "AbsBackward0");
+  EXPECT_STREQ(x.exp().grad_fn()->name(), "ExpBackward0");
+  EXPECT_STREQ(x.log().grad_fn()->name(), "LogBackward0");
+  EXPECT_STREQ(x.sqrt().grad_fn()->name(), "SqrtBackward0");
+  EXPECT_STREQ(x.sin().grad_fn()->name(), "SinBackward0");
+  EXPECT_STREQ(x.cos().grad_fn()->name(), "CosBackward0");
+  EXPECT_STREQ(x.tanh().grad_fn()->name(), "TanhBackward0");
+  EXPECT_STREQ(x.sigmoid().grad_fn()->name(), "SigmoidBackward0");
+  EXPECT_STREQ(x.relu().grad_fn()->name(), "ReluBackward0");
+  EXPECT_STREQ(x.pow(2).grad_fn()->name(), "PowBackward0");
+  EXPECT_STREQ(x.clamp(0, 1).grad_fn()->name(), "ClampBackward1");
+}
+
+TEST(UnaryOps, HandDerivedGradients) {
+  Tensor x = tensor({-2.0, 0.5, 3.0}, kFloat64).requires_grad_();
+  x.relu().sum().backward();
+  testing_util::expect_close(x.grad(), {0, 1, 1});
+  x.set_grad(Tensor());
+  x.clamp(-1.0, 1.0).sum().backward();
+  testing_util::expect_close(x.grad(), {0, 1, 0});
+  x.set_grad(Tensor());
+  x.pow(3).sum().backward();
+  testing_util::expect_close(x.grad(), {12, 0.75, 27});
+}
+
+TEST(UnaryOps, ComparisonsAndLogicalNotAreNotDifferentiable) {
+  Tensor x = leaf({3}, 24);
+  EXPECT_FALSE((x > 0.0).requires_grad());
+  EXPECT_EQ((x > 0.0).dtype(), kBool);
+  EXPECT_FALSE((!(x > 0.0)).requires_grad());
+  EXPECT_FALSE(sign(x).requires_grad());
+}
+
+}  // namespace
+}  // namespace mutagrad

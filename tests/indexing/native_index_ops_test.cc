@@ -1,0 +1,366 @@
+// The raw advanced-indexing ops of mutagrad::native (gather, scatter, masked fill) and their
+// CPU kernels: result shapes and values derived by hand, every error and its text, the strong
+// guarantee, deterministic duplicates, and results that do not depend on the thread count.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "tensor/cpu/indexing.h"
+#include "tensor/native/factories.h"
+#include "tensor/native/index_ops.h"
+#include "tensor/native/pointwise.h"
+#include "tensor/native/views.h"
+#include "tests/indexing/test_util.h"
+
+namespace mutagrad {
+namespace {
+
+using testing::bytes;
+using testing::doubles;
+using testing::f64;
+using testing::i64;
+using testing::iota;
+using testing::mask;
+using testing::sizes_of;
+using V = std::vector<double>;
+using S = std::vector<int64_t>;
+
+// Restores the kernels' thread count after a test changes it.
+class ThreadCount {
+ public:
+  explicit ThreadCount(int n) : saved_(cpu::indexing_num_threads()) {
+    cpu::set_indexing_num_threads(n);
+  }
+  ~ThreadCount() { cpu::set_indexing_num_threads(saved_); }
+
+ private:
+  int saved_;
+};
+
+template <typename Fn>
+std::string error_text(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(NativeIndex, SingleIndexTensorGathersRows) {
+  Tensor x = iota({4, 3});
+  Tensor y = native::index(x, {i64({2, 0, -1})});
+  EXPECT_EQ(sizes_of(y), (S{3, 3}));
+  EXPECT_EQ(doubles(y), (V{6, 7, 8, 0, 1, 2, 9, 10, 11}));
+  EXPECT_FALSE(y.is_alias_of(x));
+}
+
+TEST(NativeIndex, AdjacentIndicesReplaceTheirDimsInPlace) {
+  // x of shape (2, 3, 4, 5), i, j of length 2: x[:, i, j] -> [2, 2, 5].
+  Tensor x = iota({2, 3, 4, 5});
+  Tensor y = native::index(x, {Tensor(), i64({0, 2}), i64({1, 3})});
+  EXPECT_EQ(sizes_of(y), (S{2, 2, 5}));
+  // y[b, k, e] = x[b, i[k], j[k], e] = b*60 + i*20 + j*5 + e.
+  EXPECT_EQ(doubles(native::select(native::select(y, 0, 1), 0, 1)),
+            (V{60 + 40 + 15, 60 + 40 + 16, 60 + 40 + 17, 60 + 40 + 18, 60 + 40 + 19}));
+}
+
+TEST(NativeIndex, SeparatedIndicesGoToTheFront) {
+  Tensor x = iota({2, 3, 4, 5});
+  // x[i, :, j] -> [2, 3, 5]
+  Tensor a = native::index(x, {i64({0, 1}), Tensor(), i64({1, 2})});
+  EXPECT_EQ(sizes_of(a), (S{2, 3, 5}));
+  // a[k, c, e] = x[i[k], c, j[k], e]; k=1, c=2: 60 + 40 + 10 + e
+  EXPECT_EQ(doubles(native::select(native::select(a, 0, 1), 0, 2)), (V{110, 111, 112, 113, 114}));
+  // x[:, i, :, j] -> [2, 2, 4]
+  Tensor b = native::index(x, {Tensor(), i64({0, 2}), Tensor(), i64({4, 1})});
+  EXPECT_EQ(sizes_of(b), (S{2, 2, 4}));
+  // b[k, a, c] = x[a, i[k], c, j[k]]; k=0, a=1: 60 + 0 + c*5 + 4
+  EXPECT_EQ(doubles(native::select(native::select(b, 0, 0), 0, 1)), (V{64, 69, 74, 79}));
+}
+
+TEST(NativeIndex, IndexTensorsBroadcastTogether) {
+  Tensor x = iota({3, 4});
+  Tensor rows = i64({0, 2}, {2, 1});
+  Tensor cols = i64({1, 3, 0});
+  Tensor y = native::index(x, {rows, cols});
+  EXPECT_EQ(sizes_of(y), (S{2, 3}));
+  EXPECT_EQ(doubles(y), (V{1, 3, 0, 9, 11, 8}));
+}
+
+TEST(NativeIndex, MaskSelectsItsNonzeroPositionsInRowMajorOrder) {
+  Tensor x = iota({2, 3});
+  Tensor m = mask({true, false, true, false, true, false}, {2, 3});
+  EXPECT_EQ(doubles(native::index(x, {m})), (V{0, 2, 4}));
+  Tensor rows = mask({false, true}, {2});
+  Tensor y = native::index(x, {rows});
+  EXPECT_EQ(sizes_of(y), (S{1, 3}));
+  EXPECT_EQ(doubles(y), (V{3, 4, 5}));
+}
+
+TEST(NativeIndex, Int32IndicesWork) {
+  Tensor x = iota({5});
+  Tensor idx = from_vector<int32_t>({4, -5, 1}, {3});
+  EXPECT_EQ(doubles(native::index(x, {idx})), (V{4, 0, 1}));
+}
+
+TEST(NativeIndex, EmptyIndexGivesEmptyResult) {
+  Tensor x = iota({3, 3});
+  Tensor y = native::index(x, {i64({})});
+  EXPECT_EQ(sizes_of(y), (S{0, 3}));
+  // Any index into a size-0 dim is out of bounds, but an empty one is fine.
+  Tensor e = empty({0, 3});
+  EXPECT_EQ(sizes_of(native::index(e, {i64({})})), (S{0, 3}));
+}
+
+TEST(NativeIndex, NonContiguousSource) {
+  Tensor x = native::transpose(iota({3, 4}), 0, 1);  // x[a, b] = b * 4 + a
+  Tensor y = native::index(x, {i64({3, 0}), i64({1, 2})});
+  EXPECT_EQ(doubles(y), (V{7, 8}));
+}
+
+TEST(NativeIndexErrors, TextsNameTheRuleAndTheValues) {
+  Tensor x = iota({2, 3, 4, 5});
+  EXPECT_NE(error_text([&] {
+              native::index(x, {Tensor(), i64({0, 1}), i64({0, 1, 2})});
+            })
+                .find("shape mismatch: indexing tensors could not be broadcast together with "
+                      "shapes [2], [3]"),
+            std::string::npos);
+  EXPECT_NE(error_text([&] {
+              native::index(x, {mask({true, false, true}, {3})});
+            })
+                .find("The shape of the mask [3] at index 0 does not match the shape of the "
+                      "indexed tensor [2, 3, 4, 5] at index 0"),
+            std::string::npos);
+  Tensor y = iota({3});
+  EXPECT_NE(error_text([&] {
+              native::index(y, {i64({5})});
+            }).find("index 5 is out of bounds for dimension 0 with size 3"),
+            std::string::npos);
+  EXPECT_NE(error_text([&] {
+              native::index(y, {i64({0}), i64({0})});
+            }).find("too many indices for tensor of dimension 1"),
+            std::string::npos);
+  EXPECT_THROW(native::index(x, {Tensor(), i64({0, 1}), i64({0, 1, 2})}), IndexError);
+  EXPECT_THROW(native::index(y, {i64({-4})}), IndexError);
+  EXPECT_THROW(native::index(y, {f64({0}, {1})}), IndexError);
+  EXPECT_THROW(native::index(empty({0}), {i64({0})}), IndexError);
+}
+
+TEST(NativeIndexPut, LastOccurrenceWinsWithoutAccumulate) {
+  Tensor x = zeros({4}, kFloat64);
+  native::index_put_(x, {i64({1, 3, 1, 1})}, f64({10, 20, 30, 40}, {4}), false);
+  EXPECT_EQ(doubles(x), (V{0, 40, 0, 20}));
+}
+
+TEST(NativeIndexPut, AccumulateSumsDuplicates) {
+  Tensor x = iota({3});
+  native::index_put_(x, {i64({0, 0, 2, 0})}, f64({1, 2, 3, 4}, {4}), true);
+  EXPECT_EQ(doubles(x), (V{7, 1, 5}));
+}
+
+TEST(NativeIndexPut, ValuesBroadcastToTheIndexedShape) {
+  Tensor x = zeros({3, 2}, kFloat64);
+  native::index_put_(x, {i64({2, 0})}, f64({5, 6}, {2}), false);  // [2] -> [2, 2]
+  EXPECT_EQ(doubles(x), (V{5, 6, 0, 0, 5, 6}));
+  native::index_put_(x, {Tensor(), i64({1})}, f64({9}, {1}), false);
+  EXPECT_EQ(doubles(x), (V{5, 9, 0, 9, 5, 9}));
+}
+
+TEST(NativeIndexPut, AccumulateWithExpandedValues) {
+  // test_index_put_accumulate_expanded_values: a [1, 2] value broadcast over index dims.
+  Tensor x = zeros({5, 2}, kFloat64);
+  Tensor v = f64({1, 2}, {1, 2});
+  native::index_put_(x, {i64({0, 1, 2, 1})}, native::expand(v, {4, 2}), true);
+  EXPECT_EQ(doubles(x), (V{1, 2, 2, 4, 1, 2, 0, 0, 0, 0}));
+  Tensor y = zeros({4}, kFloat64);
+  native::index_put_(y, {i64({0, 1, 2, 1, 0}, {5})}, f64({1}, {1}), true);
+  EXPECT_EQ(doubles(y), (V{2, 2, 1, 0}));
+}
+
+TEST(NativeIndexPut, StridedDestinationAndMask) {
+  Tensor base = zeros({3, 4}, kFloat64);
+  Tensor xt = native::transpose(base, 0, 1);  // [4, 3]
+  native::index_put_(xt, {i64({3}), i64({1})}, f64({7}, {1}), false);
+  EXPECT_EQ(doubles(base)[1 * 4 + 3], 7);
+  Tensor m = mask({true, false, false, true}, {4});
+  native::index_put_(xt, {m}, f64({1, 2, 3}, {3}), false);
+  // rows 0 and 3 of xt = columns 0 and 3 of base.
+  EXPECT_EQ(doubles(base), (V{1, 0, 0, 1, 2, 0, 0, 2, 3, 0, 0, 3}));
+}
+
+TEST(NativeIndexPut, ErrorsCheckDtypeShapeAndOverlap) {
+  Tensor x = zeros({3, 4});
+  EXPECT_NE(error_text([&] {
+              native::index_put_(x, {i64({0})}, f64({1, 2, 3, 4}, {4}), false);
+            })
+                .find("Index put requires the source and destination dtypes match, got Float for "
+                      "the destination and Double for the source"),
+            std::string::npos);
+  EXPECT_THROW(native::index_put_(x, {i64({0})}, f64({1, 2, 3, 4}, {4}), false), DTypeError);
+  EXPECT_NE(error_text([&] {
+              native::index_put_(x, {i64({0, 1})}, zeros({3}), false);
+            })
+                .find("shape mismatch: value tensor of shape [3] cannot be broadcast to indexing "
+                      "result of shape [2, 4]"),
+            std::string::npos);
+  EXPECT_THROW(native::index_put_(x, {i64({0, 1})}, zeros({3}), false), ShapeError);
+  Tensor expanded = native::expand(zeros({3}), {2, 3});
+  EXPECT_THROW(native::index_put_(expanded, {i64({0})}, zeros({3}), false), ValueError);
+}
+
+TEST(NativeIndexPut, StrongGuaranteeOnOutOfBounds) {
+  // PyTorch 1.13 writes x[3] = -1 before raising here; we write nothing.
+  Tensor x = iota({5});
+  std::vector<unsigned char> before = bytes(x);
+  EXPECT_THROW(
+      native::index_put_(native::unsqueeze(x, 1), {i64({-2, 6, 4})}, f64({-1}, {1}), false),
+      IndexError);
+  EXPECT_EQ(bytes(x), before);
+  EXPECT_THROW(native::index_put_(x, {i64({0, 1, 2, 3, 4, 5})}, f64({-1}, {1}), true), IndexError);
+  EXPECT_EQ(bytes(x), before);
+  // An error in a later index tensor also leaves every element alone.
+  Tensor y = iota({3, 3});
+  before = bytes(y);
+  EXPECT_THROW(native::index_put_(y, {i64({0, 1}), i64({2, 3})}, f64({-1}, {1}), false),
+               IndexError);
+  EXPECT_EQ(bytes(y), before);
+}
+
+TEST(NativeIndexPut, OverlappingValuesReadAsIfCopiedFirst) {
+  Tensor x = iota({5});
+  // x[[1, 2, 3, 4]] = x[0:4]
+  native::index_put_(x, {i64({1, 2, 3, 4})}, native::slice(x, 0, 0, 4), false);
+  EXPECT_EQ(doubles(x), (V{0, 0, 1, 2, 3}));
+  Tensor idx = i64({2, 0, 1});
+  native::index_put_(idx, {idx}, i64({7, 8, 9}), false);  // the index is the destination
+  EXPECT_EQ(doubles(idx), (V{8, 9, 7}));
+}
+
+TEST(NativeIndexPut, EmptyIndexWritesNothing) {
+  Tensor x = iota({3});
+  native::index_put_(x, {i64({})}, f64({5}, {1}), false);
+  EXPECT_EQ(doubles(x), (V{0, 1, 2}));
+}
+
+TEST(NativeIndexPut, AllDtypes) {
+  for (ScalarType dt : {kBool, kInt32, kInt64, kFloat32, kFloat64}) {
+    Tensor x = zeros({4}, dt);
+    Tensor v = full({2}, 1, dt);
+    native::index_put_(x, {i64({3, 1})}, v, true);
+    native::index_put_(x, {i64({3})}, native::select(v, 0, 0), true);
+    std::vector<double> expect = dt == kBool ? V{0, 1, 0, 1} : V{0, 1, 0, 2};
+    EXPECT_EQ(doubles(x), expect) << dtype_name(dt);
+    EXPECT_EQ(doubles(native::index(x, {i64({3, 0})}))[0], expect[3]);
+  }
+}
+
+TEST(NativeMaskedFill, FillsWhereTrueWithBroadcastMask) {
+  Tensor x = iota({2, 3});
+  native::masked_fill_(x, mask({true, false, true}, {3}), -1.0);
+  EXPECT_EQ(doubles(x), (V{-1, 1, -1, -1, 4, -1}));
+  Tensor xt = native::transpose(iota({3, 2}), 0, 1);  // non-contiguous
+  native::masked_fill_(xt, mask({false, true}, {2, 1}), 5);
+  EXPECT_EQ(doubles(xt), (V{0, 2, 4, 5, 5, 5}));
+  EXPECT_THROW(native::masked_fill_(x, f64({1, 0, 1}, {3}), 0.0), DTypeError);
+  EXPECT_THROW(native::masked_fill_(x, mask({true, false}, {2}), 0.0), ShapeError);
+}
+
+TEST(NativeMaskedFill, AllDtypesContiguousAndStrided) {
+  Tensor m = mask({true, false, false, true, true}, {5});
+  for (ScalarType dt : {kBool, kInt32, kInt64, kFloat32, kFloat64}) {
+    Tensor x = full({5}, 1, dt);
+    native::masked_fill_(x, m, dt == kBool ? Scalar(false) : Scalar(-2.5));
+    EXPECT_EQ(doubles(x), (dt == kBool             ? V{0, 1, 1, 0, 0}
+                           : is_floating_point(dt) ? V{-2.5, 1, 1, -2.5, -2.5}
+                                                   : V{-2, 1, 1, -2, -2}))
+        << dtype_name(dt);
+    Tensor y = full({10}, 1, dt);
+    native::masked_fill_(native::slice(y, 0, 1, 10, 2), m, 0);  // every other element
+    EXPECT_EQ(doubles(y), (V{1, 0, 1, 1, 1, 1, 1, 0, 1, 0})) << dtype_name(dt);
+  }
+}
+
+// A sequential reference: dst[idx[k]] (+)= v[k] in index order.
+std::vector<float> reference_put(std::vector<float> dst, const std::vector<int64_t>& idx,
+                                 const std::vector<float>& v, bool accumulate) {
+  for (size_t k = 0; k < idx.size(); ++k) {
+    int64_t i = idx[k] < 0 ? idx[k] + static_cast<int64_t>(dst.size()) : idx[k];
+    dst[static_cast<size_t>(i)] = accumulate ? dst[static_cast<size_t>(i)] + v[k] : v[k];
+  }
+  return dst;
+}
+
+TEST(NativeIndexPutDeterminism, BitwiseEqualToSequentialForAnyThreadCount) {
+  std::mt19937_64 rng(7);
+  const int64_t n = 1000, m = 200000;  // many duplicates per destination
+  std::vector<int64_t> idx(m);
+  std::vector<float> v(m), init(n);
+  for (auto& i : idx) i = static_cast<int64_t>(rng() % (2 * n)) - n;
+  for (auto& f : v) f = std::uniform_real_distribution<float>(-1, 1)(rng);
+  for (auto& f : init) f = std::uniform_real_distribution<float>(-1, 1)(rng);
+  for (bool acc : {false, true}) {
+    std::vector<float> expect = reference_put(init, idx, v, acc);
+    for (int threads : {1, 2, 3, 8}) {
+      ThreadCount tc(threads);
+      for (int rep = 0; rep < 2; ++rep) {
+        Tensor x = from_vector<float>(init, {n});
+        native::index_put_(x, {from_vector<int64_t>(idx, {m})}, from_vector<float>(v, {m}), acc);
+        ASSERT_EQ(std::memcmp(x.data_ptr<float>(), expect.data(), sizeof(float) * n), 0)
+            << "accumulate=" << acc << " threads=" << threads;
+      }
+    }
+  }
+}
+
+TEST(NativeIndexPutDeterminism, SlicedDimSplitMatchesSingleThread) {
+  // x[:, idx] += v: the threads split the sliced dim; duplicates in idx stay in one thread.
+  std::mt19937_64 rng(11);
+  const int64_t rows = 64, cols = 100, m = 3000;
+  std::vector<int64_t> idx(m);
+  for (auto& i : idx) i = static_cast<int64_t>(rng() % cols);
+  Tensor index = from_vector<int64_t>(idx, {m});
+  Generator gen(3);
+  Tensor values = rand({rows, m}, gen, kFloat32);
+  for (bool acc : {false, true}) {
+    std::vector<unsigned char> expect;
+    for (int threads : {1, 2, 4}) {
+      ThreadCount tc(threads);
+      Tensor x = zeros({rows, cols}, kFloat32);
+      native::index_put_(x, {Tensor(), index}, values, acc);
+      std::vector<unsigned char> got = bytes(x);
+      std::vector<unsigned char> gathered = bytes(native::index(x, {Tensor(), index}));
+      got.insert(got.end(), gathered.begin(), gathered.end());
+      if (threads == 1) expect = got;
+      EXPECT_EQ(got, expect) << "accumulate=" << acc << " threads=" << threads;
+    }
+  }
+}
+
+TEST(NativeMaskedFill, SameResultForAnyThreadCount) {
+  Generator gen(5);
+  Tensor m = native::binary(BinaryOp::kLt, rand({300, 400}, gen), Scalar(0.25));
+  std::vector<unsigned char> expect;
+  for (int threads : {1, 2, 5}) {
+    ThreadCount tc(threads);
+    Tensor x = zeros({300, 400});
+    native::masked_fill_(x, m, 1.0);
+    Tensor xt = native::transpose(zeros({400, 300}), 0, 1);
+    native::masked_fill_(xt, m, 2.0);
+    std::vector<unsigned char> got = bytes(x);
+    std::vector<unsigned char> got_t = bytes(xt);
+    got.insert(got.end(), got_t.begin(), got_t.end());
+    if (expect.empty()) expect = got;
+    EXPECT_EQ(got, expect) << threads;
+  }
+  double count = 0;
+  for (double d : doubles(m)) count += d;
+  EXPECT_GT(count, 0.2 * 120000);
+  EXPECT_LT(count, 0.3 * 120000);
+}
+
+}  // namespace
+}  // namespace mutagrad

@@ -1,0 +1,414 @@
+// Tests of native::copy_, fill_, clone, contiguous and to (tensor/native/copy.h) on the CPU:
+// hand-derived values, seeded random geometries against a naive reference, memory overlap.
+#include "tensor/native/copy.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tensor/native/factories.h"
+#include "tensor/native/views.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+namespace mutagrad {
+namespace {
+
+using Index = std::vector<int64_t>;
+
+// All multi-indices of `sizes` in row-major order.
+std::vector<Index> all_indices(IntArrayRef sizes) {
+  std::vector<Index> out;
+  if (compute_numel(sizes) == 0) return out;
+  Index idx(sizes.size(), 0);
+  while (true) {
+    out.push_back(idx);
+    int64_t d = static_cast<int64_t>(sizes.size()) - 1;
+    while (d >= 0 && ++idx[d] == sizes[d]) idx[d--] = 0;
+    if (d < 0) break;
+  }
+  return out;
+}
+
+// The element of t at idx, as a double (through the strides, whatever the dtype).
+double read(const Tensor& t, const Index& idx) {
+  int64_t p = 0;
+  for (size_t d = 0; d < idx.size(); ++d) p += idx[d] * t.strides()[d];
+  return dispatch_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return static_cast<double>(static_cast<const T*>(t.raw_data())[p]);
+  });
+}
+
+// Every element of t, row-major, as doubles.
+std::vector<double> elements(const Tensor& t) {
+  std::vector<double> out;
+  for (const Index& idx : all_indices(t.sizes())) out.push_back(read(t, idx));
+  return out;
+}
+
+// A tensor viewing `storage` with the given geometry (no view bookkeeping: a raw TensorImpl).
+Tensor strided_view(const Tensor& storage, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  return Tensor(std::make_shared<TensorImpl>(storage.storage(), DimVector(sizes),
+                                             DimVector(strides), offset, storage.dtype(),
+                                             storage.version_counter()));
+}
+
+class Random {
+ public:
+  explicit Random(uint64_t seed) : rng_(seed) {}
+  int64_t uniform(int64_t lo, int64_t hi) {  // inclusive
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+  double real(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng_); }
+
+  DimVector shape(int64_t max_dim = 4, int64_t max_size = 5) {
+    DimVector sizes;
+    int64_t ndim = uniform(0, max_dim);
+    for (int64_t d = 0; d < ndim; ++d) sizes.push_back(uniform(1, max_size));
+    return sizes;
+  }
+
+  // A tensor of `sizes` and `dtype` with random values (small integers for integral dtypes)
+  // and random geometry: permuted dims, gaps between them, a storage offset.
+  Tensor tensor(IntArrayRef sizes, ScalarType dtype, double lo = -4, double hi = 4) {
+    int64_t ndim = static_cast<int64_t>(sizes.size());
+    std::vector<int64_t> order(static_cast<size_t>(ndim));
+    for (int64_t d = 0; d < ndim; ++d) order[d] = d;
+    if (uniform(0, 2) > 0) std::shuffle(order.begin(), order.end(), rng_);
+    DimVector strides(static_cast<size_t>(ndim));
+    int64_t acc = uniform(1, 2);
+    for (int64_t k = ndim - 1; k >= 0; --k) {
+      strides[order[k]] = acc;
+      acc *= std::max<int64_t>(sizes[order[k]], 1) + uniform(0, 1);
+    }
+    int64_t offset = uniform(0, 3);
+    int64_t span = offset + 1;
+    for (int64_t d = 0; d < ndim; ++d) span += (std::max<int64_t>(sizes[d], 1) - 1) * strides[d];
+    Tensor storage = empty({span}, dtype);
+    dispatch_dtype(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* p = storage.data_ptr<T>();
+      for (int64_t i = 0; i < span; ++i) {
+        double v = real(lo, hi);
+        if constexpr (std::is_same_v<T, bool>) {
+          p[i] = v > 0;
+        } else if constexpr (std::is_integral_v<T>) {
+          p[i] = static_cast<T>(std::floor(v));
+        } else {
+          p[i] = static_cast<T>(v);
+        }
+      }
+    });
+    return strided_view(storage, sizes, strides, offset);
+  }
+
+  std::mt19937_64& engine() { return rng_; }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+constexpr ScalarType kAllDtypes[] = {kBool, kInt32, kInt64, kFloat32, kFloat64};
+
+// Runs `fn` and expects an exception of type E whose message contains `substring`.
+template <typename E, typename Fn>
+void expect_error(Fn&& fn, const std::string& substring) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an exception containing \"" << substring << "\"";
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception type: " << e.what();
+  }
+}
+
+// What copying the double `v` into `dtype` gives (C++ conversion, as PyTorch's CPU cast).
+double converted(double v, ScalarType dtype) {
+  return dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) return v != 0 ? 1.0 : 0.0;
+    return static_cast<double>(static_cast<T>(v));
+  });
+}
+
+TEST(Fill, EveryDtypeContiguous) {
+  for (ScalarType dt : kAllDtypes) {
+    Tensor t = empty({2, 3}, dt);
+    native::fill_(t, 3);
+    EXPECT_EQ(elements(t), std::vector<double>(6, dt == kBool ? 1.0 : 3.0)) << dt;
+  }
+  Tensor f = empty({4}, kFloat32);
+  native::fill_(f, 1.5);
+  EXPECT_EQ(elements(f), std::vector<double>(4, 1.5));
+  Tensor i = empty({4}, kInt32);
+  native::fill_(i, 2.75);  // truncates toward zero, as a C++ cast
+  EXPECT_EQ(elements(i), std::vector<double>(4, 2.0));
+  Tensor b = empty({2}, kBool);
+  native::fill_(b, 0.0);
+  EXPECT_EQ(elements(b), std::vector<double>(2, 0.0));
+}
+
+TEST(Fill, StridedViewOnlyTouchesItsElements) {
+  Tensor base = zeros({4, 5}, kInt64);
+  Tensor col = strided_view(base, {4}, {5}, 2);  // base[:, 2]
+  native::fill_(col, 9);
+  std::vector<double> want(20, 0.0);
+  for (int r = 0; r < 4; ++r) want[r * 5 + 2] = 9;
+  EXPECT_EQ(elements(base), want);
+}
+
+TEST(Fill, ZeroDimAndEmpty) {
+  Tensor s = empty({}, kFloat64);
+  native::fill_(s, -2.5);
+  EXPECT_EQ(s.item<double>(), -2.5);
+  Tensor e = empty({0, 3}, kFloat32);
+  native::fill_(e, 1);  // nothing to write, no error
+  EXPECT_EQ(e.numel(), 0);
+}
+
+TEST(Fill, LargeTensorUsesEveryElement) {
+  // Above the parallel threshold: both halves must be written.
+  Tensor t = empty({300001}, kFloat32);
+  native::fill_(t, 0.25);
+  const float* p = t.data_ptr<float>();
+  EXPECT_EQ(std::count(p, p + t.numel(), 0.25f), t.numel());
+}
+
+TEST(Fill, InternalOverlapIsAValueError) {
+  Tensor x = zeros({1}, kFloat32);
+  Tensor expanded = strided_view(x, {3}, {0}, 0);
+  expect_error<ValueError>([&] { native::fill_(expanded, 1); },
+                           "unsupported operation: more than one element of the written-to tensor "
+                           "refers to a single memory location. Please clone() the tensor before "
+                           "performing the operation.");
+  EXPECT_EQ(x.item<float>(), 0.0f);
+}
+
+TEST(Copy, ConvertsBetweenEveryPairOfDtypes) {
+  const std::vector<double> src_vals = {-2.75, -1.0, 0.0, 0.5, 1.0, 3.25};
+  for (ScalarType from : kAllDtypes) {
+    Tensor src = empty({6}, from);
+    dispatch_dtype(from, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      for (int i = 0; i < 6; ++i) {
+        src.data_ptr<T>()[i] =
+            std::is_same_v<T, bool> ? (src_vals[i] != 0) : static_cast<T>(src_vals[i]);
+      }
+    });
+    for (ScalarType to : kAllDtypes) {
+      Tensor dst = empty({6}, to);
+      native::copy_(dst, src);
+      std::vector<double> want;
+      for (double v : elements(src)) want.push_back(converted(v, to));
+      EXPECT_EQ(elements(dst), want) << from << " -> " << to;
+    }
+  }
+}
+
+TEST(Copy, HandDerivedConversions) {
+  Tensor f = tensor({-1.5, 0.0, 2.9, std::nan("")}, kFloat32);
+  Tensor i = empty({3}, kInt64);
+  native::copy_(i, strided_view(f, {3}, {1}, 0));
+  EXPECT_EQ(elements(i), (std::vector<double>{-1, 0, 2}));
+  Tensor b = empty({4}, kBool);
+  native::copy_(b, f);
+  EXPECT_EQ(elements(b), (std::vector<double>{1, 0, 1, 1}));  // nan is truthy, as PyTorch
+}
+
+TEST(Copy, BroadcastsSourceToDestination) {
+  Tensor dst = zeros({2, 3}, kFloat64);
+  native::copy_(dst, tensor({1.0, 2.0, 3.0}, kFloat64));
+  EXPECT_EQ(elements(dst), (std::vector<double>{1, 2, 3, 1, 2, 3}));
+  native::copy_(dst, tensor({{7.0}, {8.0}}, kFloat64));
+  EXPECT_EQ(elements(dst), (std::vector<double>{7, 7, 7, 8, 8, 8}));
+  native::copy_(dst, scalar_tensor(5, kInt64));
+  EXPECT_EQ(elements(dst), std::vector<double>(6, 5.0));
+}
+
+TEST(Copy, ShapeErrors) {
+  Tensor dst = zeros({2}, kFloat32);
+  expect_error<ShapeError>([&] { native::copy_(dst, zeros({3}, kFloat32)); },
+                           "must match the size of tensor b (3)");
+  expect_error<ShapeError>(
+      [&] {
+        native::copy_(dst, zeros({2, 2}, kFloat32));
+      },
+      "cannot be broadcast to the destination's shape [2]");
+  EXPECT_EQ(elements(dst), (std::vector<double>{0, 0}));
+}
+
+TEST(Copy, IntoExpandedIsAValueError) {
+  Tensor x = zeros({3}, kFloat32);
+  Tensor expanded = strided_view(x, {2, 3}, {0, 1}, 0);
+  expect_error<ValueError>(
+      [&] {
+        native::copy_(expanded, ones({2, 3}, kFloat32));
+      },
+      "copy_(): unsupported operation: more than one element of the "
+      "written-to tensor refers to a single memory location");
+  EXPECT_EQ(elements(x), (std::vector<double>{0, 0, 0}));
+}
+
+TEST(Copy, TransposedSourceAndDestination) {
+  Tensor src = arange(6, kFloat32);                                         // [0..5]
+  Tensor src_t = strided_view(native::contiguous(src), {3, 2}, {1, 3}, 0);  // [[0,3],[1,4],[2,5]]
+  Tensor dst = zeros({3, 2}, kFloat32);
+  native::copy_(dst, src_t);
+  EXPECT_EQ(elements(dst), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+  Tensor storage = zeros({6}, kInt32);
+  Tensor dst_t = strided_view(storage, {3, 2}, {1, 3}, 0);
+  native::copy_(dst_t, dst);
+  EXPECT_EQ(elements(storage), (std::vector<double>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(Copy, OverlappingShiftRightReadsSourceFirst) {
+  // x[1:] = x[:-1] on [0, 1, 2, 3, 4] gives [0, 0, 1, 2, 3] (not [0, 0, 0, 0, 0]).
+  Tensor x = arange(5, kFloat32);
+  native::copy_(strided_view(x, {4}, {1}, 1), strided_view(x, {4}, {1}, 0));
+  EXPECT_EQ(elements(x), (std::vector<double>{0, 0, 1, 2, 3}));
+}
+
+TEST(Copy, OverlappingShiftLeftReadsSourceFirst) {
+  Tensor x = arange(5, kInt64);
+  native::copy_(strided_view(x, {4}, {1}, 0), strided_view(x, {4}, {1}, 1));
+  EXPECT_EQ(elements(x), (std::vector<double>{1, 2, 3, 4, 4}));
+}
+
+TEST(Copy, OverlappingTransposeInPlace) {
+  // x.copy_(x.t()) on a 3x3 matrix must give the transpose, not a half-overwritten mix.
+  Tensor x = arange(9, kFloat64);
+  Tensor m = strided_view(x, {3, 3}, {3, 1}, 0);
+  native::copy_(m, strided_view(x, {3, 3}, {1, 3}, 0));
+  EXPECT_EQ(elements(m), (std::vector<double>{0, 3, 6, 1, 4, 7, 2, 5, 8}));
+}
+
+TEST(Copy, OntoItselfIsANoOp) {
+  Tensor x = arange(4, kFloat32);
+  native::copy_(x, x);
+  EXPECT_EQ(elements(x), (std::vector<double>{0, 1, 2, 3}));
+}
+
+TEST(Copy, OverlapDetection) {
+  Tensor x = zeros({10}, kFloat32);
+  EXPECT_TRUE(native::may_overlap(x, strided_view(x, {2}, {1}, 3)));
+  EXPECT_FALSE(native::may_overlap(strided_view(x, {5}, {1}, 0), strided_view(x, {5}, {1}, 5)));
+  EXPECT_TRUE(native::may_overlap(strided_view(x, {5}, {1}, 0), strided_view(x, {5}, {1}, 4)));
+  EXPECT_FALSE(native::may_overlap(x, zeros({10}, kFloat32)));
+  EXPECT_FALSE(native::may_overlap(x, strided_view(x, {0}, {1}, 0)));
+}
+
+TEST(Copy, RandomGeometriesAgainstNaiveReference) {
+  Random rnd(1234);
+  for (int trial = 0; trial < 300; ++trial) {
+    DimVector shape = rnd.shape();
+    ScalarType from = kAllDtypes[rnd.uniform(0, 4)];
+    ScalarType to = kAllDtypes[rnd.uniform(0, 4)];
+    // src may have fewer dims and size-1 dims (broadcast).
+    DimVector src_shape;
+    int64_t drop = rnd.uniform(0, static_cast<int64_t>(shape.size()));
+    for (size_t d = static_cast<size_t>(drop); d < shape.size(); ++d) {
+      src_shape.push_back(rnd.uniform(0, 3) == 0 ? 1 : shape[d]);
+    }
+    Tensor src = rnd.tensor(src_shape, from);
+    Tensor dst = rnd.tensor(shape, to);
+    native::copy_(dst, src);
+    for (const Index& idx : all_indices(shape)) {
+      Index sidx;
+      for (size_t d = 0; d < src_shape.size(); ++d) {
+        sidx.push_back(src_shape[d] == 1 ? 0 : idx[d + static_cast<size_t>(drop)]);
+      }
+      ASSERT_EQ(read(dst, idx), converted(read(src, sidx), to))
+          << "trial " << trial << " shape " << IntArrayRef(shape) << " " << from << "->" << to;
+    }
+  }
+}
+
+TEST(Copy, RandomOverlappingCopiesMatchCopyingASnapshot) {
+  Random rnd(99);
+  for (int trial = 0; trial < 200; ++trial) {
+    Tensor storage = rnd.tensor({40}, kFloat64);
+    storage = native::clone(storage);  // storage offset 0: views below index from 0
+    int64_t rows = rnd.uniform(1, 4), cols = rnd.uniform(1, 4);
+    DimVector sizes{rows, cols};
+    auto geometry = [&](DimVector* strides, int64_t* offset) {
+      // Row- or column-major, maybe with a gap after each row (column): no internal overlap.
+      int64_t gap = rnd.uniform(0, 1);
+      *strides = rnd.uniform(0, 1) ? DimVector{cols + gap, 1} : DimVector{1, rows + gap};
+      *offset = rnd.uniform(0, 10);
+    };
+    DimVector ds, ss;
+    int64_t doff, soff;
+    geometry(&ds, &doff);
+    geometry(&ss, &soff);
+    Tensor dst = strided_view(storage, sizes, ds, doff);
+    Tensor src = strided_view(storage, sizes, ss, soff);
+    std::vector<double> want = elements(src);
+    Tensor before = native::clone(storage);
+    native::copy_(dst, src);
+    EXPECT_EQ(elements(dst), want) << "trial " << trial;
+    // Elements outside dst are untouched.
+    std::vector<bool> in_dst(40, false);
+    for (const Index& idx : all_indices(sizes))
+      in_dst[doff + idx[0] * ds[0] + idx[1] * ds[1]] = true;
+    for (int64_t i = 0; i < 40; ++i) {
+      if (!in_dst[i]) {
+        ASSERT_EQ(read(storage, {i}), read(before, {i}))
+            << "trial " << trial << " element " << i << " dst strides " << IntArrayRef(ds)
+            << " offset " << doff << " src strides " << IntArrayRef(ss) << " offset " << soff
+            << " sizes " << IntArrayRef(sizes);
+      }
+    }
+  }
+}
+
+TEST(Copy, LargeStridedCopyAcrossThreads) {
+  // 512x300 transposed into contiguous: above the parallel threshold, odd row boundaries.
+  Tensor src = native::contiguous(arange(512 * 300, kFloat32));
+  Tensor src_t = strided_view(src, {300, 512}, {1, 300}, 0);
+  Tensor dst = empty({300, 512}, kFloat64);
+  native::copy_(dst, src_t);
+  const double* p = dst.data_ptr<double>();
+  for (int64_t i = 0; i < 300; ++i) {
+    for (int64_t j = 0; j < 512; ++j) ASSERT_EQ(p[i * 512 + j], static_cast<double>(j * 300 + i));
+  }
+}
+
+TEST(Clone, ContiguousCopyWithSameValues) {
+  Tensor x = arange(6, kInt32);
+  Tensor xt = strided_view(x, {3, 2}, {1, 3}, 0);
+  Tensor c = native::clone(xt);
+  EXPECT_TRUE(c.is_contiguous());
+  EXPECT_FALSE(c.is_alias_of(x));
+  EXPECT_EQ(c.dtype(), kInt32);
+  EXPECT_EQ(elements(c), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+  native::fill_(c, 0);
+  EXPECT_EQ(elements(x), (std::vector<double>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(Contiguous, ReturnsSelfWhenAlreadyContiguous) {
+  Tensor x = arange(6, kFloat32);
+  EXPECT_TRUE(native::contiguous(x).is_same(x));
+  Tensor xt = strided_view(x, {3, 2}, {1, 3}, 0);
+  Tensor c = native::contiguous(xt);
+  EXPECT_FALSE(c.is_alias_of(x));
+  EXPECT_EQ(elements(c), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+}
+
+TEST(To, ConvertsOrReturnsSelf) {
+  Tensor x = tensor({1.5, -2.5}, kFloat64);
+  EXPECT_TRUE(native::to(x, kFloat64).is_same(x));
+  Tensor i = native::to(x, kInt32);
+  EXPECT_EQ(i.dtype(), kInt32);
+  EXPECT_EQ(elements(i), (std::vector<double>{1, -2}));
+  Tensor b = native::to(x, kBool);
+  EXPECT_EQ(elements(b), (std::vector<double>{1, 1}));
+}
+
+}  // namespace
+}  // namespace mutagrad

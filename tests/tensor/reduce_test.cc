@@ -1,0 +1,433 @@
+// Tests of the raw reductions and argmax (tensor/native/reduce.h): hand-derived values, dtype
+// rules, empty inputs, error paths, and seeded random shapes, strides and dim sets against a
+// naive reference.
+#include "tensor/native/reduce.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tensor/native/copy.h"
+#include "tensor/native/factories.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+namespace mutagrad {
+namespace {
+
+using Index = std::vector<int64_t>;
+
+// All multi-indices of `sizes` in row-major order.
+std::vector<Index> all_indices(IntArrayRef sizes) {
+  std::vector<Index> out;
+  if (compute_numel(sizes) == 0) return out;
+  Index idx(sizes.size(), 0);
+  while (true) {
+    out.push_back(idx);
+    int64_t d = static_cast<int64_t>(sizes.size()) - 1;
+    while (d >= 0 && ++idx[d] == sizes[d]) idx[d--] = 0;
+    if (d < 0) break;
+  }
+  return out;
+}
+
+// The element of t at idx, as a double (through the strides, whatever the dtype).
+double read(const Tensor& t, const Index& idx) {
+  int64_t p = 0;
+  for (size_t d = 0; d < idx.size(); ++d) p += idx[d] * t.strides()[d];
+  return dispatch_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return static_cast<double>(static_cast<const T*>(t.raw_data())[p]);
+  });
+}
+
+// Every element of t, row-major, as doubles.
+std::vector<double> elements(const Tensor& t) {
+  std::vector<double> out;
+  for (const Index& idx : all_indices(t.sizes())) out.push_back(read(t, idx));
+  return out;
+}
+
+// A tensor viewing `storage` with the given geometry (no view bookkeeping: a raw TensorImpl).
+Tensor strided_view(const Tensor& storage, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  return Tensor(std::make_shared<TensorImpl>(storage.storage(), DimVector(sizes),
+                                             DimVector(strides), offset, storage.dtype(),
+                                             storage.version_counter()));
+}
+
+class Random {
+ public:
+  explicit Random(uint64_t seed) : rng_(seed) {}
+  int64_t uniform(int64_t lo, int64_t hi) {  // inclusive
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+  double real(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng_); }
+
+  DimVector shape(int64_t max_dim = 4, int64_t max_size = 5) {
+    DimVector sizes;
+    int64_t ndim = uniform(0, max_dim);
+    for (int64_t d = 0; d < ndim; ++d) sizes.push_back(uniform(1, max_size));
+    return sizes;
+  }
+
+  // A tensor of `sizes` and `dtype` with random values (small integers for integral dtypes)
+  // and random geometry: permuted dims, gaps between them, a storage offset.
+  Tensor tensor(IntArrayRef sizes, ScalarType dtype, double lo = -4, double hi = 4) {
+    int64_t ndim = static_cast<int64_t>(sizes.size());
+    std::vector<int64_t> order(static_cast<size_t>(ndim));
+    for (int64_t d = 0; d < ndim; ++d) order[d] = d;
+    if (uniform(0, 2) > 0) std::shuffle(order.begin(), order.end(), rng_);
+    DimVector strides(static_cast<size_t>(ndim));
+    int64_t acc = uniform(1, 2);
+    for (int64_t k = ndim - 1; k >= 0; --k) {
+      strides[order[k]] = acc;
+      acc *= std::max<int64_t>(sizes[order[k]], 1) + uniform(0, 1);
+    }
+    int64_t offset = uniform(0, 3);
+    int64_t span = offset + 1;
+    for (int64_t d = 0; d < ndim; ++d) span += (std::max<int64_t>(sizes[d], 1) - 1) * strides[d];
+    Tensor storage = empty({span}, dtype);
+    dispatch_dtype(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* p = storage.data_ptr<T>();
+      for (int64_t i = 0; i < span; ++i) {
+        double v = real(lo, hi);
+        if constexpr (std::is_same_v<T, bool>) {
+          p[i] = v > 0;
+        } else if constexpr (std::is_integral_v<T>) {
+          p[i] = static_cast<T>(std::floor(v));
+        } else {
+          p[i] = static_cast<T>(v);
+        }
+      }
+    });
+    return strided_view(storage, sizes, strides, offset);
+  }
+
+  std::mt19937_64& engine() { return rng_; }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+constexpr ScalarType kAllDtypes[] = {kBool, kInt32, kInt64, kFloat32, kFloat64};
+
+// Runs `fn` and expects an exception of type E whose message contains `substring`.
+template <typename E, typename Fn>
+void expect_error(Fn&& fn, const std::string& substring) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an exception containing \"" << substring << "\"";
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception type: " << e.what();
+  }
+}
+
+const double kNan = std::numeric_limits<double>::quiet_NaN();
+
+Tensor reduce(ReduceOp op, const Tensor& x, IntArrayRef dims = {}, bool keepdim = false) {
+  return native::reduce(op, x, dims, keepdim);
+}
+
+void expect_values(const Tensor& t, const std::vector<double>& want, double tol = 0) {
+  std::vector<double> got = elements(t);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << " is " << got[i];
+    } else {
+      EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::abs(want[i]))) << "element " << i;
+    }
+  }
+}
+
+TEST(Reduce, HandDerivedAllDims) {
+  Tensor x = tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}});
+  Tensor s = reduce(ReduceOp::kSum, x);
+  EXPECT_EQ(s.dim(), 0);
+  EXPECT_EQ(s.dtype(), kFloat32);
+  EXPECT_EQ(s.item<double>(), 21);
+  EXPECT_EQ(reduce(ReduceOp::kMean, x).item<double>(), 3.5);
+  EXPECT_EQ(reduce(ReduceOp::kProd, x).item<double>(), 720);
+  EXPECT_EQ(reduce(ReduceOp::kMax, x).item<double>(), 6);
+  EXPECT_EQ(reduce(ReduceOp::kMin, x).item<double>(), 1);
+  Tensor k = reduce(ReduceOp::kSum, x, {}, true);
+  EXPECT_EQ(k.sizes().vec(), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(k.item<double>(), 21);
+}
+
+TEST(Reduce, HandDerivedSomeDims) {
+  Tensor x = tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}});
+  Tensor s0 = reduce(ReduceOp::kSum, x, {0});
+  EXPECT_EQ(s0.sizes().vec(), (std::vector<int64_t>{3}));
+  expect_values(s0, {5, 7, 9});
+  Tensor s1 = reduce(ReduceOp::kSum, x, {-1}, true);
+  EXPECT_EQ(s1.sizes().vec(), (std::vector<int64_t>{2, 1}));
+  expect_values(s1, {6, 15});
+  expect_values(reduce(ReduceOp::kMean, x, {1}), {2, 5});
+  expect_values(reduce(ReduceOp::kProd, x, {0}), {4, 10, 18});
+  expect_values(reduce(ReduceOp::kMax, x, {1}), {3, 6});
+  expect_values(reduce(ReduceOp::kMin, x, {0}), {1, 2, 3});
+  expect_values(reduce(ReduceOp::kSum, x, {0, 1}), {21});
+  Tensor cube = native::contiguous(arange(24, kFloat64));
+  Tensor c = strided_view(cube, {2, 3, 4}, {12, 4, 1}, 0);
+  Tensor s02 = reduce(ReduceOp::kSum, c, {0, 2}, true);
+  EXPECT_EQ(s02.sizes().vec(), (std::vector<int64_t>{1, 3, 1}));
+  // dim 1 = j: sum over i, k of 12i + 4j + k = 2*(0+1+2+3) + 12*4 + 32j
+  expect_values(s02, {60, 92, 124});
+}
+
+TEST(Reduce, IntegerAndBoolSumsAreInt64) {
+  Tensor b = tensor({true, true, false, true});
+  Tensor s = reduce(ReduceOp::kSum, b);
+  ASSERT_EQ(s.dtype(), kInt64);
+  EXPECT_EQ(s.item<int64_t>(), 3);
+  EXPECT_EQ(reduce(ReduceOp::kProd, b).item<int64_t>(), 0);
+  Tensor i = tensor({{2, 3}, {4, 5}}, kInt32);
+  Tensor p = reduce(ReduceOp::kProd, i, {1});
+  ASSERT_EQ(p.dtype(), kInt64);
+  expect_values(p, {6, 20});
+  // Wider than int32: no overflow in the int64 accumulator.
+  Tensor big = full({3}, 2000000000, kInt32);
+  EXPECT_EQ(reduce(ReduceOp::kSum, big).item<int64_t>(), 6000000000);
+  Tensor mx = reduce(ReduceOp::kMax, i, {0});
+  ASSERT_EQ(mx.dtype(), kInt32);
+  expect_values(mx, {4, 5});
+  Tensor bm = reduce(ReduceOp::kMax, b);
+  ASSERT_EQ(bm.dtype(), kBool);
+  EXPECT_TRUE(bm.item<bool>());
+  EXPECT_FALSE(reduce(ReduceOp::kMin, b).item<bool>());
+}
+
+TEST(Reduce, NanPropagatesThroughMaxAndMin) {
+  Tensor x = tensor({{1.0, std::nan(""), 3.0}, {4.0, 5.0, 6.0}}, kFloat64);
+  EXPECT_TRUE(std::isnan(reduce(ReduceOp::kMax, x).item<double>()));
+  EXPECT_TRUE(std::isnan(reduce(ReduceOp::kMin, x).item<double>()));
+  expect_values(reduce(ReduceOp::kMax, x, {0}), {4, kNan, 6});
+  expect_values(reduce(ReduceOp::kMin, x, {1}), {kNan, 4});
+  expect_values(reduce(ReduceOp::kSum, x, {1}), {kNan, 15});
+}
+
+TEST(Reduce, EmptyInputsGiveTheIdentity) {
+  Tensor e = zeros({0, 3});
+  expect_values(reduce(ReduceOp::kSum, e, {0}), {0, 0, 0});
+  expect_values(reduce(ReduceOp::kProd, e, {0}), {1, 1, 1});
+  expect_values(reduce(ReduceOp::kMean, e, {0}), {kNan, kNan, kNan});
+  EXPECT_EQ(reduce(ReduceOp::kSum, e).item<double>(), 0);
+  Tensor m = reduce(ReduceOp::kMax, e, {1});  // nothing to reduce into: an empty result
+  EXPECT_EQ(m.sizes().vec(), (std::vector<int64_t>{0}));
+  EXPECT_EQ(reduce(ReduceOp::kSum, zeros({0}, kInt64)).item<int64_t>(), 0);
+}
+
+TEST(Reduce, ZeroDimInput) {
+  Tensor s = scalar_tensor(4.0);
+  EXPECT_EQ(reduce(ReduceOp::kSum, s).item<double>(), 4);
+  EXPECT_EQ(reduce(ReduceOp::kMax, s, {0}).item<double>(), 4);
+  EXPECT_EQ(reduce(ReduceOp::kMean, s, {-1}, true).dim(), 0);
+}
+
+TEST(Reduce, Errors) {
+  expect_error<DTypeError>(
+      [] {
+        reduce(ReduceOp::kMean, tensor({1, 2}));
+      },
+      "mean(): could not infer output dtype. Input dtype must be either a "
+      "floating point or complex dtype. Got: Long");
+  expect_error<IndexError>([] { reduce(ReduceOp::kMax, zeros({0})); },
+                           "max(): Expected reduction dim to be specified for input.numel() == 0");
+  expect_error<IndexError>(
+      [] {
+        reduce(ReduceOp::kMin, zeros({0, 3}), {0});
+      },
+      "min(): Expected reduction dim 0 to have non-zero size");
+  expect_error<IndexError>(
+      [] {
+        reduce(ReduceOp::kSum, zeros({2, 3}), {2});
+      },
+      "dimension out of range (expected to be in range of [-2, 1], but got 2)");
+  expect_error<ValueError>(
+      [] {
+        reduce(ReduceOp::kSum, zeros({2, 3}), {0, -2});
+      },
+      "dim 0 appears multiple times in the list of dims");
+}
+
+TEST(Reduce, LargeInputs) {
+  // 1M float32 ones sum exactly (double accumulation), contiguous and transposed.
+  Tensor x = ones({1000, 1000});
+  EXPECT_EQ(reduce(ReduceOp::kSum, x).item<double>(), 1e6);
+  Tensor xt = strided_view(x, {1000, 1000}, {1, 1000}, 0);
+  Tensor cols = reduce(ReduceOp::kSum, xt, {0});
+  expect_values(cols, std::vector<double>(1000, 1000.0));
+  Tensor r = arange(300000, kFloat64);
+  EXPECT_EQ(reduce(ReduceOp::kSum, r).item<double>(), 299999.0 * 300000.0 / 2);
+  EXPECT_EQ(reduce(ReduceOp::kMax, r).item<double>(), 299999.0);
+}
+
+// The naive reference: every element of x folded into the output element it reduces to.
+std::vector<double> reference_reduce(ReduceOp op, const Tensor& x, const std::vector<bool>& red,
+                                     IntArrayRef keep_sizes) {
+  int64_t n = compute_numel(keep_sizes);
+  double init = op == ReduceOp::kProd  ? 1
+                : op == ReduceOp::kMax ? -INFINITY
+                : op == ReduceOp::kMin ? INFINITY
+                                       : 0;
+  std::vector<double> acc(static_cast<size_t>(n), init);
+  int64_t count = 1;
+  for (size_t d = 0; d < red.size(); ++d) {
+    if (red[d]) count *= x.sizes()[d];
+  }
+  DimVector out_strides = contiguous_strides(keep_sizes);
+  for (const Index& idx : all_indices(x.sizes())) {
+    int64_t o = 0;
+    for (size_t d = 0; d < idx.size(); ++d) o += red[d] ? 0 : idx[d] * out_strides[d];
+    double v = read(x, idx);
+    double& a = acc[static_cast<size_t>(o)];
+    switch (op) {
+      case ReduceOp::kSum:
+      case ReduceOp::kMean:
+        a += v;
+        break;
+      case ReduceOp::kProd:
+        a *= v;
+        break;
+      case ReduceOp::kMax:
+        a = std::max(a, v);
+        break;
+      case ReduceOp::kMin:
+        a = std::min(a, v);
+        break;
+    }
+  }
+  if (op == ReduceOp::kMean) {
+    for (double& a : acc) a /= static_cast<double>(count);
+  }
+  return acc;
+}
+
+TEST(Reduce, RandomShapesStridesAndDimsAgainstReference) {
+  Random rnd(31337);
+  const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kProd, ReduceOp::kMax,
+                          ReduceOp::kMin};
+  for (int trial = 0; trial < 500; ++trial) {
+    ReduceOp op = ops[rnd.uniform(0, 4)];
+    ScalarType dt = op == ReduceOp::kMean ? (rnd.uniform(0, 1) ? kFloat32 : kFloat64)
+                                          : kAllDtypes[rnd.uniform(0, 4)];
+    Tensor x = rnd.tensor(rnd.shape(4, 6), dt, op == ReduceOp::kProd ? -2 : -4,
+                          op == ReduceOp::kProd ? 2 : 4);
+    const int64_t nd = x.dim();
+    std::vector<int64_t> dims;
+    std::vector<bool> red(static_cast<size_t>(nd), false);
+    for (int64_t d = 0; d < nd; ++d) {
+      if (rnd.uniform(0, 1)) {
+        dims.push_back(rnd.uniform(0, 1) ? d : d - nd);
+        red[d] = true;
+      }
+    }
+    if (dims.empty()) red.assign(static_cast<size_t>(nd), true);
+    bool keepdim = rnd.uniform(0, 1);
+    Tensor r = reduce(op, x, dims, keepdim);
+    DimVector keep_sizes, out_sizes;
+    for (int64_t d = 0; d < nd; ++d) {
+      keep_sizes.push_back(red[d] ? 1 : x.sizes()[d]);
+      if (!red[d]) out_sizes.push_back(x.sizes()[d]);
+    }
+    ASSERT_EQ(r.sizes().vec(), keepdim ? keep_sizes.vec() : out_sizes.vec());
+    std::vector<double> want = reference_reduce(op, x, red, keep_sizes);
+    std::vector<double> got = elements(r);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      double w = want[i];
+      if (dt == kFloat32 &&
+          (op == ReduceOp::kSum || op == ReduceOp::kMean || op == ReduceOp::kProd)) {
+        ASSERT_NEAR(got[i], w, 1e-5 * std::max(1.0, std::abs(w))) << reduce_op_name(op);
+      } else if (dt == kFloat64) {
+        ASSERT_NEAR(got[i], w, 1e-12 * std::max(1.0, std::abs(w))) << reduce_op_name(op);
+      } else {
+        ASSERT_EQ(got[i], w) << reduce_op_name(op) << " " << dt << " trial " << trial;
+      }
+    }
+  }
+}
+
+// ---- argmax ---------------------------------------------------------------------------------
+
+TEST(Argmax, HandDerived) {
+  Tensor x = tensor({{1.0, 5.0, 5.0}, {7.0, 0.0, 7.0}});
+  Tensor all = native::argmax(x, std::nullopt, false);
+  ASSERT_EQ(all.dtype(), kInt64);
+  EXPECT_EQ(all.dim(), 0);
+  EXPECT_EQ(all.item<int64_t>(), 3);  // first maximum in row-major order
+  Tensor k = native::argmax(x, std::nullopt, true);
+  EXPECT_EQ(k.sizes().vec(), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(k.item<int64_t>(), 3);
+  expect_values(native::argmax(x, 1, false), {1, 0});  // ties: the first index
+  expect_values(native::argmax(x, 0, false), {1, 0, 1});
+  Tensor kd = native::argmax(x, -1, true);
+  EXPECT_EQ(kd.sizes().vec(), (std::vector<int64_t>{2, 1}));
+  expect_values(kd, {1, 0});
+  // Non-contiguous input flattened in its logical order.
+  Tensor xt = strided_view(native::clone(x), {3, 2}, {1, 3}, 0);  // [[1,7],[5,0],[5,7]]
+  EXPECT_EQ(native::argmax(xt, std::nullopt, false).item<int64_t>(), 1);
+  expect_values(native::argmax(xt, 0, false), {1, 0});
+  EXPECT_EQ(native::argmax(tensor({3, -1, 9}, kInt32), 0, false).item<int64_t>(), 2);
+  EXPECT_EQ(native::argmax(scalar_tensor(2.0), 0, false).item<int64_t>(), 0);
+  EXPECT_EQ(native::argmax(scalar_tensor(2.0), std::nullopt, false).item<int64_t>(), 0);
+}
+
+TEST(Argmax, NanIsTheMaximum) {
+  Tensor x = tensor({1.0, std::nan(""), 9.0, std::nan("")}, kFloat64);
+  EXPECT_EQ(native::argmax(x, 0, false).item<int64_t>(), 1);
+}
+
+TEST(Argmax, RandomAgainstReference) {
+  Random rnd(77);
+  for (int trial = 0; trial < 200; ++trial) {
+    DimVector shape = rnd.shape(4, 5);
+    if (shape.empty()) continue;
+    Tensor x = rnd.tensor(shape, rnd.uniform(0, 1) ? kInt64 : kFloat32);
+    int64_t d = rnd.uniform(0, x.dim() - 1);
+    Tensor r = native::argmax(x, d, false);
+    DimVector out_shape(shape);
+    out_shape.erase(static_cast<size_t>(d));
+    ASSERT_EQ(r.sizes().vec(), out_shape.vec());
+    for (const Index& o : all_indices(out_shape)) {
+      Index idx(o);
+      idx.insert(idx.begin() + d, 0);
+      int64_t best = 0;
+      double best_v = read(x, idx);
+      for (int64_t i = 1; i < shape[d]; ++i) {
+        idx[d] = i;
+        if (read(x, idx) > best_v) {
+          best_v = read(x, idx);
+          best = i;
+        }
+      }
+      ASSERT_EQ(read(r, o), static_cast<double>(best));
+    }
+  }
+}
+
+TEST(Argmax, Errors) {
+  expect_error<DTypeError>([] { native::argmax(tensor({true}), std::nullopt, false); },
+                           "\"argmax_cpu\" not implemented for 'Bool'");
+  expect_error<IndexError>(
+      [] { native::argmax(zeros({0}), std::nullopt, false); },
+      "argmax(): Expected reduction dim to be specified for input.numel() == 0.");
+  expect_error<IndexError>(
+      [] {
+        native::argmax(zeros({0, 2}), 0, false);
+      },
+      "argmax(): Expected reduction dim 0 to have non-zero size");
+  expect_error<IndexError>([] { native::argmax(zeros({2}), 1, false); }, "dimension out of range");
+}
+
+}  // namespace
+}  // namespace mutagrad
