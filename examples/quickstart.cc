@@ -142,6 +142,12 @@ int main() {
     std::cout << "loss.backward() throws AutogradError:\n  " << e.what() << "\n";
   }
 
+  // A Hessian-vector product: double backward through the graph (HVP = grad of (grad . v)).
+  Tensor p = tensor({1.0, 2.0, 3.0}, kFloat64).requires_grad_();
+  Tensor v = tensor({1.0, 0.0, -1.0}, kFloat64);
+  auto [f, hv] = autograd::hvp([](const Tensor& x) { return (x * x * x).sum(); }, p, v);
+  std::cout << "f(p) = sum(p^3) = " << f << "\nhvp(f, p, v) = H v = 6 p * v = " << hv << "\n";
+
   section("10. Indexing: x[{...}] reads views or copies; each write bumps the version once");
   {
     using namespace mutagrad::indexing;  // Slice, None, Ellipsis

@@ -3,9 +3,10 @@
 // Copying a Tensor copies the handle, never the data. The data-model accessors below are
 // defined in tensor/. The operations (math, views, in-place writes, autograd, indexing) are
 // declared here so that users write `x.sum()` and `x[{1, 2}] = 3.0`, and defined by the layer
-// that owns them: autograd/ (differentiable ops, see autograd/tensor_methods.cc) and
-// indexing/ (see indexing/tensor_indexing.cc). See Note [Tensor methods across layers] in
-// docs/notes/layers.md. Code inside tensor/ uses the raw ops of mutagrad::native instead.
+// that owns them: autograd/ (differentiable ops, see autograd/tensor_autograd.cc and
+// autograd/ops/*.cc) and indexing/ (see indexing/tensor_indexing.cc). See Note [Tensor methods
+// across layers] in docs/notes/layers.md. Code inside tensor/ uses the raw ops of mutagrad::native
+// instead.
 //
 //   Tensor x = mutagrad::arange(6).view({2, 3});   // [[0, 1, 2], [3, 4, 5]]
 //   Tensor row = x.select(0, 1);                  // a view: shares storage and version
