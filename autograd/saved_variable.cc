@@ -29,14 +29,22 @@ SavedVariable::SavedVariable(const Tensor& tensor, bool is_output) {
   } else {
     data_ = tensor;
   }
+  if (MutationPolicyState::current() == MutationPolicy::kSnapshot) {
+    slot_ = make_snapshot_slot(data_, saved_version_);
+    data_ = Tensor();
+  }
 }
 
-void SavedVariable::reset_data() { data_ = Tensor(); }
+void SavedVariable::reset_data() {
+  data_ = Tensor();
+  if (slot_) slot_->release();
+}
 
 Tensor SavedVariable::unpack(Node* needed_by) const {
   if (!was_saved_) return Tensor();
+  const Tensor& data_ = data();  // the slot's value under kSnapshot
   if (!data_.defined()) throw AutogradError(kBackwardTwiceMessage);
-  if (data_.version() != saved_version_) throw_stale(needed_by);
+  if (data_.version() != saved_version()) throw_stale(needed_by);
   if (!GradMode::is_enabled()) return data_;
   if (is_leaf_) {
     // Rebuild a leaf that accumulates through the original AccumulateGrad.
@@ -60,6 +68,8 @@ Tensor SavedVariable::unpack(Node* needed_by) const {
 }
 
 void SavedVariable::throw_stale(Node* needed_by) const {
+  const Tensor& data_ = data();
+  const uint32_t saved_version_ = saved_version();
   const uint32_t current = data_.version();
   std::ostringstream msg;
   msg << "one of the variables needed for gradient computation has been modified by an "

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "autograd/mutation_policy.h"
 #include "tensor/tensor.h"
 
 namespace mutagrad::autograd {
@@ -41,14 +42,18 @@ class SavedVariable {
 
   // Whether a tensor was saved (false for a default-constructed SavedVariable).
   bool was_saved() const { return was_saved_; }
-  bool is_released() const { return was_saved_ && !data_.defined(); }
+  bool is_released() const { return was_saved_ && !data().defined(); }
   bool is_output() const { return is_output_; }
-  uint32_t saved_version() const { return saved_version_; }
+  uint32_t saved_version() const { return slot_ ? slot_->saved_version() : saved_version_; }
   // The saved data without any check (graph export); undefined once released.
-  const Tensor& data_unchecked() const { return data_; }
+  const Tensor& data_unchecked() const { return data(); }
+  // Whether MutationPolicy::kSnapshot copied the value out of the way of a write.
+  bool was_snapshotted() const { return slot_ && slot_->snapshotted(); }
 
  private:
   [[noreturn]] void throw_stale(Node* needed_by) const;
+  // The saved value: slot_'s when saved under MutationPolicy::kSnapshot, else data_.
+  const Tensor& data() const { return slot_ ? slot_->data() : data_; }
 
   Tensor data_;
   uint32_t saved_version_ = 0;
@@ -57,6 +62,7 @@ class SavedVariable {
   bool is_leaf_ = false;  // a leaf that requires grad (see the Note above)
   bool was_saved_ = false;
   std::weak_ptr<Node> grad_accumulator_;
+  std::shared_ptr<SnapshotSlot> slot_;  // set (and data_ empty) under kSnapshot
 };
 
 }  // namespace mutagrad::autograd

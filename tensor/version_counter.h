@@ -35,6 +35,13 @@ struct CallSite {
   }
 };
 
+class VersionCounter;
+
+// Called before every bump while set (autograd's MutationPolicy::kSnapshot installs it to copy
+// saved values out of the way of the write). Null otherwise: the bump then costs one load.
+using PreWriteHook = void (*)(const VersionCounter& counter);
+inline std::atomic<PreWriteHook> g_pre_write_hook{nullptr};
+
 class VersionCounter {
  public:
   // How many past bumps keep their site; older ones are reported as unknown.
@@ -46,6 +53,7 @@ class VersionCounter {
 
   // One in-place write: version += 1, and remember where it came from.
   void bump(const MutationSite& site) {
+    if (PreWriteHook hook = g_pre_write_hook.load(std::memory_order_relaxed)) hook(*this);
     uint32_t from = impl_->version.fetch_add(1, std::memory_order_relaxed);
     impl_->sites[from % kSiteHistory] = site;
   }
@@ -59,6 +67,8 @@ class VersionCounter {
   }
 
   bool is_same(const VersionCounter& other) const { return impl_ == other.impl_; }
+  // Identity of the shared counter (one per storage family); stable while any alias lives.
+  const void* id() const { return impl_.get(); }
 
  private:
   struct Impl {

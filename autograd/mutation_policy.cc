@@ -1,0 +1,119 @@
+#include "autograd/mutation_policy.h"
+
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "autograd/autograd_meta.h"
+#include "autograd/history.h"
+#include "tensor/native/copy.h"
+#include "tensor/native/views.h"
+
+namespace mutagrad::autograd {
+namespace {
+
+// Live registered slots by version-counter id. Consulted only from the pre-write hook, which
+// is installed the first time a slot is made (a program that never uses kSnapshot pays one
+// null-pointer load per bump).
+struct Registry {
+  std::mutex mu;
+  std::unordered_multimap<const void*, SnapshotSlot*> slots;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry();  // never destroyed: slots may die during static exit
+  return *r;
+}
+
+std::atomic<int64_t> g_live_slots{0};
+
+// A copy of `saved` that owns its memory and keeps its gradient edge (double backward).
+Tensor snapshot_of(const Tensor& saved) {
+  Tensor copy = native::clone(native::detach(saved));
+  if (get_autograd_meta(saved) == nullptr) return copy;
+  Edge edge = gradient_edge(saved);
+  if (!edge.function || !saved.grad_fn()) return copy;  // leaves are kept by SavedVariable
+  auto meta = std::make_unique<AutogradMeta>();
+  meta->grad_fn_ = edge.function;
+  meta->output_nr_ = edge.input_nr;
+  copy.unsafe_impl()->set_autograd_meta(std::move(meta));
+  return copy;
+}
+
+void unregister(SnapshotSlot* slot, const void* id) {
+  auto range = registry().slots.equal_range(id);
+  for (auto it = range.first; it != range.second; ++it) {
+    if (it->second == slot) {
+      registry().slots.erase(it);
+      g_live_slots.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+}
+
+void pre_write_hook(const VersionCounter& counter) {
+  if (g_live_slots.load(std::memory_order_relaxed) == 0) return;
+  snapshot_before_write(counter);
+}
+
+}  // namespace
+
+SnapshotSlot::SnapshotSlot(Tensor data, uint32_t saved_version)
+    : data_(std::move(data)),
+      saved_version_(saved_version),
+      counter_id_(data_.version_counter().id()) {}
+
+SnapshotSlot::~SnapshotSlot() {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  if (counter_id_ != nullptr) unregister(this, counter_id_);
+}
+
+void SnapshotSlot::release() {
+  Tensor old;
+  {
+    std::lock_guard<std::mutex> lock(registry().mu);
+    if (counter_id_ != nullptr) unregister(this, counter_id_);
+    counter_id_ = nullptr;
+    old = std::move(data_);
+    data_ = Tensor();
+  }
+}  // `old` dies outside the lock: it may free nodes that own other slots
+
+std::shared_ptr<SnapshotSlot> make_snapshot_slot(const Tensor& data, uint32_t saved_version) {
+  auto slot = std::make_shared<SnapshotSlot>(data, saved_version);
+  {
+    std::lock_guard<std::mutex> lock(registry().mu);
+    registry().slots.emplace(data.version_counter().id(), slot.get());
+    g_live_slots.fetch_add(1, std::memory_order_relaxed);
+  }
+  g_pre_write_hook.store(&pre_write_hook, std::memory_order_relaxed);
+  return slot;
+}
+
+void snapshot_before_write(const VersionCounter& counter) {
+  std::vector<Tensor> old;  // released after unlocking (see release())
+  {
+    std::lock_guard<std::mutex> lock(registry().mu);
+    auto range = registry().slots.equal_range(counter.id());
+    if (range.first == range.second) return;
+    for (auto it = range.first; it != range.second;) {
+      SnapshotSlot* slot = it->second;
+      // A value already stale (written under kError before) stays stale: backward reports it.
+      if (slot->data_.defined() && slot->data_.version() == slot->saved_version_) {
+        Tensor copy = snapshot_of(slot->data_);
+        old.push_back(std::move(slot->data_));
+        slot->saved_version_ = copy.version();
+        slot->data_ = std::move(copy);
+        slot->snapshotted_ = true;
+      }
+      slot->counter_id_ = nullptr;
+      it = registry().slots.erase(it);
+      g_live_slots.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+int64_t num_snapshot_slots() { return g_live_slots.load(std::memory_order_relaxed); }
+
+}  // namespace mutagrad::autograd

@@ -1,0 +1,88 @@
+// MutationPolicy: what an in-place write does to a value a live graph saved for backward.
+//
+// kError (the default, PyTorch's behaviour): the write goes through and backward raises the
+// "modified by an inplace operation" error. kSnapshot: tensors saved while the policy is in
+// effect are copied (clone) just before the first write that would make them stale, so
+// backward uses the value they had when saved while the write still reaches every alias.
+//
+//   {
+//     MutationPolicyGuard guard(MutationPolicy::kSnapshot);
+//     Tensor y = a * b;      // MulBackward0 saves a and b (registered for snapshots)
+//     a.add_(1.0);           // snapshots the saved a first, then writes a (and its views)
+//     y.sum().backward();    // b.grad() == a's value before add_
+//   }
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "tensor/tensor.h"
+
+namespace mutagrad::autograd {
+
+enum class MutationPolicy { kError, kSnapshot };
+
+// The calling thread's policy (kError unless a MutationPolicyGuard says otherwise). It is
+// read when a tensor is saved: a saved tensor registered under kSnapshot stays protected by
+// any later write, on any thread, until its node is freed.
+class MutationPolicyState {
+ public:
+  static MutationPolicy current() { return policy_; }
+  static void set(MutationPolicy policy) { policy_ = policy; }
+
+ private:
+  static inline thread_local MutationPolicy policy_ = MutationPolicy::kError;
+};
+
+// Sets the policy for a scope and restores the previous one on exit.
+class MutationPolicyGuard {
+ public:
+  explicit MutationPolicyGuard(MutationPolicy policy) : prev_(MutationPolicyState::current()) {
+    MutationPolicyState::set(policy);
+  }
+  ~MutationPolicyGuard() { MutationPolicyState::set(prev_); }
+  MutationPolicyGuard(const MutationPolicyGuard&) = delete;
+  MutationPolicyGuard& operator=(const MutationPolicyGuard&) = delete;
+
+ private:
+  MutationPolicy prev_;
+};
+
+// A saved value that kSnapshot protects: registered under its version counter's id until it
+// is snapshotted (then private to the graph) or destroyed. Owned by SavedVariable.
+class SnapshotSlot {
+ public:
+  SnapshotSlot(Tensor data, uint32_t saved_version);
+  ~SnapshotSlot();
+  SnapshotSlot(const SnapshotSlot&) = delete;
+  SnapshotSlot& operator=(const SnapshotSlot&) = delete;
+
+  const Tensor& data() const { return data_; }
+  uint32_t saved_version() const { return saved_version_; }
+  bool snapshotted() const { return snapshotted_; }
+  // Drops the value (backward ran without retain_graph).
+  void release();
+
+ private:
+  friend void snapshot_before_write(const VersionCounter& counter);
+  Tensor data_;
+  uint32_t saved_version_;
+  const void* counter_id_;  // null once unregistered
+  bool snapshotted_ = false;
+};
+
+// Registers `data` (saved at `saved_version`) for snapshots; installs the pre-write hook.
+std::shared_ptr<SnapshotSlot> make_snapshot_slot(const Tensor& data, uint32_t saved_version);
+
+// The pre-write hook: clones every still-current registered value of `counter`'s storage.
+void snapshot_before_write(const VersionCounter& counter);
+
+// How many saved values are registered for snapshots now (tests, diagnostics).
+int64_t num_snapshot_slots();
+
+}  // namespace mutagrad::autograd
+
+namespace mutagrad {
+using autograd::MutationPolicy;
+using autograd::MutationPolicyGuard;
+}  // namespace mutagrad

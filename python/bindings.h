@@ -1,0 +1,47 @@
+// Shared pieces of the mutagrad._C bindings: Python value ↔ Scalar / dtype conversion, and
+// the registration functions each bindings_*.cc file provides.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <optional>
+
+#include "mutagrad.h"
+
+namespace mutagrad::python {
+
+namespace py = pybind11;
+
+// A Python bool/int/float (or NumPy scalar) as a Scalar; TypeError for anything else.
+Scalar to_scalar(py::handle value);
+bool is_python_number(py::handle value);
+// The dtype argument: None or a mutagrad dtype object.
+std::optional<ScalarType> to_dtype(py::handle value);
+py::object dtype_object(ScalarType t);
+// Sizes given as varargs (zeros(2, 3)) or one sequence (zeros((2, 3))).
+DimVector sizes_from_args(const py::args& args, const char* fn);
+// A Python list/tuple/scalar/NumPy array as a new tensor (a copy), as torch.tensor.
+Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype);
+// Zero-copy view of a NumPy array's memory (shares it, keeps the array alive).
+Tensor from_numpy(py::array array);
+// A NumPy array sharing the tensor's memory (CPU tensors that don't require grad).
+py::array to_numpy(const Tensor& t);
+py::object to_list(const Tensor& t);
+// An undefined tensor as None (grad, grad_fn results, allow_unused gradients).
+inline py::object wrap_tensor(const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); }
+// None as an undefined tensor, a Tensor as itself.
+inline Tensor optional_tensor(py::handle h) { return h.is_none() ? Tensor() : h.cast<Tensor>(); }
+// A Python number as a Python bool/int/float of the Scalar's kind.
+py::object scalar_to_python(const Scalar& s);
+// A dim argument: an int or a sequence of ints.
+DimVector dims_from(py::handle h);
+
+void bind_dtypes(py::module_& m);
+void bind_tensor(py::module_& m);
+void bind_ops(py::module_& m);
+void bind_indexing(py::module_& m);
+void bind_autograd(py::module_& m);
+void bind_errors(py::module_& m);
+
+}  // namespace mutagrad::python

@@ -1,0 +1,212 @@
+// Module-level functions of mutagrad._C: factories (tensor, zeros, rand, ...), the global
+// Generator and manual_seed, math functions, where/matmul, unbind/split/chunk and grad mode.
+#include <pybind11/stl.h>
+
+#include "python/bindings.h"
+
+namespace mutagrad::python {
+namespace {
+
+Generator& global_generator() {
+  static Generator gen(0);
+  return gen;
+}
+
+Tensor finish(Tensor t, bool requires_grad) {
+  if (requires_grad) t.requires_grad_(true);
+  return t;
+}
+
+ScalarType dtype_or(py::handle dtype, ScalarType fallback) {
+  return to_dtype(dtype).value_or(fallback);
+}
+
+// A factory taking *sizes, dtype=None, requires_grad=False.
+template <typename F>
+void def_sized(py::module_& m, const char* name, F make) {
+  m.def(
+      name,
+      [make, name](py::args sizes, py::object dtype, bool requires_grad) {
+        return finish(make(sizes_from_args(sizes, name), dtype_or(dtype, kFloat32)), requires_grad);
+      },
+      py::kw_only(), py::arg("dtype") = py::none(), py::arg("requires_grad") = false);
+}
+
+// A *_like factory taking (other, dtype=None, requires_grad=False).
+template <typename F>
+void def_like(py::module_& m, const char* name, F make) {
+  m.def(
+      name,
+      [make](const Tensor& other, py::object dtype, bool requires_grad) {
+        return finish(make(other, to_dtype(dtype)), requires_grad);
+      },
+      py::arg("input"), py::kw_only(), py::arg("dtype") = py::none(),
+      py::arg("requires_grad") = false);
+}
+
+py::object other_or_tensor(py::handle a, py::handle b, const char* method) {
+  if (!py::isinstance<Tensor>(a)) {
+    throw py::type_error(str(method, "(): the first argument must be a Tensor"));
+  }
+  return a.attr(method)(b);
+}
+
+py::tuple to_py_tuple(const std::vector<Tensor>& ts) {
+  py::tuple out(ts.size());
+  for (size_t i = 0; i < ts.size(); ++i) out[i] = py::cast(ts[i]);
+  return out;
+}
+
+}  // namespace
+
+void bind_ops(py::module_& m) {
+  m.def(
+      "tensor",
+      [](py::handle data, py::object dtype, bool requires_grad) {
+        return finish(tensor_from_data(data, to_dtype(dtype)), requires_grad);
+      },
+      py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(),
+      py::arg("requires_grad") = false);
+  def_sized(m, "zeros", [](IntArrayRef s, ScalarType t) { return zeros(s, t); });
+  def_sized(m, "ones", [](IntArrayRef s, ScalarType t) { return ones(s, t); });
+  def_sized(m, "empty", [](IntArrayRef s, ScalarType t) { return empty(s, t); });
+  def_sized(m, "rand", [](IntArrayRef s, ScalarType t) { return rand(s, global_generator(), t); });
+  def_sized(m, "randn",
+            [](IntArrayRef s, ScalarType t) { return randn(s, global_generator(), t); });
+  m.def(
+      "full",
+      [](py::handle size, py::handle value, py::object dtype, bool requires_grad) {
+        return finish(full(dims_from(size), to_scalar(value), to_dtype(dtype)), requires_grad);
+      },
+      py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
+      py::arg("requires_grad") = false);
+  m.def(
+      "arange",
+      [](py::handle start, py::handle end, py::handle step, py::object dtype, bool requires_grad) {
+        Tensor out = end.is_none() ? arange(to_scalar(start), to_dtype(dtype))
+                                   : arange(to_scalar(start), to_scalar(end), to_scalar(step),
+                                            to_dtype(dtype));
+        return finish(out, requires_grad);
+      },
+      py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
+      py::arg("dtype") = py::none(), py::arg("requires_grad") = false);
+  m.def(
+      "randint",
+      [](py::args args, py::object dtype, bool requires_grad) {
+        // randint(high, size) or randint(low, high, size), as torch.
+        if (args.size() != 2 && args.size() != 3) {
+          throw py::type_error("randint(): expected (high, size) or (low, high, size)");
+        }
+        int64_t low = args.size() == 3 ? args[0].cast<int64_t>() : 0;
+        int64_t high = args[args.size() - 2].cast<int64_t>();
+        DimVector size = dims_from(args[args.size() - 1]);
+        return finish(randint(low, high, size, global_generator(), dtype_or(dtype, kInt64)),
+                      requires_grad);
+      },
+      py::kw_only(), py::arg("dtype") = py::none(), py::arg("requires_grad") = false);
+  m.def("manual_seed", [](uint64_t seed) { global_generator() = Generator(seed); });
+  def_like(m, "zeros_like",
+           [](const Tensor& o, std::optional<ScalarType> t) { return zeros_like(o, t); });
+  def_like(m, "ones_like",
+           [](const Tensor& o, std::optional<ScalarType> t) { return ones_like(o, t); });
+  def_like(m, "empty_like",
+           [](const Tensor& o, std::optional<ScalarType> t) { return empty_like(o, t); });
+  def_like(m, "rand_like", [](const Tensor& o, std::optional<ScalarType> t) {
+    Tensor r = rand_like(o, global_generator());
+    return t ? r.to(*t) : r;
+  });
+  def_like(m, "randn_like", [](const Tensor& o, std::optional<ScalarType> t) {
+    Tensor r = randn_like(o, global_generator());
+    return t ? r.to(*t) : r;
+  });
+  m.def(
+      "full_like",
+      [](const Tensor& other, py::handle value, py::object dtype, bool requires_grad) {
+        return finish(full_like(other, to_scalar(value), to_dtype(dtype)), requires_grad);
+      },
+      py::arg("input"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
+      py::arg("requires_grad") = false);
+  m.def("from_numpy", [](py::array a) { return from_numpy(a); });
+
+  // where(cond, x, y) with a number on either side goes to the Scalar overloads.
+  m.def("where", [](const Tensor& cond, py::handle x, py::handle y) {
+    bool xt = py::isinstance<Tensor>(x), yt = py::isinstance<Tensor>(y);
+    if (xt && yt) return where(cond, x.cast<Tensor>(), y.cast<Tensor>());
+    if (xt) return where(cond, x.cast<Tensor>(), to_scalar(y));
+    if (yt) return where(cond, to_scalar(x), y.cast<Tensor>());
+    throw py::type_error("where(): at least one of x and y must be a Tensor");
+  });
+  m.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); });
+  m.def(
+      "cat", [](const std::vector<Tensor>& ts, int64_t dim) { return cat(ts, dim); },
+      py::arg("tensors"), py::arg("dim") = 0);
+  m.def(
+      "stack", [](const std::vector<Tensor>& ts, int64_t dim) { return stack(ts, dim); },
+      py::arg("tensors"), py::arg("dim") = 0);
+
+  // Math functions: forwarded to the Tensor methods, which hold the Tensor/Scalar dispatch.
+  for (const char* name : {"neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid",
+                           "relu", "logical_not", "t", "clone", "detach"}) {
+    m.def(
+        name, [name](py::handle x) { return x.attr(name)(); }, py::arg("input"));
+  }
+  for (const char* name : {"sum", "mean", "prod", "max", "min", "argmax"}) {
+    m.def(
+        name,
+        [name](py::handle x, py::handle dim, bool keepdim) { return x.attr(name)(dim, keepdim); },
+        py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false);
+  }
+  m.def(
+      "clamp", [](py::handle x, py::handle lo, py::handle hi) { return x.attr("clamp")(lo, hi); },
+      py::arg("input"), py::arg("min") = py::none(), py::arg("max") = py::none());
+  m.def(
+      "add",
+      [](py::handle a, py::handle b, py::handle alpha) {
+        if (py::isinstance<Tensor>(b) && to_scalar(alpha).to<double>() != 1.0) {
+          return py::cast(add(a.cast<Tensor>(), b.cast<Tensor>(), to_scalar(alpha)));
+        }
+        return other_or_tensor(a, b, "__add__");
+      },
+      py::arg("input"), py::arg("other"), py::kw_only(), py::arg("alpha") = 1);
+  m.def(
+      "sub",
+      [](py::handle a, py::handle b, py::handle alpha) {
+        if (py::isinstance<Tensor>(b) && to_scalar(alpha).to<double>() != 1.0) {
+          return py::cast(sub(a.cast<Tensor>(), b.cast<Tensor>(), to_scalar(alpha)));
+        }
+        return other_or_tensor(a, b, "__sub__");
+      },
+      py::arg("input"), py::arg("other"), py::kw_only(), py::arg("alpha") = 1);
+  m.def("mul", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__mul__"); });
+  m.def("div", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__truediv__"); });
+  m.def("pow", [](py::handle a, py::handle b) {
+    if (py::isinstance<Tensor>(a)) return a.attr("__pow__")(b);
+    return b.attr("__rpow__")(a);
+  });
+  m.def("eq", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__eq__"); });
+  m.def("ne", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__ne__"); });
+  m.def("lt", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__lt__"); });
+  m.def("le", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__le__"); });
+  m.def("gt", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__gt__"); });
+  m.def("ge", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__ge__"); });
+  m.def("maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); });
+  m.def("minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); });
+  m.def("logical_and", [](const Tensor& a, const Tensor& b) { return logical_and(a, b); });
+  m.def("logical_or", [](const Tensor& a, const Tensor& b) { return logical_or(a, b); });
+  m.def(
+      "unbind", [](const Tensor& x, int64_t dim) { return to_py_tuple(unbind(x, dim)); },
+      py::arg("input"), py::arg("dim") = 0);
+  m.def(
+      "split",
+      [](py::handle x, py::handle size, int64_t dim) { return x.attr("split")(size, dim); },
+      py::arg("tensor"), py::arg("split_size_or_sections"), py::arg("dim") = 0);
+  m.def(
+      "chunk",
+      [](const Tensor& x, int64_t n, int64_t dim) { return to_py_tuple(chunk(x, n, dim)); },
+      py::arg("input"), py::arg("chunks"), py::arg("dim") = 0);
+
+  m.def("is_grad_enabled", [] { return GradMode::is_enabled(); });
+  m.def("set_grad_enabled", [](bool enabled) { GradMode::set_enabled(enabled); });
+}
+
+}  // namespace mutagrad::python

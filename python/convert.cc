@@ -1,0 +1,249 @@
+// Python ↔ C++ value conversion for mutagrad._C: scalars, dtypes, sizes, nested lists, NumPy.
+#include <cstring>
+#include <vector>
+
+#include "python/bindings.h"
+
+namespace mutagrad::python {
+namespace {
+
+// dtype objects are instances of one Python class holding a ScalarType; one per dtype.
+struct DType {
+  ScalarType type;
+};
+
+py::object& dtype_slot(ScalarType t) {
+  // Never destroyed: they must outlive the interpreter's teardown.
+  static auto* objects = new py::object[kNumScalarTypes];
+  return objects[static_cast<int>(t)];
+}
+
+ScalarType from_numpy_dtype(const py::dtype& dt) {
+  switch (dt.kind()) {
+    case 'b':
+      return kBool;
+    case 'i':
+      if (dt.itemsize() == 4) return kInt32;
+      if (dt.itemsize() == 8) return kInt64;
+      break;
+    case 'f':
+      if (dt.itemsize() == 4) return kFloat32;
+      if (dt.itemsize() == 8) return kFloat64;
+      break;
+    default:
+      break;
+  }
+  throw DTypeError(str("can't convert a NumPy array of dtype ", dt.attr("name").cast<std::string>(),
+                       "; the supported dtypes are float64, float32, int64, int32 and bool"));
+}
+
+py::dtype to_numpy_dtype(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool:
+      return py::dtype::of<bool>();
+    case ScalarType::Int32:
+      return py::dtype::of<int32_t>();
+    case ScalarType::Int64:
+      return py::dtype::of<int64_t>();
+    case ScalarType::Float32:
+      return py::dtype::of<float>();
+    case ScalarType::Float64:
+      return py::dtype::of<double>();
+  }
+  return py::dtype::of<float>();
+}
+
+// Walks nested sequences: records the shape at the first visit of each depth and checks that
+// every sibling agrees; collects the leaves in row-major order.
+void flatten_nested(py::handle obj, size_t depth, DimVector& shape, std::vector<Scalar>& leaves,
+                    TypeCategory& category) {
+  if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
+    py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
+    int64_t n = static_cast<int64_t>(py::len(seq));
+    if (depth == shape.size()) {
+      if (!leaves.empty()) {
+        throw ValueError(str("tensor(): expected a number at depth ", depth,
+                             " (like the other elements) but got a sequence of length ", n));
+      }
+      shape.push_back(n);
+    } else if (depth > shape.size() || shape[depth] != n) {
+      throw ValueError(str("tensor(): expected sequence of length ", shape[depth], " at dim ",
+                           depth, " (got ", n, "); nested lists must be rectangular"));
+    }
+    for (py::handle item : seq) flatten_nested(item, depth + 1, shape, leaves, category);
+    return;
+  }
+  if (py::isinstance<Tensor>(obj)) {
+    Tensor t = obj.cast<Tensor>();
+    if (t.numel() == 1 && t.dim() == 0) {
+      Scalar s = t.item();
+      if (depth != shape.size()) {
+        throw ValueError(str("tensor(): found a number at depth ", depth,
+                             " where a sequence was expected; nested lists must be rectangular"));
+      }
+      category = std::max(category, s.type_category());
+      leaves.push_back(s);
+      return;
+    }
+  }
+  if (depth != shape.size()) {
+    throw ValueError(str("tensor(): found a number at depth ", depth,
+                         " where a sequence of length ", shape[depth],
+                         " was expected; nested lists must be rectangular"));
+  }
+  Scalar s = to_scalar(obj);
+  category = std::max(category, s.type_category());
+  leaves.push_back(s);
+}
+
+}  // namespace
+
+bool is_python_number(py::handle value) {
+  if (PyBool_Check(value.ptr()) || PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr())) {
+    return true;
+  }
+  return py::isinstance(value, py::module_::import("numpy").attr("generic"));
+}
+
+Scalar to_scalar(py::handle value) {
+  PyObject* p = value.ptr();
+  if (PyBool_Check(p)) return Scalar(p == Py_True);
+  if (PyLong_Check(p)) return Scalar(value.cast<int64_t>());
+  if (PyFloat_Check(p)) return Scalar(value.cast<double>());
+  if (py::isinstance(value, py::module_::import("numpy").attr("generic"))) {
+    return to_scalar(value.attr("item")());
+  }
+  throw py::type_error(str("expected a number (bool, int or float) but got ",
+                           std::string(py::str(value.get_type().attr("__name__")))));
+}
+
+std::optional<ScalarType> to_dtype(py::handle value) {
+  if (value.is_none()) return std::nullopt;
+  if (py::isinstance<DType>(value)) return value.cast<const DType&>().type;
+  throw py::type_error(str("dtype must be a mutagrad dtype (mutagrad.float32, ...), got ",
+                           std::string(py::repr(value))));
+}
+
+py::object dtype_object(ScalarType t) { return dtype_slot(t); }
+
+DimVector sizes_from_args(const py::args& args, const char* fn) {
+  DimVector sizes;
+  if (args.size() == 1 && py::isinstance<py::sequence>(args[0])) {
+    for (py::handle h : args[0]) sizes.push_back(h.cast<int64_t>());
+    return sizes;
+  }
+  for (py::handle h : args) {
+    if (!PyLong_Check(h.ptr())) {
+      throw py::type_error(
+          str(fn, "(): sizes must be ints or one tuple of ints, got ", std::string(py::repr(h))));
+    }
+    sizes.push_back(h.cast<int64_t>());
+  }
+  return sizes;
+}
+
+Tensor from_numpy(py::array array) {
+  ScalarType t = from_numpy_dtype(array.dtype());
+  int64_t item = element_size(t);
+  DimVector sizes, strides;
+  for (py::ssize_t d = 0; d < array.ndim(); ++d) {
+    sizes.push_back(array.shape(d));
+    if (array.strides(d) % item != 0) {
+      throw ValueError(str("from_numpy(): stride ", array.strides(d), " bytes of dim ", d,
+                           " is not a multiple of the element size ", item,
+                           "; make the array contiguous with numpy.ascontiguousarray first"));
+    }
+    strides.push_back(array.strides(d) / item);
+  }
+  for (int64_t s : strides) {
+    if (s < 0) {
+      throw ValueError(
+          "from_numpy(): arrays with negative strides are not supported; copy the array first "
+          "(array.copy())");
+    }
+  }
+  auto* owner = new py::object(array);  // keeps the array alive; released under the GIL
+  std::shared_ptr<void> keep(owner, [](void* p) {
+    py::gil_scoped_acquire gil;
+    delete static_cast<py::object*>(p);
+  });
+  return from_blob(array.mutable_data(), sizes, strides, t, std::move(keep));
+}
+
+py::array to_numpy(const Tensor& t) {
+  if (t.requires_grad()) {
+    throw py::value_error(
+        "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
+  }
+  if (!t.device().is_cpu()) {
+    throw DeviceError("numpy(): the tensor is not on the CPU; copy it there first");
+  }
+  std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end());
+  std::vector<py::ssize_t> strides;
+  for (int64_t s : t.strides()) strides.push_back(s * t.element_size());
+  // The capsule owns a handle to the tensor, so the memory outlives the array.
+  auto* keep = new Tensor(t);
+  py::capsule base(keep, [](void* p) { delete static_cast<Tensor*>(p); });
+  return py::array(to_numpy_dtype(t.dtype()), shape, strides, t.raw_data(), base);
+}
+
+py::object to_list(const Tensor& t) {
+  Tensor c = native::contiguous(t);
+  if (c.dim() == 0) {
+    Scalar s = c.item();
+    if (s.is_bool()) return py::bool_(s.to<bool>());
+    if (s.is_integral()) return py::int_(s.to<int64_t>());
+    return py::float_(s.to<double>());
+  }
+  py::list out;
+  for (int64_t i = 0; i < c.size(0); ++i) out.append(to_list(native::select(c, 0, i)));
+  return out;
+}
+
+Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype) {
+  if (py::isinstance<py::array>(data)) {
+    Tensor view = from_numpy(py::reinterpret_borrow<py::array>(data));
+    Tensor out = native::clone(view);
+    return dtype ? native::to(out, *dtype) : out;
+  }
+  if (py::isinstance<Tensor>(data)) {
+    Tensor out = native::clone(data.cast<Tensor>());
+    return dtype ? native::to(out, *dtype) : out;
+  }
+  DimVector shape;
+  std::vector<Scalar> leaves;
+  TypeCategory category = TypeCategory::Bool;
+  flatten_nested(data, 0, shape, leaves, category);
+  ScalarType inferred = category == TypeCategory::Floating   ? kFloat32
+                        : category == TypeCategory::Integral ? kInt64
+                                                             : kBool;
+  ScalarType t = dtype.value_or(inferred);
+  Tensor out = empty(shape, t);
+  dispatch_dtype(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = out.data_ptr<T>();
+    for (size_t i = 0; i < leaves.size(); ++i) p[i] = leaves[i].to<T>();
+  });
+  return out;
+}
+
+void bind_dtypes(py::module_& m) {
+  py::class_<DType>(m, "dtype")
+      .def("__repr__", [](const DType& d) { return str("mutagrad.", dtype_name(d.type)); })
+      .def_property_readonly("is_floating_point",
+                             [](const DType& d) { return is_floating_point(d.type); })
+      .def_property_readonly("itemsize", [](const DType& d) { return element_size(d.type); })
+      .def("__eq__", [](const DType& a, const DType& b) { return a.type == b.type; })
+      .def("__hash__", [](const DType& d) { return static_cast<int>(d.type); });
+  for (ScalarType t : {kBool, kInt32, kInt64, kFloat32, kFloat64}) {
+    dtype_slot(t) = py::cast(DType{t});
+    m.attr(dtype_name(t)) = dtype_slot(t);
+  }
+  // torch's aliases.
+  m.attr("float") = dtype_slot(kFloat32);
+  m.attr("double") = dtype_slot(kFloat64);
+  m.attr("int") = dtype_slot(kInt32);
+  m.attr("long") = dtype_slot(kInt64);
+}
+
+}  // namespace mutagrad::python
