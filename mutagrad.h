@@ -12,6 +12,7 @@
 #include "autograd/gradcheck.h"
 #include "autograd/grad_mode.h"
 #include "autograd/graph_export.h"
+#include "autograd/mutation_policy.h"
 #include "autograd/ops.h"
 #include "indexing/indexing.h"
 #include "tensor/backend.h"

@@ -1,5 +1,6 @@
 // Quickstart: tensors, views and aliasing, the version counter every alias shares, why
-// autograd cares about it, and indexing reads and writes (section 10).
+// autograd cares about it, indexing reads and writes (section 10), and how autograd handles
+// writes into tensors it needs (section 11).
 //
 //   ./bazelw run //examples:quickstart
 //
@@ -185,6 +186,48 @@ int main() {
     m[{Slice(1, None)}] = m.index({Slice(None, -1)});  // overlapping: as if the value were copied
     std::cout << "m[{Slice(1, None)}] = m.index({Slice(None, -1)}) shifts the rows down:\n  m = "
               << m << "\n";
+  }
+
+  section("11. Writes into tensors autograd needs: CopySlices, a caught mistake, kSnapshot");
+  {
+    using namespace mutagrad::indexing;
+    // A write into a view of an intermediate is recorded: h's history is rebased onto
+    // CopySlices, so the gradient flows to the written value, not to what it overwrote.
+    Tensor a = tensor({1.0, 2.0, 3.0}, kFloat64).requires_grad_();
+    Tensor b = tensor({10.0}, kFloat64).requires_grad_();
+    Tensor h = a * 2.0;
+    h[{Slice(None, 1)}] = b * b;  // h = [b^2, 2 a1, 2 a2]
+    std::cout << "h = a * 2; h[{Slice(None, 1)}] = b * b -> h = " << h
+              << "\n  h.grad_fn() = " << h.grad_fn()->name() << "\n";
+    (h * h).sum().backward();
+    std::cout << "(h * h).sum().backward(): a.grad() = " << a.grad()
+              << " (0 where overwritten, 8 a elsewhere), b.grad() = " << b.grad() << " (4 b^3)\n";
+
+    // Writing into a tensor a node saved: MulBackward0 saved h2 (both operands of h2 * h2),
+    // so the write below would make backward's formula wrong. Backward refuses, naming the
+    // node, the write and its line.
+    Tensor h2 = a * 2.0;
+    Tensor loss = (h2 * h2).sum();
+    h2[{0}] = 0.0;  // the unsafe write
+    try {
+      loss.backward();
+    } catch (const autograd::AutogradError& e) {
+      std::cout << "h2[{0}] = 0.0 after loss = (h2 * h2).sum(); loss.backward() throws:\n  "
+                << e.what() << "\n";
+    }
+
+    // Under MutationPolicy::kSnapshot the saved value is copied just before the first write
+    // that would make it stale: the write still reaches h3 and its aliases, and backward uses
+    // the value h3 had when it was saved.
+    a.set_grad(Tensor());
+    MutationPolicyGuard policy(MutationPolicy::kSnapshot);
+    Tensor h3 = a * 2.0;
+    Tensor loss3 = (h3 * h3).sum();
+    h3[{0}] = 0.0;
+    loss3.backward();
+    std::cout << "the same under MutationPolicyGuard(kSnapshot): h3 = " << h3
+              << " (the write happened), a.grad() = " << a.grad()
+              << " (8 a: the gradient at the saved values)\n";
   }
   return 0;
 }

@@ -177,6 +177,7 @@ class Tensor {
   Tensor squeeze() const;
   Tensor squeeze(int64_t dim) const;
   Tensor view(IntArrayRef sizes) const;
+  Tensor view_as(const Tensor& other) const;  // view(other.sizes())
   Tensor reshape(IntArrayRef sizes) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;

@@ -533,6 +533,9 @@ Tensor Tensor::unsqueeze(int64_t dim) const { return mutagrad::unsqueeze(*this, 
 Tensor Tensor::squeeze() const { return mutagrad::squeeze(*this); }
 Tensor Tensor::squeeze(int64_t dim) const { return mutagrad::squeeze(*this, dim); }
 Tensor Tensor::view(IntArrayRef sizes) const { return mutagrad::view(*this, sizes); }
+Tensor Tensor::view_as(const Tensor& other) const {
+  return mutagrad::view(*this, other.sizes());
+}
 Tensor Tensor::reshape(IntArrayRef sizes) const { return mutagrad::reshape(*this, sizes); }
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   return mutagrad::flatten(*this, start_dim, end_dim);
