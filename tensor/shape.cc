@@ -50,8 +50,9 @@ DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
     if (da != db && da != 1 && db != 1) {
-      throw ShapeError(str(op, "(): the size of tensor a (", da, ") must match the size of tensor b (",
-                           db, ") at non-singleton dimension ", i, "; shapes ", a, " and ", b,
+      throw ShapeError(str(op, "(): the size of tensor a (", da,
+                           ") must match the size of tensor b (", db,
+                           ") at non-singleton dimension ", i, "; shapes ", a, " and ", b,
                            " do not broadcast. Make the sizes equal or 1 in that dimension"));
     }
     out[i] = da == 1 ? db : da;
@@ -130,7 +131,11 @@ DimVector infer_size(IntArrayRef requested, int64_t numel, const char* op) {
 
 MemOverlap has_internal_overlap(IntArrayRef sizes, IntArrayRef strides) {
   // Sort the non-trivial dims by stride; if every stride exceeds the span of all smaller
-  // ones, no two elements meet. A zero stride on a dim of size > 1 certainly overlaps.
+  // ones, no two elements meet. A zero stride on a dim of size > 1 certainly overlaps, unless
+  // the tensor is empty: no elements, nothing to overlap (NumPy gives empty arrays 0 strides).
+  for (int64_t size : sizes) {
+    if (size == 0) return MemOverlap::kNo;
+  }
   DimVector order;
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] <= 1) continue;

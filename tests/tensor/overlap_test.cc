@@ -152,6 +152,17 @@ TEST(InternalOverlap, EveryWritingOpRefusesAnExpandedOutput) {
   EXPECT_EQ(elements(base), (std::vector<double>{7, 7, 7}));
 }
 
+// An empty tensor has no elements to share memory: zero strides (as NumPy gives empty arrays)
+// are not an overlap, and writes into it are no-ops, as in PyTorch.
+TEST(InternalOverlap, EmptyTensorWithZeroStridesIsWritable) {
+  Tensor base = tensor({1.0, 2.0, 3.0});
+  Tensor empty = strided_view(base, {3, 0}, {0, 0}, 0);
+  native::fill_(empty, 5);
+  native::copy_(empty, zeros({3, 0}));
+  native::binary_out(BinaryOp::kAdd, empty, empty, zeros({3, 0}));
+  EXPECT_EQ(elements(base), (std::vector<double>{1, 2, 3}));
+}
+
 TEST(InternalOverlap, TooHardToTellIsAllowed) {
   // (i, j) -> 2i + 3j over 3x3: all distinct, though not provably so by sorting strides.
   Tensor storage = zeros({11}, kInt64);

@@ -140,6 +140,8 @@ TEST(Shape, HasInternalOverlap) {
   EXPECT_EQ(has_internal_overlap({1, 3}, {0, 1}), MemOverlap::kNo);   // size-1 dim, stride 0
   EXPECT_EQ(has_internal_overlap({2, 3}, {0, 1}), MemOverlap::kYes);  // expanded
   EXPECT_EQ(has_internal_overlap({4}, {0}), MemOverlap::kYes);
+  EXPECT_EQ(has_internal_overlap({3, 0}, {0, 0}), MemOverlap::kNo);  // empty: no elements
+  EXPECT_EQ(has_internal_overlap({0, 4}, {4, 0}), MemOverlap::kNo);
   // Strides that interleave cannot be proven either way by the sorted-span test.
   EXPECT_EQ(has_internal_overlap({2, 2}, {1, 1}), MemOverlap::kTooHard);
   EXPECT_EQ(has_internal_overlap({3, 2}, {2, 3}), MemOverlap::kTooHard);
