@@ -42,13 +42,13 @@ void SavedVariable::reset_data() {
 
 Tensor SavedVariable::unpack(Node* needed_by) const {
   if (!was_saved_) return Tensor();
-  const Tensor& data_ = data();  // the slot's value under kSnapshot
-  if (!data_.defined()) throw AutogradError(kBackwardTwiceMessage);
-  if (data_.version() != saved_version()) throw_stale(needed_by);
-  if (!GradMode::is_enabled()) return data_;
+  const Tensor& saved = data();  // the slot's value under kSnapshot
+  if (!saved.defined()) throw AutogradError(kBackwardTwiceMessage);
+  if (saved.version() != saved_version()) throw_stale(needed_by);
+  if (!GradMode::is_enabled()) return saved;
   if (is_leaf_) {
     // Rebuild a leaf that accumulates through the original AccumulateGrad.
-    Tensor out = native::detach(data_);
+    Tensor out = native::detach(saved);
     if (std::shared_ptr<Node> acc = grad_accumulator_.lock()) {
       auto meta = std::make_unique<AutogradMeta>();
       meta->requires_grad_ = true;
@@ -57,9 +57,9 @@ Tensor SavedVariable::unpack(Node* needed_by) const {
     }
     return out;
   }
-  if (!is_output_ || needed_by == nullptr) return data_;
+  if (!is_output_ || needed_by == nullptr) return saved;
   // Rebuild the edge to the node that saved this output (double backward through it).
-  Tensor out = native::detach(data_);
+  Tensor out = native::detach(saved);
   auto meta = std::make_unique<AutogradMeta>();
   meta->grad_fn_ = needed_by->shared_from_this();
   meta->output_nr_ = output_nr_;
@@ -68,26 +68,26 @@ Tensor SavedVariable::unpack(Node* needed_by) const {
 }
 
 void SavedVariable::throw_stale(Node* needed_by) const {
-  const Tensor& data_ = data();
-  const uint32_t saved_version_ = saved_version();
-  const uint32_t current = data_.version();
+  const Tensor& saved = data();
+  const uint32_t expected = saved_version();
+  const uint32_t current = saved.version();
   std::ostringstream msg;
   msg << "one of the variables needed for gradient computation has been modified by an "
          "inplace operation: [torch."
-      << legacy_type_name(data_.dtype()) << "Tensor " << data_.sizes() << "]";
+      << legacy_type_name(saved.dtype()) << "Tensor " << saved.sizes() << "]";
   const char* creator = nullptr;
   uint32_t creator_output = 0;
   if (is_output_) {
     creator = needed_by != nullptr ? needed_by->name() : nullptr;
     creator_output = output_nr_;
-  } else if (AutogradMeta* meta = get_autograd_meta(data_); meta != nullptr && meta->grad_fn_) {
+  } else if (AutogradMeta* meta = get_autograd_meta(saved); meta != nullptr && meta->grad_fn_) {
     creator = meta->grad_fn_->name();
     creator_output = meta->output_nr_;
   }
   if (creator != nullptr) msg << ", which is output " << creator_output << " of " << creator << ",";
-  msg << " is at version " << current << "; expected version " << saved_version_ << " instead.";
+  msg << " is at version " << current << "; expected version " << expected << " instead.";
   // Our addition: the write that made it stale, and who needed the tensor.
-  const MutationSite* site = data_.version_counter().site_of_bump(saved_version_);
+  const MutationSite* site = saved.version_counter().site_of_bump(expected);
   if (site != nullptr && site->op != nullptr) {
     msg << " The first in-place write after it was saved is " << site->op;
     if (site->file != nullptr) msg << " at " << site->file << ":" << site->line;
