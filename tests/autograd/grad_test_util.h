@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "mutagrad.h"
 
 namespace mutagrad::testing_util {
@@ -46,6 +48,18 @@ inline void expect_close(const Tensor& actual, const std::vector<double>& expect
   std::vector<double> got = values(actual);
   ASSERT_EQ(got.size(), expected.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], tol) << "element " << i;
+}
+
+// The message of the exception of type E that f() throws; a test failure if it throws none.
+template <typename E = autograd::AutogradError, typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an exception";
+  return "";
 }
 
 inline void check_grads(const autograd::TensorFunction& fn, const VariableList& inputs) {

@@ -7,19 +7,11 @@ namespace {
 
 using autograd::AutogradError;
 using autograd::VariableList;
+using testing_util::error_of;
 using testing_util::expect_close;
 using testing_util::leaf;
 using testing_util::strided_leaf;
 using testing_util::values;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(InplaceOps, ArithmeticWithTensorOperands) {
   Tensor x = leaf({2, 3}, 1);

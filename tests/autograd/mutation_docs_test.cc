@@ -8,30 +8,20 @@ namespace mutagrad {
 namespace {
 
 using autograd::AutogradError;
-
-template <typename E, typename F>
-std::string message_of(F f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an exception";
-  return "";
-}
+using testing_util::error_of;
 
 Tensor leaf2() { return tensor({1.0, 2.0}, kFloat64).requires_grad_(); }
 
 TEST(MutationDocs, E1LeafRequiringGrad) {
   Tensor a = leaf2();
-  EXPECT_EQ(message_of<AutogradError>([&] { a.add_(1.0); }),
+  EXPECT_EQ(error_of<AutogradError>([&] { a.add_(1.0); }),
             "a leaf Variable that requires grad is being used in an in-place operation.");
   EXPECT_EQ(a.version(), 0u);
 }
 
 TEST(MutationDocs, E2ViewOfLeaf) {
   Tensor a = leaf2();
-  EXPECT_EQ(message_of<AutogradError>([&] { a.narrow(0, 0, 1).mul_(2.0); }),
+  EXPECT_EQ(error_of<AutogradError>([&] { a.narrow(0, 0, 1).mul_(2.0); }),
             "a view of a leaf Variable that requires grad is being used in an in-place "
             "operation.");
 }
@@ -44,7 +34,7 @@ TEST(MutationDocs, E3NoGradView) {
     NoGradGuard g;
     v = x.narrow(0, 0, 1);
   }
-  EXPECT_EQ(message_of<AutogradError>([&] { v.mul_(a.narrow(0, 0, 1)); }),
+  EXPECT_EQ(error_of<AutogradError>([&] { v.mul_(a.narrow(0, 0, 1)); }),
             "A view was created in no_grad mode and is being modified inplace with grad mode "
             "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
             "You can clarify your code by moving both the view and the inplace either both "
@@ -55,7 +45,7 @@ TEST(MutationDocs, E3NoGradView) {
 TEST(MutationDocs, E4MultiOutputView) {
   Tensor a = leaf2();
   Tensor x = a.view({2, 1}) * 1.0;
-  EXPECT_EQ(message_of<AutogradError>([&] { x.unbind(0)[0].mul_(2.0); }),
+  EXPECT_EQ(error_of<AutogradError>([&] { x.unbind(0)[0].mul_(2.0); }),
             "Output 0 of UnbindBackward0 is a view and is being modified inplace. This view is "
             "the output of a function that returns multiple views. Such functions do not allow "
             "the output views to be modified inplace. You should replace the inplace operation "
@@ -68,7 +58,7 @@ TEST(MutationDocs, E5StaleSavedTensor) {
   Tensor y = (h * 3.0).sum();
   h.add_(1.0);
   const int line = __LINE__ - 1;
-  EXPECT_EQ(message_of<AutogradError>([&] { y.backward(); }),
+  EXPECT_EQ(error_of<AutogradError>([&] { y.backward(); }),
             std::string("one of the variables needed for gradient computation has been modified "
                         "by an inplace operation: [torch.DoubleTensor [2]], which is output 0 of "
                         "ExpBackward0, is at version 1; expected version 0 instead. The first "
@@ -83,23 +73,23 @@ TEST(MutationDocs, E6BackwardTwice) {
   Tensor a = leaf2();
   Tensor y = (a * a).sum();
   y.backward();
-  EXPECT_EQ(message_of<AutogradError>([&] { y.backward(); }), autograd::kBackwardTwiceMessage);
+  EXPECT_EQ(error_of<AutogradError>([&] { y.backward(); }), autograd::kBackwardTwiceMessage);
 }
 
 TEST(MutationDocs, E7ValidationErrors) {
   Tensor x = zeros({1}, kFloat64).expand({3});
-  EXPECT_EQ(message_of<ValueError>([&] { x.add_(1.0); }),
+  EXPECT_EQ(error_of<ValueError>([&] { x.add_(1.0); }),
             "add_(): unsupported operation: more than one element of the written-to tensor "
             "refers to a single memory location. Please clone() the tensor before performing "
             "the operation.");
   EXPECT_EQ(x.version(), 0u);
   Tensor i = tensor({1, 2});
-  EXPECT_EQ(message_of<DTypeError>([&] { i.mul_(0.5); }),
+  EXPECT_EQ(error_of<DTypeError>([&] { i.mul_(0.5); }),
             "mul_(): result type Float can't be cast to the desired output type Long; convert "
             "the tensor first (x = x.to(kFloat32)) or use the out-of-place op");
   EXPECT_EQ(i.version(), 0u);
   Tensor z = zeros({3});
-  EXPECT_EQ(message_of<ShapeError>([&] {
+  EXPECT_EQ(error_of<ShapeError>([&] {
               z.add_(zeros({2, 3}));
             }),
             "add_(): output with shape [3] doesn't match the broadcast shape [2, 3]; an in-place "

@@ -15,20 +15,10 @@ namespace {
 
 using autograd::AutogradError;
 using autograd::VariableList;
+using testing_util::error_of;
 using testing_util::expect_close;
 using testing_util::leaf;
 using testing_util::values;
-
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const AutogradError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected AutogradError";
-  return "";
-}
 
 double sigmoid_of(double v) { return 1.0 / (1.0 + std::exp(-v)); }
 
