@@ -100,7 +100,7 @@ void binary_inplace(const Tensor& self, BinaryOp op, const Tensor& other, const 
   const bool requires_grad = compute_requires_grad(self, other);
   check_inplace(self, requires_grad);
   check_broadcast_into(self, other.sizes(), site.op);
-  check_cast(self, native::result_type(self, other), site.op);
+  check_cast(self, native::binary_compute_dtype(op, native::result_type(self, other)), site.op);
   native::assert_no_internal_overlap(self, site.op);
   std::shared_ptr<Node> node;
   if (requires_grad && self.is_floating_point()) {
@@ -123,7 +123,7 @@ void binary_scalar_inplace(const Tensor& self, BinaryOp op, const Scalar& other,
                            const MutationSite& site) {
   const bool requires_grad = compute_requires_grad(self);
   check_inplace(self, requires_grad);
-  check_cast(self, native::result_type(self, other), site.op);
+  check_cast(self, native::binary_compute_dtype(op, native::result_type(self, other)), site.op);
   native::assert_no_internal_overlap(self, site.op);
   std::shared_ptr<Node> node;
   if (requires_grad) node = make_binary_scalar_node(op, self, other);
@@ -153,6 +153,8 @@ void unary_inplace(const Tensor& self, UnaryOp op, const UnaryArgs& args,
   const bool requires_grad = compute_requires_grad(self);
   check_inplace(self, requires_grad);
   if (is_float_only(op)) check_cast(self, kFloat32, site.op);
+  if (args.has_arg) check_cast(self, native::result_type(self, args.arg), site.op);
+  if (args.has_arg2) check_cast(self, native::result_type(self, args.arg2), site.op);
   if (op == UnaryOp::kNeg && self.dtype() == kBool) {
     throw DTypeError(
         "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "

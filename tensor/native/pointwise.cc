@@ -194,17 +194,6 @@ void check_binary_dtypes(BinaryOp op, ScalarType a, ScalarType b) {
   }
 }
 
-// The dtype `a op b` computes in, given the promoted dtype of its operands.
-ScalarType binary_compute_dtype(BinaryOp op, ScalarType promoted) {
-  if (op == BinaryOp::kDiv && !is_floating_point(promoted)) return kFloat32;  // true division
-  if (op == BinaryOp::kPow && promoted == kBool) {
-    throw DTypeError(
-        "pow(): \"pow\" not implemented for 'Bool'; convert the tensors to an "
-        "integer or floating dtype first");
-  }
-  return promoted;
-}
-
 ScalarType binary_result_dtype(BinaryOp op, ScalarType compute) {
   return is_comparison(op) ? kBool : compute;
 }
@@ -225,6 +214,16 @@ Tensor binary_impl(BinaryOp op, const Tensor& a, const Tensor& b, ScalarType com
 }
 
 }  // namespace
+
+ScalarType binary_compute_dtype(BinaryOp op, ScalarType promoted) {
+  if (op == BinaryOp::kDiv && !is_floating_point(promoted)) return kFloat32;  // true division
+  if (op == BinaryOp::kPow && promoted == kBool) {
+    throw DTypeError(
+        "pow(): \"pow\" not implemented for 'Bool'; convert the tensors to an "
+        "integer or floating dtype first");
+  }
+  return promoted;
+}
 
 ScalarType result_type(const Tensor& a, const Tensor& b) {
   ResultTypeState s;

@@ -14,6 +14,9 @@ namespace mutagrad::native {
 // winning category dimensioned tensors win over 0-dim tensors, which win over scalars.
 ScalarType result_type(const Tensor& a, const Tensor& b);
 ScalarType result_type(const Tensor& a, const Scalar& b);
+// The dtype `a op b` computes in, given the promoted dtype of its operands (true division of
+// integers gives float32). Throws DTypeError for an op the dtype does not support.
+ScalarType binary_compute_dtype(BinaryOp op, ScalarType promoted);
 
 // Unary ops. Float-only ops (exp, log, sqrt, sin, cos, tanh, sigmoid) promote integer and bool
 // inputs to float32, as PyTorch. neg of a bool tensor is a DTypeError.

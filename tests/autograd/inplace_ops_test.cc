@@ -289,9 +289,18 @@ TEST(InplaceOps, FailedOpsChangeNothing) {
   Tensor ints = tensor({1, 2, 3});
   EXPECT_THROW(ints.mul_(0.5), DTypeError);  // float result into an int tensor
   EXPECT_THROW(ints.exp_(), DTypeError);
+  // True division and float clamp bounds give float results: refused before the bump.
+  EXPECT_EQ(error_of<DTypeError>([&] { ints.div_(2); }),
+            "div_(): result type Float can't be cast to the desired output type Long; convert the "
+            "tensor first (x = x.to(kFloat32)) or use the out-of-place op");
+  EXPECT_THROW(ints.div_(tensor({2, 2, 2})), DTypeError);
+  EXPECT_THROW(ints.clamp_(0.5, 1.5), DTypeError);
+  ints.clamp_(1, 2);  // integer bounds are fine
+  EXPECT_EQ(values(ints), (std::vector<double>{1, 2, 2}));
+  EXPECT_EQ(ints.version(), 1u);
   EXPECT_THROW(ones({3}, kFloat64).expand({2, 3}).add_(1.0), ValueError);  // overlapping memory
   EXPECT_EQ(y.version(), 0u);
-  EXPECT_EQ(ints.version(), 0u);
+  EXPECT_EQ(ints.version(), 1u);  // only the clamp_ that succeeded
   EXPECT_EQ(values(y), before);
 }
 
