@@ -1,5 +1,7 @@
 #include "autograd/history.h"
 
+#include <atomic>
+
 #include "autograd/accumulate_grad.h"
 #include "autograd/copy_slices.h"
 #include "autograd/errors.h"
@@ -53,8 +55,17 @@ void set_history(const Tensor& output, const std::shared_ptr<Node>& node) {
   meta.output_nr_ = node->add_input_metadata(output);
 }
 
+namespace {
+std::atomic<bool> g_view_replay_enabled{true};
+}  // namespace
+
+void set_view_replay_enabled(bool enabled) {
+  g_view_replay_enabled.store(enabled, std::memory_order_relaxed);
+}
+bool is_view_replay_enabled() { return g_view_replay_enabled.load(std::memory_order_relaxed); }
+
 void set_view_history(const Tensor& base, const Tensor& view, CreationMeta creation_meta,
-                      const std::shared_ptr<Node>& node) {
+                      const std::shared_ptr<Node>& node, std::shared_ptr<const ViewFn> view_fn) {
   if (!view.is_floating_point()) {
     if (node) set_history(view, node);
     return;
@@ -68,6 +79,7 @@ void set_view_history(const Tensor& base, const Tensor& view, CreationMeta creat
     creation_meta = base_info->creation_meta;
   }
   info->creation_meta = creation_meta;
+  info->view_fn = std::move(view_fn);
   info->attr_version = view.version();
   AutogradMeta& meta = materialize_autograd_meta(view);
   meta.view_ = std::move(info);

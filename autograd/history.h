@@ -62,8 +62,11 @@ void set_history(const Tensor& output, const std::shared_ptr<Node>& node);
 // Marks `view` (made by a native view op from `base`) as a differentiable view and, when `node`
 // is not null, sets it as grad_fn with the next output_nr. Float views get view state even when
 // nothing requires grad (an in-place write with a value that requires grad may come later).
+// `view_fn` replays the view on the root base (see Note [Regenerating a view's grad_fn]); null:
+// the view is replayed with as_strided.
 void set_view_history(const Tensor& base, const Tensor& view, CreationMeta creation_meta,
-                      const std::shared_ptr<Node>& node);
+                      const std::shared_ptr<Node>& node,
+                      std::shared_ptr<const ViewFn> view_fn = nullptr);
 // Whether `t` is a differentiable view (carries ViewInfo).
 inline bool is_differentiable_view(const Tensor& t) { return get_view_info(t) != nullptr; }
 
@@ -71,10 +74,20 @@ inline bool is_differentiable_view(const Tensor& t) { return get_view_info(t) !=
 // Note [View + in-place]
 // Writing in place into a tensor in the graph makes the op's node its new grad_fn. If the
 // tensor is a view, the write changes the base too: the base's grad_fn becomes
-// CopySlices(base geometry, view geometry, node), and the view's grad_fn is regenerated
-// lazily (as AsStridedBackward0 of the base) whenever its version moved since it was last
-// computed. Views made in no_grad mode or by multi-output ops cannot be rebased: the checks
-// below raise PyTorch's errors for them.
+// CopySlices(base geometry, view geometry or ViewFn, node), and the view's grad_fn is
+// regenerated lazily whenever its version moved since it was last computed.
+// Views made in no_grad mode or by multi-output ops cannot be rebased: the checks below raise
+// PyTorch's errors for them.
+//
+// Note [Regenerating a view's grad_fn]
+// A view records how to replay it on its root base: the chain of view ops that made it
+// (ViewInfo::view_fn, composed through views of views). Regeneration replays that chain on the
+// base with grad mode on, so the view's new grad_fn is the view op's own node (SliceBackward0,
+// TBackward0, ...) over the base's new history, and CopySlices takes the gradient's slice with
+// the same chain. Views without a replayable chain (as_strided, or a view of one) fall back to
+// as_strided with the view's geometry (AsStridedBackward0), which PyTorch uses for every
+// strided tensor. set_view_replay_enabled(false) gives that fallback everywhere, as PyTorch
+// 1.13 does (the gradients are the same; only the node names and the backward cost differ).
 
 // PyTorch's check_inplace: when `requires_grad` (any operand requires grad) and grad mode is
 // on, raises AutogradError for a forbidden view, a view of a leaf requiring grad, or a leaf
@@ -88,8 +101,8 @@ inline void bump_version(const Tensor& self, const char* op, CallSite site) {
 // metadata yet) becomes self's history; a view rebases its base through CopySlices.
 void rebase_history(const Tensor& self, std::shared_ptr<Node> node);
 
-// Tensor::grad_fn() of a differentiable view: regenerated (AsStridedBackward0 of the base, or
-// the view's ViewFn) when the version moved since it was computed.
+// Tensor::grad_fn() of a differentiable view: regenerated (the view's ViewFn replayed on the
+// base, or AsStridedBackward0 of the base) when the version moved since it was computed.
 const std::shared_ptr<Node>& view_grad_fn(const Tensor& view, AutogradMeta& meta);
 
 }  // namespace mutagrad::autograd

@@ -6,6 +6,7 @@
 #include "autograd/ops/view_ops.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "autograd/errors.h"
 #include "autograd/history.h"
@@ -259,7 +260,15 @@ class MultiViewBackward final : public Node {
 
 std::shared_ptr<Node> make_view_replay_node(const Tensor& base, const Tensor& view,
                                             const std::shared_ptr<const ViewFn>& view_fn) {
-  MG_INTERNAL_ASSERT(view_fn == nullptr, "ViewFn replay is not used by the CPU backend");
+  if (view_fn != nullptr) {
+    // Note [Regenerating a view's grad_fn]: the view op's own node over the base's history.
+    EnableGradGuard grad_mode;
+    Tensor replayed = (*view_fn)(base);
+    MG_INTERNAL_ASSERT(replayed.sizes() == view.sizes() && replayed.strides() == view.strides() &&
+                           replayed.storage_offset() == view.storage_offset(),
+                       "replaying a view on its base gave another geometry");
+    if (std::shared_ptr<Node> node = replayed.grad_fn()) return node;
+  }
   auto node = make_node<AsStridedBackward0>(base);
   node->input_ =
       Geometry{DimVector(base.sizes()), DimVector(base.strides()), base.storage_offset()};
@@ -278,9 +287,35 @@ using autograd::set_view_history;
 
 namespace {
 
+// A ViewFn replaying one view op after its parent's chain (null parent: on the root base).
+class ReplayView final : public autograd::ViewFn {
+ public:
+  using Op = std::function<Tensor(const Tensor&)>;
+  ReplayView(std::shared_ptr<const autograd::ViewFn> parent, Op op)
+      : parent_(std::move(parent)), op_(std::move(op)) {}
+  Tensor operator()(const Tensor& base) const override {
+    return op_(parent_ ? (*parent_)(base) : base);
+  }
+
+ private:
+  std::shared_ptr<const autograd::ViewFn> parent_;
+  Op op_;
+};
+
+// Records `view` of `self`; `replay` (the differentiable view op with its arguments) extends
+// self's replay chain when it has one (see Note [Regenerating a view's grad_fn]).
 Tensor record_view(const Tensor& self, const Tensor& view,
-                   const std::shared_ptr<autograd::Node>& node) {
-  set_view_history(self, view, CreationMeta::kDefault, node);
+                   const std::shared_ptr<autograd::Node>& node, ReplayView::Op replay) {
+  std::shared_ptr<const autograd::ViewFn> view_fn;
+  if (replay && view.is_floating_point() && autograd::is_view_replay_enabled()) {
+    const autograd::ViewInfo* parent = autograd::get_view_info(self);
+    if (parent == nullptr) {
+      view_fn = std::make_shared<ReplayView>(nullptr, std::move(replay));
+    } else if (parent->view_fn != nullptr) {
+      view_fn = std::make_shared<ReplayView>(parent->view_fn, std::move(replay));
+    }
+  }
+  set_view_history(self, view, CreationMeta::kDefault, node, std::move(view_fn));
   return view;
 }
 
@@ -321,7 +356,8 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
     node->dim_ = wrap_dim(dim, self.dim(), "select");
     node->index_ = index < 0 ? index + self.size(dim) : index;
   }
-  return record_view(self, result, node);
+  return record_view(self, result, node,
+                     [dim, index](const Tensor& b) { return mutagrad::select(b, dim, index); });
 }
 
 Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
@@ -340,7 +376,9 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
     node->step_ = step;
     node->end_ = std::min(size, b + result.size(d) * step);
   }
-  return record_view(self, result, node);
+  return record_view(self, result, node, [dim, start, stop, step](const Tensor& b) {
+    return mutagrad::slice(b, dim, start, stop, step);
+  });
 }
 
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
@@ -354,7 +392,9 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
     node->end_ = node->start_ + length;
     node->step_ = 1;
   }
-  return record_view(self, result, node);
+  return record_view(self, result, node, [dim, start, length](const Tensor& b) {
+    return mutagrad::narrow(b, dim, start, length);
+  });
 }
 
 Tensor permute(const Tensor& self, IntArrayRef dims) {
@@ -363,7 +403,8 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
   if (node) {
     for (int64_t d : dims) node->dims_.push_back(wrap_dim(d, self.dim(), "permute"));
   }
-  return record_view(self, result, node);
+  return record_view(self, result, node,
+                     [d = DimVector(dims)](const Tensor& b) { return mutagrad::permute(b, d); });
 }
 
 Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
@@ -373,31 +414,36 @@ Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
     node->dim0_ = self.dim() == 0 ? 0 : wrap_dim(dim0, self.dim(), "transpose");
     node->dim1_ = self.dim() == 0 ? 0 : wrap_dim(dim1, self.dim(), "transpose");
   }
-  return record_view(self, result, node);
+  return record_view(self, result, node,
+                     [dim0, dim1](const Tensor& b) { return mutagrad::transpose(b, dim0, dim1); });
 }
 
 Tensor t(const Tensor& self) {
   Tensor result = native::t(self);
-  return record_view(self, result, node_if_needed<autograd::TBackward0>(self));
+  return record_view(self, result, node_if_needed<autograd::TBackward0>(self),
+                     [](const Tensor& b) { return mutagrad::t(b); });
 }
 
 Tensor expand(const Tensor& self, IntArrayRef sizes) {
   Tensor result = native::expand(self, sizes);
   auto node = node_if_needed<autograd::ExpandBackward0>(self);
   if (node) node->self_sizes_ = DimVector(self.sizes());
-  return record_view(self, result, node);
+  return record_view(self, result, node,
+                     [s = DimVector(sizes)](const Tensor& b) { return mutagrad::expand(b, s); });
 }
 
 Tensor unsqueeze(const Tensor& self, int64_t dim) {
   Tensor result = native::unsqueeze(self, dim);
   auto node = node_if_needed<autograd::UnsqueezeBackward0>(self);
   if (node) node->dim_ = wrap_dim(dim, self.dim() + 1, "unsqueeze");
-  return record_view(self, result, node);
+  return record_view(self, result, node,
+                     [dim](const Tensor& b) { return mutagrad::unsqueeze(b, dim); });
 }
 
 Tensor squeeze(const Tensor& self) {
   Tensor result = native::squeeze(self);
-  return record_view(self, result, reshape_node(self, "SqueezeBackward0"));
+  return record_view(self, result, reshape_node(self, "SqueezeBackward0"),
+                     [](const Tensor& b) { return mutagrad::squeeze(b); });
 }
 
 Tensor squeeze(const Tensor& self, int64_t dim) {
@@ -407,19 +453,23 @@ Tensor squeeze(const Tensor& self, int64_t dim) {
     node->self_sizes_ = DimVector(self.sizes());
     node->dim_ = self.dim() == 0 ? 0 : wrap_dim(dim, self.dim(), "squeeze");
   }
-  return record_view(self, result, node);
+  return record_view(self, result, node,
+                     [dim](const Tensor& b) { return mutagrad::squeeze(b, dim); });
 }
 
 Tensor view(const Tensor& self, IntArrayRef sizes) {
   Tensor result = native::view(self, sizes);
-  return record_view(self, result, reshape_node(self, "ViewBackward0"));
+  return record_view(
+      self, result, reshape_node(self, "ViewBackward0"),
+      [s = DimVector(result.sizes())](const Tensor& b) { return mutagrad::view(b, s); });
 }
 
 Tensor reshape(const Tensor& self, IntArrayRef sizes) {
   DimVector shape = infer_size(sizes, self.numel(), "reshape");
   if (compute_view_strides(self.sizes(), self.strides(), shape)) {
     Tensor result = native::view(self, shape);
-    return record_view(self, result, reshape_node(self, "ReshapeAliasBackward0"));
+    return record_view(self, result, reshape_node(self, "ReshapeAliasBackward0"),
+                       [s = shape](const Tensor& b) { return mutagrad::reshape(b, s); });
   }
   // No view exists: clone (CloneBackward0), then give the copy the new shape without making it
   // a view of the temporary (UnsafeViewBackward0), as PyTorch's _unsafe_view.
@@ -457,7 +507,9 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
     node->dim1_ = wrap_dim(dim1, self.dim(), "diagonal");
     node->dim2_ = wrap_dim(dim2, self.dim(), "diagonal");
   }
-  return record_view(self, result, node);
+  return record_view(self, result, node, [offset, dim1, dim2](const Tensor& b) {
+    return mutagrad::diagonal(b, offset, dim1, dim2);
+  });
 }
 
 Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
@@ -469,12 +521,13 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
     node->output_ = {DimVector(result.sizes()), DimVector(result.strides()),
                      result.storage_offset()};
   }
-  return record_view(self, result, node);
+  return record_view(self, result, node, nullptr);
 }
 
 Tensor alias(const Tensor& self) {
   Tensor result = native::alias(self);
-  return record_view(self, result, node_if_needed<autograd::AliasBackward0>(self));
+  return record_view(self, result, node_if_needed<autograd::AliasBackward0>(self),
+                     [](const Tensor& b) { return mutagrad::alias(b); });
 }
 
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
@@ -533,9 +586,7 @@ Tensor Tensor::unsqueeze(int64_t dim) const { return mutagrad::unsqueeze(*this, 
 Tensor Tensor::squeeze() const { return mutagrad::squeeze(*this); }
 Tensor Tensor::squeeze(int64_t dim) const { return mutagrad::squeeze(*this, dim); }
 Tensor Tensor::view(IntArrayRef sizes) const { return mutagrad::view(*this, sizes); }
-Tensor Tensor::view_as(const Tensor& other) const {
-  return mutagrad::view(*this, other.sizes());
-}
+Tensor Tensor::view_as(const Tensor& other) const { return mutagrad::view(*this, other.sizes()); }
 Tensor Tensor::reshape(IntArrayRef sizes) const { return mutagrad::reshape(*this, sizes); }
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   return mutagrad::flatten(*this, start_dim, end_dim);

@@ -61,7 +61,7 @@ TEST(MutationViews, InplaceOnViewBackwardSupportsDoubleBackward) {
   Tensor x = tensor({{1.0, 2.0}, {-3.0, 4.0}}, kFloat64).requires_grad_();
   Tensor t = (x + 1.0).view({4});
   t.relu_();
-  EXPECT_EQ(std::string(t.grad_fn()->name()), "AsStridedBackward0");
+  EXPECT_EQ(std::string(t.grad_fn()->name()), "ViewBackward0");
   Tensor p = t.sigmoid();
   VariableList g = autograd::grad({p}, {x}, {ones_like(p)}, std::nullopt, /*create_graph=*/true);
   g[0].sum().backward();
@@ -212,6 +212,49 @@ TEST(MutationViews, EveryViewOpReturnsAViewOfTheRootThatRebasesIt) {
     for (double m : values(marker)) expected.push_back(m > 0 ? 3.0 : 1.0);
     expect_close(x.grad(), expected);
   }
+}
+
+// Note [Regenerating a view's grad_fn]: a view's grad_fn is its own view chain replayed on the
+// base; as_strided views, and every view with replay disabled (PyTorch 1.13's behaviour), get
+// AsStridedBackward0. The gradients are the same either way.
+TEST(MutationViews, RegeneratedGradFnReplaysTheViewChainOrFallsBackToAsStrided) {
+  struct Case {
+    bool replay;
+    bool through_as_strided;
+    const char* expected;
+  };
+  for (const Case& c : {Case{true, false, "SliceBackward0"}, Case{true, true, "AsStridedBackward0"},
+                        Case{false, false, "AsStridedBackward0"}}) {
+    SCOPED_TRACE(c.expected);
+    autograd::set_view_replay_enabled(c.replay);
+    Tensor x = leaf({4, 3}, 8);
+    Tensor root = x * 1.0;
+    Tensor parent = c.through_as_strided ? root.as_strided({3, 4}, {1, 3}, 0) : root.t();
+    Tensor v = parent.narrow(1, 1, 2);  // root rows 1-2, transposed
+    Tensor w = parent.select(0, 2);     // root column 2
+    w.mul_(5.0);                        // rebases root; v's grad_fn must be regenerated
+    EXPECT_EQ(std::string(v.grad_fn()->name()), c.expected);
+    (v * v).sum().backward();
+    // v = root rows 1-2 (after the write, column 2 of them is 5x): d/dx = 2 v * dv/dx.
+    Tensor expected = zeros({4, 3}, kFloat64);
+    for (int64_t i = 1; i <= 2; ++i) {
+      for (int64_t j = 0; j < 3; ++j) {
+        const double xv = x.index({i, j}).item<double>();
+        const double scale = j == 2 ? 5.0 : 1.0;
+        expected.index_put_({tensor({i}), tensor({j})}, tensor({2 * scale * scale * xv}, kFloat64));
+      }
+    }
+    expect_close(x.grad(), values(expected));
+  }
+  autograd::set_view_replay_enabled(true);
+  CHECK_GRADS(
+      [](const VariableList& in) {
+        Tensor y = in[0] * 1.0;
+        Tensor v = y.t().narrow(0, 1, 2).unsqueeze(0);
+        y.select(1, 1).mul_(in[0].select(1, 0));  // writes into y through another view
+        return v.exp();                           // v's regenerated history
+      },
+      {leaf({3, 3}, 9)});
 }
 
 }  // namespace
