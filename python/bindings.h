@@ -34,11 +34,26 @@ inline py::object wrap_tensor(const Tensor& t) { return t.defined() ? py::cast(t
 inline Tensor optional_tensor(py::handle h) { return h.is_none() ? Tensor() : h.cast<Tensor>(); }
 // A Python number as a Python bool/int/float of the Scalar's kind.
 py::object scalar_to_python(const Scalar& s);
+// None as nullopt, a number as a Scalar (clamp's bounds).
+inline std::optional<Scalar> optional_scalar(py::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return to_scalar(h);
+}
 // A dim argument: an int or a sequence of ints.
 DimVector dims_from(py::handle h);
+// A class or function of the Python package (mutagrad/<module>.py), imported once.
+py::object package_attr(const char* module, const char* name);
+// Sizes or strides as a mutagrad.Size (a tuple subclass printing like torch.Size).
+py::object make_size(IntArrayRef sizes);
+// A node's name as torch's Python API reports it ("MulBackward0" for x * 2).
+std::string python_node_name(const autograd::Node& node);
+// repr(tensor): torch's layout, with dtype=mutagrad.<dtype> and Python node names.
+std::string tensor_repr(const Tensor& t);
 
 void bind_dtypes(py::module_& m);
+void bind_nodes(py::module_& m);
 void bind_tensor(py::module_& m);
+void bind_operators(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_indexing(py::module_& m);
 void bind_autograd(py::module_& m);

@@ -15,7 +15,9 @@ using indexing::TensorIndex;
 std::optional<int64_t> slice_bound(py::handle h) {
   if (h.is_none()) return std::nullopt;
   if (py::isinstance<Tensor>(h)) return h.cast<Tensor>().item<int64_t>();
-  return py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr())).cast<int64_t>();
+  PyObject* index = PyNumber_Index(h.ptr());  // new reference; TypeError for a float
+  if (index == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(index).cast<int64_t>();
 }
 
 TensorIndex to_tensor_index(py::handle h) {
@@ -30,64 +32,142 @@ TensorIndex to_tensor_index(py::handle h) {
   }
   if (py::isinstance<Tensor>(h)) return TensorIndex(h.cast<Tensor>());
   py::module_ np = py::module_::import("numpy");
-  if (py::isinstance(h, np.attr("bool_"))) return TensorIndex(h.cast<bool>());
+  // NumPy scalars are integers (torch 1.13 reads a numpy.bool_ as 0 or 1, not as a mask).
+  if (py::isinstance(h, np.attr("bool_"))) return TensorIndex(int64_t{h.cast<bool>()});
   if (py::isinstance(h, np.attr("integer"))) return TensorIndex(h.attr("item")().cast<int64_t>());
-  if (py::isinstance<py::array>(h) || py::isinstance<py::list>(h)) {
+  if (py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h)) {
+    throw py::type_error(str("a string can't be an index (got ", std::string(py::repr(h)),
+                             "); use ints, slices, None, ..., bools, tensors or lists of ints"));
+  }
+  if (PySequence_Check(p)) {
+    // Lists, NumPy arrays, ranges: an index tensor (long or bool), as torch.tensor(h).
     Tensor t = tensor_from_data(h, std::nullopt);
-    if (t.numel() == 0 && t.dtype() == kFloat32) t = native::to(t, kInt64);  // x[[]]
+    // x[[]] and x[np.array([])]: an empty int64 index, as torch.
+    if (t.numel() == 0 && t.is_floating_point()) t = native::to(t, kInt64);
     return TensorIndex(t);
   }
   throw IndexError(
-      str("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
-          "Variables are valid indices (got ",
-          std::string(py::str(h.get_type().attr("__name__"))), ")"));
+      str("a ", std::string(py::str(h.get_type().attr("__name__"))),
+          " can't be an index; valid indices are ints, slices (a:b:c), ... (Ellipsis), "
+          "None, bools, integer or bool tensors, and lists or NumPy arrays of those"));
+}
+
+// Whether a non-tuple sequence index is a tuple of indices (x[[0, [1, 2]]] == x[0, [1, 2]])
+// rather than one index tensor (x[[0, 1]]), by NumPy's legacy rule that torch follows: a
+// sequence shorter than 32 holding a tensor, a sequence, a slice, Ellipsis or None.
+bool sequence_is_tuple(py::handle index) {
+  PyObject* p = index.ptr();
+  if (PyTuple_Check(p)) return true;
+  if (py::isinstance<Tensor>(index) || !PySequence_Check(p) || PyUnicode_Check(p) ||
+      PyBytes_Check(p)) {
+    return false;
+  }
+  Py_ssize_t n = PySequence_Size(p);
+  if (n < 0) {
+    PyErr_Clear();
+    return false;
+  }
+  if (n >= 32) return false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PySequence_GetItem(p, i);  // new reference
+    if (item == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    bool nested = py::isinstance<Tensor>(item) || PySequence_Check(item) || PySlice_Check(item) ||
+                  item == Py_Ellipsis || item == Py_None;
+    Py_DECREF(item);
+    if (nested) return true;
+  }
+  return false;
 }
 
 std::vector<TensorIndex> to_index_list(py::handle index) {
   std::vector<TensorIndex> out;
-  if (PyTuple_Check(index.ptr())) {
-    for (py::handle h : index) out.push_back(to_tensor_index(h));
+  if (sequence_is_tuple(index)) {
+    py::sequence seq = py::reinterpret_borrow<py::sequence>(index);
+    for (size_t i = 0; i < seq.size(); ++i) out.push_back(to_tensor_index(seq[i]));
+    // C++ reads the one-entry list {false} as torch's bare x[False] (writes and checks
+    // nothing). A tuple (False,) is not bare in torch, so add the no-op trailing Ellipsis.
+    if (out.size() == 1 && out[0].is_boolean() && !out[0].boolean()) {
+      out.push_back(TensorIndex(indexing::Ellipsis));
+    }
   } else {
     out.push_back(to_tensor_index(index));
   }
   return out;
 }
 
+// Runs an indexing call. C++ reports a slice step <= 0 as a ValueError when it applies that
+// slice (after checking the index count, as torch); torch raises Python's ValueError for it,
+// while every other C++ ValueError is a RuntimeError. Slicing comes before any write, so a
+// ValueError from an index holding such a step is the step error.
+template <typename F>
+auto indexing_call(const std::vector<TensorIndex>& indices, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const ValueError& e) {
+    for (const TensorIndex& i : indices) {
+      if (i.is_slice() && i.slice().step() <= 0) throw py::value_error(e.what());
+    }
+    throw;
+  }
+}
+
+// index_put_'s indices: a tuple or list of tensors (None for a dim taken whole).
+std::vector<Tensor> index_tensors(py::handle indices) {
+  if (!PyTuple_Check(indices.ptr()) && !PyList_Check(indices.ptr())) {
+    throw py::type_error(str("index_put_(): indices must be a tuple of tensors, got a ",
+                             std::string(py::str(indices.get_type().attr("__name__")))));
+  }
+  std::vector<Tensor> list;
+  for (py::handle h : indices) {
+    if (!h.is_none() && !py::isinstance<Tensor>(h)) {
+      throw py::type_error(str("index_put_(): each index must be a tensor or None, got a ",
+                               std::string(py::str(h.get_type().attr("__name__")))));
+    }
+    list.push_back(optional_tensor(h));
+  }
+  return list;
+}
+
 }  // namespace
 
 void bind_indexing(py::module_& m) {
   auto tensor = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
-  tensor.def("__getitem__",
-             [](const Tensor& self, py::handle index) { return self.index(to_index_list(index)); });
+  tensor.def("__getitem__", [](const Tensor& self, py::handle index) {
+    std::vector<TensorIndex> indices = to_index_list(index);
+    return indexing_call(indices, [&] { return self.index(indices); });
+  });
   tensor.def("__setitem__", [](Tensor& self, py::handle index, py::handle value) {
     std::vector<TensorIndex> indices = to_index_list(index);
     CallSite site = python_call_site();
     if (py::isinstance<Tensor>(value)) {
-      self.set_item_(indices, value.cast<Tensor>(), site);
+      Tensor v = value.cast<Tensor>();
+      indexing_call(indices, [&] { self.set_item_(indices, v, site); });
     } else if (is_python_number(value)) {
-      self.set_item_(indices, to_scalar(value), site);
+      Scalar v = to_scalar(value);
+      indexing_call(indices, [&] { self.set_item_(indices, v, site); });
     } else {
-      self.set_item_(indices, tensor_from_data(value, self.dtype()), site);
+      // As torch: only tensors and numbers are assigned; a list would be ambiguous in dtype.
+      throw py::type_error(str("can't assign a ",
+                               std::string(py::str(value.get_type().attr("__name__"))),
+                               " to a tensor; assign a tensor (mutagrad.tensor(value)) or a "
+                               "number"));
     }
   });
   tensor.def(
       "index_put_",
-      [](Tensor& self, py::handle indices, const Tensor& values, bool accumulate) {
-        std::vector<Tensor> list;
-        for (py::handle h : indices) {
-          list.push_back(h.is_none() ? Tensor() : h.cast<Tensor>());
-        }
-        return self.index_put_(list, values, accumulate, python_call_site());
+      [](py::object self, py::handle indices, const Tensor& values, bool accumulate) {
+        self.cast<Tensor&>().index_put_(index_tensors(indices), values, accumulate,
+                                        python_call_site());
+        return self;  // the same Python object, as torch
       },
       py::arg("indices"), py::arg("values"), py::arg("accumulate") = false);
   tensor.def(
       "index_put",
       [](const Tensor& self, py::handle indices, const Tensor& values, bool accumulate) {
-        std::vector<Tensor> list;
-        for (py::handle h : indices) list.push_back(h.is_none() ? Tensor() : h.cast<Tensor>());
-        Tensor out = self.clone();
-        out.index_put_(list, values, accumulate, python_call_site());
-        return out;
+        return autograd::index_put(self, index_tensors(indices), values, accumulate);
       },
       py::arg("indices"), py::arg("values"), py::arg("accumulate") = false);
 }

@@ -146,11 +146,11 @@ void bind_ops(py::module_& m) {
 
   // Math functions: forwarded to the Tensor methods, which hold the Tensor/Scalar dispatch.
   for (const char* name : {"neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid",
-                           "relu", "logical_not", "t", "clone", "detach"}) {
+                           "relu", "logical_not", "t", "clone"}) {
     m.def(
         name, [name](py::handle x) { return x.attr(name)(); }, py::arg("input"));
   }
-  for (const char* name : {"sum", "mean", "prod", "max", "min", "argmax"}) {
+  for (const char* name : {"sum", "mean", "prod", "max", "min", "argmax", "argmin"}) {
     m.def(
         name,
         [name](py::handle x, py::handle dim, bool keepdim) { return x.attr(name)(dim, keepdim); },
@@ -204,6 +204,19 @@ void bind_ops(py::module_& m) {
       "chunk",
       [](const Tensor& x, int64_t n, int64_t dim) { return to_py_tuple(chunk(x, n, dim)); },
       py::arg("input"), py::arg("chunks"), py::arg("dim") = 0);
+
+  // torch.f(x, ...) for Tensor methods f: forwarded with the same arguments.
+  for (const char* name :
+       {"reshape", "view_as", "transpose", "permute", "unsqueeze", "squeeze", "narrow", "select",
+        "flatten", "diagonal", "masked_fill", "index_put", "numel", "contiguous", "detach"}) {
+    m.def(name, [name](py::handle x, py::args args, py::kwargs kwargs) {
+      if (!py::isinstance<Tensor>(x)) {
+        throw py::type_error(str(name, "(): the first argument must be a Tensor, got ",
+                                 std::string(py::str(x.get_type().attr("__name__")))));
+      }
+      return x.attr(name)(*args, **kwargs);
+    });
+  }
 
   m.def("is_grad_enabled", [] { return GradMode::is_enabled(); });
   m.def("set_grad_enabled", [](bool enabled) { GradMode::set_enabled(enabled); });

@@ -1,17 +1,14 @@
-// mutagrad._C.Tensor: properties, autograd attributes, views, in-place ops (with the Python
-// caller's file:line as the CallSite) and operators. Python numbers go to the C++ Scalar
-// overloads; they are never wrapped as tensors.
+// mutagrad._C.Tensor: properties, autograd attributes, conversions, views, math methods and
+// reductions. In-place ops and operators are in bindings_operators.cc, indexing in
+// bindings_indexing.cc.
 #include <pybind11/stl.h>
 
 #include <vector>
 
 #include "python/bindings.h"
-#include "python/call_site.h"
 
 namespace mutagrad::python {
 namespace {
-
-using autograd::Node;
 
 py::tuple to_tuple(IntArrayRef values) {
   py::tuple out(values.size());
@@ -27,24 +24,14 @@ py::list to_py_list(const std::vector<Tensor>& ts) {
 
 py::tuple to_py_tuple(const std::vector<Tensor>& ts) { return py::tuple(to_py_list(ts)); }
 
-// Tensor ∘ (Tensor | number): the Tensor overload or the Scalar overload; NotImplemented
-// for other types so Python can try the reflected operator.
-template <typename TT, typename TS>
-py::object binary(const Tensor& self, py::handle other, TT tensor_op, TS scalar_op) {
-  if (py::isinstance<Tensor>(other)) return py::cast(tensor_op(self, other.cast<Tensor>()));
-  if (is_python_number(other)) return py::cast(scalar_op(self, to_scalar(other)));
-  return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-}
-
-Scalar times(const Scalar& a, const Scalar& b) {
-  if (a.is_floating_point() || b.is_floating_point())
-    return Scalar(a.to<double>() * b.to<double>());
-  return Scalar(a.to<int64_t>() * b.to<int64_t>());
-}
-
-std::optional<Scalar> optional_scalar(py::handle h) {
-  if (h.is_none()) return std::nullopt;
-  return to_scalar(h);
+// argmax, or argmin as the argmax of the order-reversed values (first index on ties, as
+// argmax): logical_not for bool, -1 - x for integers (no overflow), -x for floats.
+Tensor arg_extremum(const Tensor& s, std::optional<int64_t> dim, bool keepdim, bool is_max) {
+  Tensor x = s.detach();
+  if (!is_max) {
+    x = x.dtype() == kBool ? x.logical_not() : x.is_floating_point() ? x.neg() : Scalar(-1) - x;
+  }
+  return x.argmax(dim, keepdim);
 }
 
 }  // namespace
@@ -66,26 +53,13 @@ DimVector dims_from(py::handle h) {
 }
 
 void bind_tensor(py::module_& m) {
-  py::class_<Node, std::shared_ptr<Node>>(m, "Node")
-      .def("name", [](const Node& n) { return std::string(n.name()); })
-      .def_property_readonly("next_functions",
-                             [](const Node& n) {
-                               py::list out;
-                               for (const auto& e : n.next_edges()) {
-                                 py::object fn = e.function ? py::cast(e.function) : py::none();
-                                 out.append(py::make_tuple(fn, e.input_nr));
-                               }
-                               return py::tuple(out);
-                             })
-      .def("__repr__", [](const Node& n) { return str("<", n.name(), " object>"); });
-
   py::class_<Tensor> t(m, "Tensor");
   // Properties and metadata.
-  t.def_property_readonly("shape", [](const Tensor& s) { return to_tuple(s.sizes()); })
+  t.def_property_readonly("shape", [](const Tensor& s) { return make_size(s.sizes()); })
       .def(
           "size",
           [](const Tensor& s, py::object dim) -> py::object {
-            if (dim.is_none()) return to_tuple(s.sizes());
+            if (dim.is_none()) return make_size(s.sizes());
             return py::int_(s.size(dim.cast<int64_t>()));
           },
           py::arg("dim") = py::none())
@@ -106,6 +80,9 @@ void bind_tensor(py::module_& m) {
           },
           py::arg("dim") = py::none())
       .def("storage_offset", &Tensor::storage_offset)
+      .def_property_readonly(
+          "device",
+          [](const Tensor& s) { return package_attr("_types", "device")(str(s.device())); })
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("is_floating_point", &Tensor::is_floating_point)
       .def("element_size", &Tensor::element_size)
@@ -132,13 +109,21 @@ void bind_tensor(py::module_& m) {
       .def(
           "backward",
           [](const Tensor& s, py::handle gradient, std::optional<bool> retain_graph,
-             bool create_graph) {
-            s.backward(optional_tensor(gradient), retain_graph, create_graph);
+             bool create_graph, py::handle inputs) {
+            std::vector<Tensor> only;
+            if (py::isinstance<Tensor>(inputs)) {
+              only.push_back(inputs.cast<Tensor>());
+            } else if (!inputs.is_none()) {
+              for (py::handle h : inputs) only.push_back(h.cast<Tensor>());
+            }
+            std::vector<Tensor> roots{s}, grads{optional_tensor(gradient)};
+            autograd::backward(roots, grads, retain_graph, create_graph, only);
           },
           py::arg("gradient") = py::none(), py::arg("retain_graph") = py::none(),
-          py::arg("create_graph") = false)
+          py::arg("create_graph") = false, py::arg("inputs") = py::none())
       .def("retain_grad", &Tensor::retain_grad)
       .def("detach", &Tensor::detach)
+      .def_property_readonly("data", &Tensor::variable_data)
       .def("detach_", [](py::object self) {
         self.cast<Tensor&>().detach_();
         return self;
@@ -147,21 +132,61 @@ void bind_tensor(py::module_& m) {
   // Copies and conversions.
   t.def("clone", &Tensor::clone)
       .def("contiguous", &Tensor::contiguous)
-      .def("item", [](const Tensor& s) { return scalar_to_python(s.item()); })
+      .def("item",
+           [](const Tensor& s) {
+             if (s.numel() != 1) {
+               throw py::value_error(str("item(): the tensor has ", s.numel(), " elements (shape ",
+                                         s.sizes(),
+                                         "); only a one-element tensor converts to a Python "
+                                         "number. Index or reduce it first"));
+             }
+             return scalar_to_python(s.item());
+           })
       .def("tolist", [](const Tensor& s) { return to_list(s); })
       .def("numpy", [](const Tensor& s) { return to_numpy(s); })
-      .def("to", [](const Tensor& s, py::handle dtype) { return s.to(*to_dtype(dtype)); })
+      .def(
+          "to",
+          [](const Tensor& s, py::handle target) {
+            // to(dtype), to(other) (other's dtype), to("cpu") (mutagrad tensors live there).
+            if (py::isinstance<Tensor>(target)) return s.to(target.cast<const Tensor&>().dtype());
+            if (py::isinstance<py::str>(target)) {
+              std::string device = target.cast<std::string>();
+              if (device != "cpu") {
+                throw DeviceError(
+                    str("to(): mutagrad's Python tensors live on the CPU; got "
+                        "device '",
+                        device, "'"));
+              }
+              return s;
+            }
+            return s.to(*to_dtype(target));
+          },
+          py::arg("dtype"))
+      .def("type", [](const Tensor& s, py::handle dtype) { return s.to(*to_dtype(dtype)); })
+      .def("type_as", [](const Tensor& s, const Tensor& other) { return s.to(other.dtype()); })
       .def("float", [](const Tensor& s) { return s.to(kFloat32); })
       .def("double", [](const Tensor& s) { return s.to(kFloat64); })
       .def("long", [](const Tensor& s) { return s.to(kInt64); })
       .def("int", [](const Tensor& s) { return s.to(kInt32); })
       .def("bool", [](const Tensor& s) { return s.to(kBool); })
-      .def("__repr__", &Tensor::to_string)
+      .def("__repr__", &tensor_repr)
       .def("__float__", [](const Tensor& s) { return s.item<double>(); })
       .def("__int__", [](const Tensor& s) { return s.item<int64_t>(); })
+      .def("__index__",
+           [](const Tensor& s) {
+             if (s.is_floating_point() || s.numel() != 1) {
+               throw py::type_error(
+                   str("only integer tensors of a single element can be used as "
+                       "a Python index; this one is ",
+                       dtype_name(s.dtype()), " with ", s.numel(), " elements"));
+             }
+             return s.item<int64_t>();
+           })
       .def("__bool__", [](const Tensor& s) {
         if (s.numel() != 1) {
-          throw py::value_error("Boolean value of Tensor with more than one value is ambiguous");
+          throw Error(str("bool() of a tensor with ", s.numel(),
+                          " elements is ambiguous; reduce it first with .all() or .any(), or "
+                          "compare one element"));
         }
         return s.item<bool>();
       });
@@ -183,6 +208,8 @@ void bind_tensor(py::module_& m) {
       .def("expand",
            [](const Tensor& s, py::args a) { return s.expand(sizes_from_args(a, "expand")); })
       .def("expand_as", &Tensor::expand_as)
+      .def("view_as", &Tensor::view_as)
+      .def("reshape_as", [](const Tensor& s, const Tensor& o) { return s.reshape(o.sizes()); })
       .def("narrow", &Tensor::narrow)
       .def("select", &Tensor::select)
       .def("flatten", &Tensor::flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1)
@@ -204,7 +231,7 @@ void bind_tensor(py::module_& m) {
             if (PyLong_Check(size.ptr())) return to_py_tuple(s.split(size.cast<int64_t>(), dim));
             return to_py_tuple(s.split_with_sizes(dims_from(size), dim));
           },
-          py::arg("split_size_or_sections"), py::arg("dim") = 0)
+          py::arg("split_size"), py::arg("dim") = 0)
       .def(
           "chunk",
           [](const Tensor& s, int64_t n, int64_t dim) { return to_py_tuple(s.chunk(n, dim)); },
@@ -254,197 +281,43 @@ void bind_tensor(py::module_& m) {
   reduction("sum", &Tensor::sum, &Tensor::sum);
   reduction("mean", &Tensor::mean, &Tensor::mean);
   reduction("prod", &Tensor::prod, &Tensor::prod);
-  reduction("max", &Tensor::max, &Tensor::max);
-  reduction("min", &Tensor::min, &Tensor::min);
-  t.def(
-      "argmax",
-      [](const Tensor& s, std::optional<int64_t> dim, bool keepdim) {
-        return s.argmax(dim, keepdim);
-      },
-      py::arg("dim") = py::none(), py::arg("keepdim") = false);
-
-  // In-place ops: the CallSite is the Python caller's file:line.
-  using Self = py::object;  // in-place ops return the same Python object, as torch does
-  t.def(
-       "add_",
-       [](Self self, py::handle other, py::handle alpha) {
-         Tensor& s = self.cast<Tensor&>();
-         if (py::isinstance<Tensor>(other)) {
-           s.add_(other.cast<Tensor>(), to_scalar(alpha), python_call_site());
-         } else {
-           s.add_(times(to_scalar(other), to_scalar(alpha)), python_call_site());
-         }
-         return self;
-       },
-       py::arg("other"), py::kw_only(), py::arg("alpha") = 1)
-      .def(
-          "sub_",
-          [](Self self, py::handle other, py::handle alpha) {
-            Tensor& s = self.cast<Tensor&>();
-            if (py::isinstance<Tensor>(other)) {
-              s.sub_(other.cast<Tensor>(), to_scalar(alpha), python_call_site());
-            } else {
-              s.sub_(times(to_scalar(other), to_scalar(alpha)), python_call_site());
-            }
-            return self;
-          },
-          py::arg("other"), py::kw_only(), py::arg("alpha") = 1)
-      .def("mul_",
-           [](Self self, py::handle other) {
-             Tensor& s = self.cast<Tensor&>();
-             if (py::isinstance<Tensor>(other)) {
-               s.mul_(other.cast<Tensor>(), python_call_site());
-             } else {
-               s.mul_(to_scalar(other), python_call_site());
-             }
-             return self;
-           })
-      .def("div_",
-           [](Self self, py::handle other) {
-             Tensor& s = self.cast<Tensor&>();
-             if (py::isinstance<Tensor>(other)) {
-               s.div_(other.cast<Tensor>(), python_call_site());
-             } else {
-               s.div_(to_scalar(other), python_call_site());
-             }
-             return self;
-           })
-      .def("fill_",
-           [](Self self, py::handle value) {
-             Tensor& s = self.cast<Tensor&>();
-             if (py::isinstance<Tensor>(value)) {
-               s.fill_(value.cast<Tensor>(), python_call_site());
-             } else {
-               s.fill_(to_scalar(value), python_call_site());
-             }
-             return self;
-           })
-      .def("copy_",
-           [](Self self, const Tensor& src) {
-             self.cast<Tensor&>().copy_(src, python_call_site());
-             return self;
-           })
-      .def(
-          "masked_fill_",
-          [](Self self, const Tensor& mask, py::handle value) {
-            Tensor& s = self.cast<Tensor&>();
-            if (py::isinstance<Tensor>(value)) {
-              s.masked_fill_(mask, value.cast<Tensor>(), python_call_site());
-            } else {
-              s.masked_fill_(mask, to_scalar(value), python_call_site());
-            }
-            return self;
-          },
-          py::arg("mask"), py::arg("value"))
-      .def(
-          "clamp_",
-          [](Self self, py::handle lo, py::handle hi) {
-            self.cast<Tensor&>().clamp_(optional_scalar(lo), optional_scalar(hi),
-                                        python_call_site());
-            return self;
-          },
-          py::arg("min") = py::none(), py::arg("max") = py::none());
-  auto unary_inplace = [&t](const char* name, Tensor& (Tensor::*op)(CallSite)) {
-    t.def(name, [op](Self self) {
-      (self.cast<Tensor&>().*op)(python_call_site());
-      return self;
-    });
+  // max()/min(): the extremum; max(dim) / min(dim): (values, indices) as torch.return_types;
+  // max(other) / min(other): maximum / minimum.
+  auto extremum = [&t](const char* name, bool is_max) {
+    t.def(
+        name,
+        [name, is_max](const Tensor& s, py::handle dim, bool keepdim) -> py::object {
+          if (dim.is_none()) return py::cast(is_max ? s.max() : s.min());
+          if (py::isinstance<Tensor>(dim)) {
+            const Tensor& o = dim.cast<const Tensor&>();
+            return py::cast(is_max ? s.maximum(o) : s.minimum(o));
+          }
+          if (!PyLong_Check(dim.ptr())) {
+            throw py::type_error(str(name,
+                                     "(): dim must be an int (or a Tensor for the "
+                                     "elementwise form), got ",
+                                     std::string(py::repr(dim))));
+          }
+          int64_t d = dim.cast<int64_t>();
+          Tensor values = is_max ? s.max({d}, keepdim) : s.min({d}, keepdim);
+          return package_attr("return_types", name)(values, arg_extremum(s, d, keepdim, is_max));
+        },
+        py::arg("dim") = py::none(), py::arg("keepdim") = false);
   };
-  unary_inplace("zero_", &Tensor::zero_);
-  unary_inplace("neg_", &Tensor::neg_);
-  unary_inplace("relu_", &Tensor::relu_);
-  unary_inplace("sigmoid_", &Tensor::sigmoid_);
-  unary_inplace("tanh_", &Tensor::tanh_);
-  unary_inplace("exp_", &Tensor::exp_);
-
-  // Operators. Reflected forms take the number on the left.
-  t.def("__add__",
-        [](const Tensor& s, py::handle o) {
-          return binary(
-              s, o, [](const Tensor& a, const Tensor& b) { return a + b; },
-              [](const Tensor& a, const Scalar& b) { return a + b; });
-        })
-      .def("__radd__",
-           [](const Tensor& s, py::handle o) {
-             return binary(
-                 s, o, [](const Tensor& a, const Tensor& b) { return b + a; },
-                 [](const Tensor& a, const Scalar& b) { return b + a; });
-           })
-      .def("__sub__",
-           [](const Tensor& s, py::handle o) {
-             return binary(
-                 s, o, [](const Tensor& a, const Tensor& b) { return a - b; },
-                 [](const Tensor& a, const Scalar& b) { return a - b; });
-           })
-      .def("__rsub__",
-           [](const Tensor& s, py::handle o) {
-             return binary(
-                 s, o, [](const Tensor& a, const Tensor& b) { return b - a; },
-                 [](const Tensor& a, const Scalar& b) { return b - a; });
-           })
-      .def("__mul__",
-           [](const Tensor& s, py::handle o) {
-             return binary(
-                 s, o, [](const Tensor& a, const Tensor& b) { return a * b; },
-                 [](const Tensor& a, const Scalar& b) { return a * b; });
-           })
-      .def("__rmul__",
-           [](const Tensor& s, py::handle o) {
-             return binary(
-                 s, o, [](const Tensor& a, const Tensor& b) { return b * a; },
-                 [](const Tensor& a, const Scalar& b) { return b * a; });
-           })
-      .def("__truediv__",
-           [](const Tensor& s, py::handle o) {
-             return binary(
-                 s, o, [](const Tensor& a, const Tensor& b) { return a / b; },
-                 [](const Tensor& a, const Scalar& b) { return a / b; });
-           })
-      .def("__rtruediv__",
-           [](const Tensor& s, py::handle o) {
-             return binary(
-                 s, o, [](const Tensor& a, const Tensor& b) { return b / a; },
-                 [](const Tensor& a, const Scalar& b) { return b / a; });
-           })
-      .def("__pow__",
-           [](const Tensor& s, py::handle o) {
-             return binary(
-                 s, o, [](const Tensor& a, const Tensor& b) { return pow(a, b); },
-                 [](const Tensor& a, const Scalar& b) { return pow(a, b); });
-           })
-      .def("__rpow__",
-           [](const Tensor& s, py::handle o) {
-             return binary(
-                 s, o, [](const Tensor& a, const Tensor& b) { return pow(b, a); },
-                 [](const Tensor& a, const Scalar& b) { return pow(b, a); });
-           })
-      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); })
-      .def("__neg__", [](const Tensor& s) { return -s; })
-      .def("__pos__", [](const Tensor& s) { return s; })
-      .def("__abs__", [](const Tensor& s) { return s.abs(); })
-      .def("__invert__", [](const Tensor& s) { return s.logical_not(); })
-      .def("__and__", [](const Tensor& a, const Tensor& b) { return a & b; })
-      .def("__or__", [](const Tensor& a, const Tensor& b) { return a | b; })
-      .def("__iadd__", [](Self self, py::handle o) { return self.attr("add_")(o); })
-      .def("__isub__", [](Self self, py::handle o) { return self.attr("sub_")(o); })
-      .def("__imul__", [](Self self, py::handle o) { return self.attr("mul_")(o); })
-      .def("__itruediv__", [](Self self, py::handle o) { return self.attr("div_")(o); });
-#define MG_COMPARISON(pyname, op)                                      \
-  t.def(pyname, [](const Tensor& s, py::handle o) {                    \
-    return binary(                                                     \
-        s, o, [](const Tensor& a, const Tensor& b) { return a op b; }, \
-        [](const Tensor& a, const Scalar& b) { return a op b; });      \
-  });
-  MG_COMPARISON("__eq__", ==)
-  MG_COMPARISON("__ne__", !=)
-  MG_COMPARISON("__lt__", <)
-  MG_COMPARISON("__le__", <=)
-  MG_COMPARISON("__gt__", >)
-  MG_COMPARISON("__ge__", >=)
-#undef MG_COMPARISON
-  // __eq__ resets __hash__; torch tensors hash by identity.
-  t.attr("__hash__") = py::cpp_function(
-      [](py::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); }, py::is_method(t));
+  extremum("max", true);
+  extremum("min", false);
+  t.def(
+       "argmax",
+       [](const Tensor& s, std::optional<int64_t> dim, bool keepdim) {
+         return s.argmax(dim, keepdim);
+       },
+       py::arg("dim") = py::none(), py::arg("keepdim") = false)
+      .def(
+          "argmin",
+          [](const Tensor& s, std::optional<int64_t> dim, bool keepdim) {
+            return arg_extremum(s, dim, keepdim, false);
+          },
+          py::arg("dim") = py::none(), py::arg("keepdim") = false);
 }
 
 }  // namespace mutagrad::python

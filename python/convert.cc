@@ -18,6 +18,11 @@ py::object& dtype_slot(ScalarType t) {
   return objects[static_cast<int>(t)];
 }
 
+bool is_numpy_scalar(py::handle value) {
+  static auto* generic = new py::object(py::module_::import("numpy").attr("generic"));
+  return py::isinstance(value, *generic);
+}
+
 ScalarType from_numpy_dtype(const py::dtype& dt) {
   switch (dt.kind()) {
     case 'b':
@@ -33,8 +38,9 @@ ScalarType from_numpy_dtype(const py::dtype& dt) {
     default:
       break;
   }
-  throw DTypeError(str("can't convert a NumPy array of dtype ", dt.attr("name").cast<std::string>(),
-                       "; the supported dtypes are float64, float32, int64, int32 and bool"));
+  throw py::type_error(str("can't convert a NumPy array of dtype ",
+                           dt.attr("name").cast<std::string>(),
+                           "; the supported dtypes are float64, float32, int64, int32 and bool"));
 }
 
 py::dtype to_numpy_dtype(ScalarType t) {
@@ -53,46 +59,68 @@ py::dtype to_numpy_dtype(ScalarType t) {
   return py::dtype::of<float>();
 }
 
+// A leaf's dtype when it decides a tensor's dtype, as torch infers it: Python floats give the
+// default float32, ints int64, bools bool; NumPy scalars and 0-dim tensors keep their own.
+ScalarType python_number_dtype(py::handle value, const Scalar& s) {
+  if (is_numpy_scalar(value)) {
+    return from_numpy_dtype(py::reinterpret_borrow<py::object>(value).attr("dtype"));
+  }
+  return s.is_floating_point() ? kFloat32 : s.type();
+}
+
 // Walks nested sequences: records the shape at the first visit of each depth and checks that
-// every sibling agrees; collects the leaves in row-major order.
+// every sibling agrees; collects the leaves in row-major order and promotes their dtypes.
 void flatten_nested(py::handle obj, size_t depth, DimVector& shape, std::vector<Scalar>& leaves,
-                    TypeCategory& category) {
-  if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
+                    std::optional<ScalarType>& dtype) {
+  if (py::isinstance<Tensor>(obj) && obj.cast<const Tensor&>().dim() == 0) {
+    const Tensor& t = obj.cast<const Tensor&>();
+    if (depth != shape.size()) {
+      throw py::type_error(str("tensor(): found a 0-dim tensor at depth ", depth,
+                               " where a sequence was expected; nested lists must be rectangular"));
+    }
+    leaves.push_back(t.item());
+    dtype = dtype ? promote_types(*dtype, t.dtype()) : t.dtype();
+    return;
+  }
+  bool is_sequence = py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj) &&
+                     !py::isinstance<py::bytes>(obj);
+  if (is_sequence) {
     py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
     int64_t n = static_cast<int64_t>(py::len(seq));
     if (depth == shape.size()) {
       if (!leaves.empty()) {
-        throw ValueError(str("tensor(): expected a number at depth ", depth,
-                             " (like the other elements) but got a sequence of length ", n));
+        throw py::type_error(str("tensor(): expected a number at depth ", depth,
+                                 " (like the other elements) but got a sequence of length ", n));
       }
       shape.push_back(n);
     } else if (depth > shape.size() || shape[depth] != n) {
-      throw ValueError(str("tensor(): expected sequence of length ", shape[depth], " at dim ",
-                           depth, " (got ", n, "); nested lists must be rectangular"));
+      throw py::value_error(str("tensor(): expected sequence of length ", shape[depth], " at dim ",
+                                depth, " (got ", n, "); nested lists must be rectangular"));
     }
-    for (py::handle item : seq) flatten_nested(item, depth + 1, shape, leaves, category);
+    for (int64_t i = 0; i < n; ++i) flatten_nested(seq[i], depth + 1, shape, leaves, dtype);
     return;
   }
-  if (py::isinstance<Tensor>(obj)) {
-    Tensor t = obj.cast<Tensor>();
-    if (t.numel() == 1 && t.dim() == 0) {
-      Scalar s = t.item();
-      if (depth != shape.size()) {
-        throw ValueError(str("tensor(): found a number at depth ", depth,
-                             " where a sequence was expected; nested lists must be rectangular"));
-      }
-      category = std::max(category, s.type_category());
-      leaves.push_back(s);
-      return;
-    }
-  }
   if (depth != shape.size()) {
-    throw ValueError(str("tensor(): found a number at depth ", depth,
-                         " where a sequence of length ", shape[depth],
-                         " was expected; nested lists must be rectangular"));
+    throw py::type_error(str("tensor(): found a number at depth ", depth,
+                             " where a sequence of length ", shape[depth],
+                             " was expected; nested lists must be rectangular"));
+  }
+  if (!is_python_number(obj)) {
+    if (!py::isinstance<py::str>(obj) && !py::isinstance<py::bytes>(obj)) {
+      // torch: RuntimeError for objects whose dtype can't be inferred, TypeError for strings.
+      throw Error(str("tensor(): can't infer a dtype for an element of type ",
+                      std::string(py::str(obj.get_type().attr("__name__"))),
+                      "; the data must be numbers (bool, int, float), nested sequences of them, "
+                      "NumPy arrays or tensors"));
+    }
+    throw py::type_error(str("tensor(): can't make a tensor element from a ",
+                             std::string(py::str(obj.get_type().attr("__name__"))),
+                             "; the data must be numbers (bool, int, float), nested sequences of "
+                             "them, NumPy arrays or tensors"));
   }
   Scalar s = to_scalar(obj);
-  category = std::max(category, s.type_category());
+  ScalarType t = python_number_dtype(obj, s);
+  dtype = dtype ? promote_types(*dtype, t) : t;
   leaves.push_back(s);
 }
 
@@ -102,17 +130,26 @@ bool is_python_number(py::handle value) {
   if (PyBool_Check(value.ptr()) || PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr())) {
     return true;
   }
-  return py::isinstance(value, py::module_::import("numpy").attr("generic"));
+  if (!is_numpy_scalar(value)) return false;
+  char kind = py::reinterpret_borrow<py::object>(value).attr("dtype").attr("kind").cast<char>();
+  return kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f';
 }
 
 Scalar to_scalar(py::handle value) {
   PyObject* p = value.ptr();
   if (PyBool_Check(p)) return Scalar(p == Py_True);
-  if (PyLong_Check(p)) return Scalar(value.cast<int64_t>());
-  if (PyFloat_Check(p)) return Scalar(value.cast<double>());
-  if (py::isinstance(value, py::module_::import("numpy").attr("generic"))) {
-    return to_scalar(value.attr("item")());
+  if (PyLong_Check(p)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+    if (overflow != 0) {
+      throw DTypeError(str("the Python int ", std::string(py::str(value)),
+                           " does not fit in int64 (range [-2**63, 2**63 - 1]); use a "
+                           "float or a smaller value"));
+    }
+    return Scalar(static_cast<int64_t>(v));
   }
+  if (PyFloat_Check(p)) return Scalar(PyFloat_AsDouble(p));
+  if (is_python_number(value)) return to_scalar(value.attr("item")());
   throw py::type_error(str("expected a number (bool, int or float) but got ",
                            std::string(py::str(value.get_type().attr("__name__")))));
 }
@@ -120,6 +157,10 @@ Scalar to_scalar(py::handle value) {
 std::optional<ScalarType> to_dtype(py::handle value) {
   if (value.is_none()) return std::nullopt;
   if (py::isinstance<DType>(value)) return value.cast<const DType&>().type;
+  // torch's Python-type spellings: float is float64, int is int64, bool is bool.
+  if (value.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return kFloat64;
+  if (value.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return kInt64;
+  if (value.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return kBool;
   throw py::type_error(str("dtype must be a mutagrad dtype (mutagrad.float32, ...), got ",
                            std::string(py::repr(value))));
 }
@@ -149,15 +190,15 @@ Tensor from_numpy(py::array array) {
   for (py::ssize_t d = 0; d < array.ndim(); ++d) {
     sizes.push_back(array.shape(d));
     if (array.strides(d) % item != 0) {
-      throw ValueError(str("from_numpy(): stride ", array.strides(d), " bytes of dim ", d,
-                           " is not a multiple of the element size ", item,
-                           "; make the array contiguous with numpy.ascontiguousarray first"));
+      throw py::value_error(str("from_numpy(): stride ", array.strides(d), " bytes of dim ", d,
+                                " is not a multiple of the element size ", item,
+                                "; make the array contiguous with numpy.ascontiguousarray first"));
     }
     strides.push_back(array.strides(d) / item);
   }
   for (int64_t s : strides) {
     if (s < 0) {
-      throw ValueError(
+      throw py::value_error(
           "from_numpy(): arrays with negative strides are not supported; copy the array first "
           "(array.copy())");
     }
@@ -172,8 +213,9 @@ Tensor from_numpy(py::array array) {
 
 py::array to_numpy(const Tensor& t) {
   if (t.requires_grad()) {
-    throw py::value_error(
-        "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
+    throw Error(
+        "numpy(): the tensor requires grad, and a NumPy array would escape the graph; call "
+        "tensor.detach().numpy() to get its values");
   }
   if (!t.device().is_cpu()) {
     throw DeviceError("numpy(): the tensor is not on the CPU; copy it there first");
@@ -202,8 +244,8 @@ py::object to_list(const Tensor& t) {
 
 Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype) {
   if (py::isinstance<py::array>(data)) {
-    Tensor view = from_numpy(py::reinterpret_borrow<py::array>(data));
-    Tensor out = native::clone(view);
+    // A C-ordered copy (any strides, negative too; 0-dim stays 0-dim) that the tensor owns.
+    Tensor out = from_numpy(data.attr("copy")());
     return dtype ? native::to(out, *dtype) : out;
   }
   if (py::isinstance<Tensor>(data)) {
@@ -212,12 +254,9 @@ Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype) {
   }
   DimVector shape;
   std::vector<Scalar> leaves;
-  TypeCategory category = TypeCategory::Bool;
-  flatten_nested(data, 0, shape, leaves, category);
-  ScalarType inferred = category == TypeCategory::Floating   ? kFloat32
-                        : category == TypeCategory::Integral ? kInt64
-                                                             : kBool;
-  ScalarType t = dtype.value_or(inferred);
+  std::optional<ScalarType> inferred;
+  flatten_nested(data, 0, shape, leaves, inferred);
+  ScalarType t = dtype.value_or(inferred.value_or(kFloat32));  // tensor([]) is float32
   Tensor out = empty(shape, t);
   dispatch_dtype(t, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -64,6 +64,27 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
     max,
     min,
     argmax,
+    argmin,
+    reshape,
+    view_as,
+    transpose,
+    permute,
+    unsqueeze,
+    squeeze,
+    narrow,
+    select,
+    flatten,
+    diagonal,
+    masked_fill,
+    index_put,
+    contiguous,
+    detach,
+    clone,
+    t,
+    cat,
+    stack,
+    rand_like,
+    randn_like,
     eq,
     ne,
     lt,
@@ -74,10 +95,17 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
     logical_or,
     logical_not,
     is_grad_enabled,
-    set_grad_enabled,
+    numel,
     unbind,
     split,
     chunk,
 )
-from mutagrad.grad_mode import no_grad, enable_grad  # noqa: F401
-from mutagrad import autograd  # noqa: F401
+from mutagrad._types import Size, device  # noqa: F401
+from mutagrad.grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: F401
+from mutagrad import autograd, return_types  # noqa: F401
+
+
+def is_tensor(obj):
+    """Whether obj is a mutagrad Tensor."""
+    return isinstance(obj, Tensor)
+

@@ -1,4 +1,9 @@
-"""no_grad / enable_grad: context managers (and decorators) over the C++ GradMode."""
+"""no_grad / enable_grad / set_grad_enabled over the C++ GradMode, as torch's.
+
+    with mutagrad.no_grad():
+        y = x * 2                      # not recorded
+    mutagrad.set_grad_enabled(False)   # a plain call switches the mode until changed again
+"""
 
 import functools
 
@@ -6,24 +11,27 @@ from mutagrad import _C
 
 
 class _GradModeContext:
+    """A context manager (and function decorator) that sets grad mode and restores it."""
+
     _enabled = True
 
     def __enter__(self):
         self._prev = _C.is_grad_enabled()
         _C.set_grad_enabled(self._enabled)
-        return self
 
     def __exit__(self, *exc):
         _C.set_grad_enabled(self._prev)
-        return False
 
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__():
+            with self.clone():
                 return fn(*args, **kwargs)
 
         return wrapper
+
+    def clone(self):
+        return self.__class__()
 
 
 class no_grad(_GradModeContext):
@@ -36,3 +44,22 @@ class enable_grad(_GradModeContext):
     """Enables gradient recording inside the block, even within no_grad."""
 
     _enabled = True
+
+
+class set_grad_enabled(_GradModeContext):
+    """set_grad_enabled(mode): sets grad mode now; as a context manager, restores the previous
+    mode on exit."""
+
+    def __init__(self, mode):
+        self._prev = _C.is_grad_enabled()
+        self._enabled = bool(mode)
+        _C.set_grad_enabled(self._enabled)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _C.set_grad_enabled(self._prev)
+
+    def clone(self):
+        return self.__class__(self._enabled)

@@ -3,81 +3,143 @@
     from mutagrad.autograd.functional import hvp
     out, hv = hvp(lambda x: (x ** 3).sum(), x, v)   # hv == 6 * x * v
 
-As in torch, a Tensor argument gives Tensor results and a tuple gives tuples. The transforms
-run in C++ (mutagrad._C); this module only converts arguments and results.
+As in torch, inputs (and v) are a Tensor or a tuple of Tensors, and so are the function's
+outputs; each result has the structure of what it is indexed by (a Tensor for a Tensor, a tuple
+for a tuple). The transforms run in C++ (mutagrad._C); this module only checks and converts
+arguments and results.
 """
 
 from mutagrad import _C
 
 
-def _as_tuple(x):
-    is_tuple = isinstance(x, (tuple, list))
-    return (tuple(x) if is_tuple else (x,)), is_tuple
+def _as_tuple(x, what, fn_name):
+    """(tuple of tensors, whether x was a tuple); TypeError for anything but a Tensor or a
+    tuple of Tensors (lists included, as torch)."""
+    is_tuple = isinstance(x, tuple)
+    values = x if is_tuple else (x,)
+    for i, v in enumerate(values):
+        if not isinstance(v, _C.Tensor):
+            where = f"the value at index {i} has" if is_tuple else "it has"
+            raise TypeError(f"{fn_name}(): {what} must be a Tensor or a tuple of Tensors, but "
+                            f"{where} type {type(v).__name__}")
+    return values, is_tuple
 
 
 def _unpack(values, is_tuple):
     return tuple(values) if is_tuple else values[0]
 
 
-def _ones_like_list(xs):
-    return [_C.ones_like(x) for x in xs]
+class _Recorded:
+    """Wraps the user's function to check its outputs and record whether they were a tuple."""
+
+    def __init__(self, func, fn_name):
+        self.func = func
+        self.fn_name = fn_name
+        self.is_tuple = None
+
+    def __call__(self, *args):
+        out = self.func(*args)
+        values, self.is_tuple = _as_tuple(out, "the outputs of the user-provided function",
+                                          self.fn_name)
+        return values
 
 
-def _product(name, func, inputs, v, create_graph, v_defaults):
-    ins, ins_tuple = _as_tuple(inputs)
+def _check_v(v, inputs, fn_name, about):
+    """v as a list (None entries for None); v=None only for one single-element tensor."""
     if v is None:
-        vs = v_defaults(ins)
-    else:
-        vs, _ = _as_tuple(v)
-    outs, res = getattr(_C, name)(func, list(ins), list(vs), create_graph)
-    return outs, res, ins_tuple
+        if len(inputs) != 1 or inputs[0].numel() != 1:
+            raise RuntimeError(f"{fn_name}(): v can be None only when {about} is a single "
+                               "Tensor with one element; pass v with the shape of "
+                               f"{about}")
+        return [None]
+    values, _ = _as_tuple(v, "v", fn_name)
+    return list(values)
+
+
+def _reject_strict(strict, fn_name):
+    if strict:
+        raise NotImplementedError(f"{fn_name}(): strict=True is not supported; outputs that do "
+                                  "not depend on the inputs give zero results")
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), v^T J): one gradient per input."""
-    ins, ins_tuple = _as_tuple(inputs)
+    """(func(*inputs), v^T J): the products have the structure of `inputs`."""
+    _reject_strict(strict, "vjp")
+    ins, ins_tuple = _as_tuple(inputs, "inputs", "vjp")
+    f = _Recorded(func, "vjp")
     if v is None:
-        vs = [None]
+        vs = [None]  # checked in C++: allowed for one one-element output
     else:
-        vs, _ = _as_tuple(v)
-    outs, res = _C._vjp(func, list(ins), list(vs), create_graph)
-    out_tuple = len(outs) > 1
-    return _unpack(outs, out_tuple), _unpack(res, ins_tuple)
+        vs = list(_as_tuple(v, "v", "vjp")[0])
+    outs, res = _C._vjp(f, list(ins), vs, create_graph)
+    return _unpack(outs, f.is_tuple), _unpack(res, ins_tuple)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), J v): one product per output."""
-    outs, res, _ = _product("_jvp", func, inputs, v, create_graph, _ones_like_list)
-    out_tuple = len(outs) > 1
-    return _unpack(outs, out_tuple), _unpack(res, out_tuple)
+    """(func(*inputs), J v): the products have the structure of func's outputs."""
+    _reject_strict(strict, "jvp")
+    ins, _ = _as_tuple(inputs, "inputs", "jvp")
+    vs = _check_v(v, ins, "jvp", "the input")
+    if v is None:
+        vs = [_C.ones_like(ins[0])]
+    f = _Recorded(func, "jvp")
+    outs, res = _C._jvp(f, list(ins), vs, create_graph)
+    return _unpack(outs, f.is_tuple), _unpack(res, f.is_tuple)
+
+
+def _second_order(name, func, inputs, v, create_graph, strict):
+    _reject_strict(strict, name)
+    ins, ins_tuple = _as_tuple(inputs, "inputs", name)
+    vs = _check_v(v, ins, name, "the input")
+    if v is None:
+        vs = [_C.ones_like(ins[0])]
+    f = _Recorded(func, name)
+    outs, res = getattr(_C, "_" + name)(f, list(ins), vs, create_graph)
+    if f.is_tuple:
+        raise RuntimeError(f"{name}(): the function must return a single Tensor with one "
+                           "element, not a tuple")
+    return outs[0], _unpack(res, ins_tuple)
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), v^T H) for a scalar func."""
-    outs, res, ins_tuple = _product("_vhp", func, inputs, v, create_graph, _ones_like_list)
-    return outs[0], _unpack(res, ins_tuple)
+    """(func(*inputs), v^T H) for a func returning one single-element tensor; the products
+    have the structure of `inputs`."""
+    return _second_order("vhp", func, inputs, v, create_graph, strict)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), H v) for a scalar func."""
-    outs, res, ins_tuple = _product("_hvp", func, inputs, v, create_graph, _ones_like_list)
-    return outs[0], _unpack(res, ins_tuple)
+    """(func(*inputs), H v) for a func returning one single-element tensor; the products have
+    the structure of `inputs`."""
+    return _second_order("hvp", func, inputs, v, create_graph, strict)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
              strategy="reverse-mode"):
-    """J[i][j] = d outputs[i] / d inputs[j]; nesting follows whether inputs/outputs are tuples."""
-    ins, ins_tuple = _as_tuple(inputs)
-    out_tuple = isinstance(func(*ins), (tuple, list))
-    rows = _C._jacobian(func, list(ins), create_graph)
+    """J[i][j] = d outputs[i] / d inputs[j], of shape outputs[i].shape + inputs[j].shape.
+    A Tensor when inputs and outputs are Tensors; a tuple over the tuple side(s) otherwise.
+    vectorize and strategy only choose how torch computes the same values; they are accepted
+    and the result is the same."""
+    _reject_strict(strict, "jacobian")
+    if strategy not in ("reverse-mode", "forward-mode"):
+        raise ValueError(f"jacobian(): strategy must be 'reverse-mode' or 'forward-mode', got "
+                         f"{strategy!r}")
+    ins, ins_tuple = _as_tuple(inputs, "inputs", "jacobian")
+    f = _Recorded(func, "jacobian")
+    rows = _C._jacobian(f, list(ins), create_graph)
     rows = [_unpack(row, ins_tuple) for row in rows]
-    return _unpack(rows, out_tuple)
+    return _unpack(rows, f.is_tuple)
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             outer_jacobian_strategy="reverse-mode"):
-    """H[i][j] = d^2 func / d inputs[i] d inputs[j] for a scalar func."""
-    ins, ins_tuple = _as_tuple(inputs)
-    rows = _C._hessian(func, list(ins), create_graph)
+    """H[i][j] = d^2 func / d inputs[i] d inputs[j] for a func returning one single-element
+    tensor. A Tensor for a Tensor input; a tuple of tuples for a tuple of inputs."""
+    _reject_strict(strict, "hessian")
+    ins, ins_tuple = _as_tuple(inputs, "inputs", "hessian")
+    f = _Recorded(func, "hessian")
+    rows = _C._hessian(f, list(ins), create_graph)
+    if f.is_tuple:
+        raise RuntimeError("hessian(): the function must return a single Tensor with one "
+                           "element, not a tuple")
     rows = [_unpack(row, ins_tuple) for row in rows]
     return _unpack(rows, ins_tuple)

@@ -1,0 +1,306 @@
+// Tensor methods that write or combine: in-place ops (their CallSite is the Python caller's
+// file:line, so a stale-tensor error names the mutating .py line), Python operators (+ - * /
+// ** unary - comparisons & | ^ ~ and the in-place += -= *= /=) and the out-of-place method
+// forms (x.add(y, alpha=2), x.eq(y), ...). A Python number goes to the C++ Scalar overload; it
+// is never wrapped as a tensor.
+#include <vector>
+
+#include "python/bindings.h"
+#include "python/call_site.h"
+
+namespace mutagrad::python {
+namespace {
+
+// Tensor op (Tensor | number): the Tensor overload or the Scalar overload; NotImplemented
+// for other types so Python can try the reflected operator.
+template <typename TT, typename TS>
+py::object binary(const Tensor& self, py::handle other, TT tensor_op, TS scalar_op) {
+  if (py::isinstance<Tensor>(other)) return py::cast(tensor_op(self, other.cast<Tensor>()));
+  if (is_python_number(other)) return py::cast(scalar_op(self, to_scalar(other)));
+  return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+}
+
+Scalar times(const Scalar& a, const Scalar& b) {
+  if (a.is_floating_point() || b.is_floating_point()) {
+    return Scalar(a.to<double>() * b.to<double>());
+  }
+  return Scalar(a.to<int64_t>() * b.to<int64_t>());
+}
+
+enum class Logical { kAnd, kOr, kXor };
+
+// & | ^ on bool tensors (a Python bool operand is a 0-dim bool tensor). torch computes bitwise
+// results for integer tensors, which mutagrad does not implement: those raise, rather than
+// return logical results that differ from torch's.
+py::object logical(const Tensor& self, py::handle other, Logical op, const char* symbol) {
+  Tensor o;
+  if (py::isinstance<Tensor>(other)) {
+    o = other.cast<Tensor>();
+  } else if (PyBool_Check(other.ptr())) {
+    o = full({}, Scalar(other.ptr() == Py_True), kBool);
+  } else if (is_python_number(other)) {
+    o = full({}, to_scalar(other));
+  } else {
+    return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  }
+  if (self.dtype() != kBool || o.dtype() != kBool) {
+    throw DTypeError(str("operator ", symbol, ": mutagrad implements & | ^ for bool tensors only ",
+                         "(logical and/or/xor), got ", dtype_name(self.dtype()), " and ",
+                         dtype_name(o.dtype()), "; compare first (e.g. (x > 0) ", symbol,
+                         " mask) or use logical_and/logical_or"));
+  }
+  switch (op) {
+    case Logical::kAnd:
+      return py::cast(logical_and(self, o));
+    case Logical::kOr:
+      return py::cast(logical_or(self, o));
+    case Logical::kXor:
+      return py::cast(self != o);
+  }
+  return py::none();
+}
+
+}  // namespace
+
+void bind_operators(py::module_& m) {
+  auto t = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
+  // In-place ops: the CallSite is the Python caller's file:line.
+  using Self = py::object;  // in-place ops return the same Python object, as torch does
+  t.def(
+       "add_",
+       [](Self self, py::handle other, py::handle alpha) {
+         Tensor& s = self.cast<Tensor&>();
+         if (py::isinstance<Tensor>(other)) {
+           s.add_(other.cast<Tensor>(), to_scalar(alpha), python_call_site());
+         } else {
+           s.add_(times(to_scalar(other), to_scalar(alpha)), python_call_site());
+         }
+         return self;
+       },
+       py::arg("other"), py::kw_only(), py::arg("alpha") = 1)
+      .def(
+          "sub_",
+          [](Self self, py::handle other, py::handle alpha) {
+            Tensor& s = self.cast<Tensor&>();
+            if (py::isinstance<Tensor>(other)) {
+              s.sub_(other.cast<Tensor>(), to_scalar(alpha), python_call_site());
+            } else {
+              s.sub_(times(to_scalar(other), to_scalar(alpha)), python_call_site());
+            }
+            return self;
+          },
+          py::arg("other"), py::kw_only(), py::arg("alpha") = 1)
+      .def("mul_",
+           [](Self self, py::handle other) {
+             Tensor& s = self.cast<Tensor&>();
+             if (py::isinstance<Tensor>(other)) {
+               s.mul_(other.cast<Tensor>(), python_call_site());
+             } else {
+               s.mul_(to_scalar(other), python_call_site());
+             }
+             return self;
+           })
+      .def("div_",
+           [](Self self, py::handle other) {
+             Tensor& s = self.cast<Tensor&>();
+             if (py::isinstance<Tensor>(other)) {
+               s.div_(other.cast<Tensor>(), python_call_site());
+             } else {
+               s.div_(to_scalar(other), python_call_site());
+             }
+             return self;
+           })
+      .def("fill_",
+           [](Self self, py::handle value) {
+             Tensor& s = self.cast<Tensor&>();
+             if (py::isinstance<Tensor>(value)) {
+               s.fill_(value.cast<Tensor>(), python_call_site());
+             } else {
+               s.fill_(to_scalar(value), python_call_site());
+             }
+             return self;
+           })
+      .def("copy_",
+           [](Self self, const Tensor& src) {
+             self.cast<Tensor&>().copy_(src, python_call_site());
+             return self;
+           })
+      .def(
+          "masked_fill_",
+          [](Self self, const Tensor& mask, py::handle value) {
+            Tensor& s = self.cast<Tensor&>();
+            if (py::isinstance<Tensor>(value)) {
+              s.masked_fill_(mask, value.cast<Tensor>(), python_call_site());
+            } else {
+              s.masked_fill_(mask, to_scalar(value), python_call_site());
+            }
+            return self;
+          },
+          py::arg("mask"), py::arg("value"))
+      .def(
+          "clamp_",
+          [](Self self, py::handle lo, py::handle hi) {
+            self.cast<Tensor&>().clamp_(optional_scalar(lo), optional_scalar(hi),
+                                        python_call_site());
+            return self;
+          },
+          py::arg("min") = py::none(), py::arg("max") = py::none());
+  auto unary_inplace = [&t](const char* name, Tensor& (Tensor::*op)(CallSite)) {
+    t.def(name, [op](Self self) {
+      (self.cast<Tensor&>().*op)(python_call_site());
+      return self;
+    });
+  };
+  unary_inplace("zero_", &Tensor::zero_);
+  unary_inplace("neg_", &Tensor::neg_);
+  unary_inplace("relu_", &Tensor::relu_);
+  unary_inplace("sigmoid_", &Tensor::sigmoid_);
+  unary_inplace("tanh_", &Tensor::tanh_);
+  unary_inplace("exp_", &Tensor::exp_);
+
+  // Operators. Reflected forms take the number on the left.
+  t.def("__add__",
+        [](const Tensor& s, py::handle o) {
+          return binary(
+              s, o, [](const Tensor& a, const Tensor& b) { return a + b; },
+              [](const Tensor& a, const Scalar& b) { return a + b; });
+        })
+      .def("__radd__",
+           [](const Tensor& s, py::handle o) {
+             return binary(
+                 s, o, [](const Tensor& a, const Tensor& b) { return b + a; },
+                 [](const Tensor& a, const Scalar& b) { return b + a; });
+           })
+      .def("__sub__",
+           [](const Tensor& s, py::handle o) {
+             return binary(
+                 s, o, [](const Tensor& a, const Tensor& b) { return a - b; },
+                 [](const Tensor& a, const Scalar& b) { return a - b; });
+           })
+      .def("__rsub__",
+           [](const Tensor& s, py::handle o) {
+             return binary(
+                 s, o, [](const Tensor& a, const Tensor& b) { return b - a; },
+                 [](const Tensor& a, const Scalar& b) { return b - a; });
+           })
+      .def("__mul__",
+           [](const Tensor& s, py::handle o) {
+             return binary(
+                 s, o, [](const Tensor& a, const Tensor& b) { return a * b; },
+                 [](const Tensor& a, const Scalar& b) { return a * b; });
+           })
+      .def("__rmul__",
+           [](const Tensor& s, py::handle o) {
+             return binary(
+                 s, o, [](const Tensor& a, const Tensor& b) { return b * a; },
+                 [](const Tensor& a, const Scalar& b) { return b * a; });
+           })
+      .def("__truediv__",
+           [](const Tensor& s, py::handle o) {
+             return binary(
+                 s, o, [](const Tensor& a, const Tensor& b) { return a / b; },
+                 [](const Tensor& a, const Scalar& b) { return a / b; });
+           })
+      .def("__rtruediv__",
+           [](const Tensor& s, py::handle o) {
+             return binary(
+                 s, o, [](const Tensor& a, const Tensor& b) { return b / a; },
+                 [](const Tensor& a, const Scalar& b) { return b / a; });
+           })
+      .def("__pow__",
+           [](const Tensor& s, py::handle o) {
+             return binary(
+                 s, o, [](const Tensor& a, const Tensor& b) { return pow(a, b); },
+                 [](const Tensor& a, const Scalar& b) { return pow(a, b); });
+           })
+      .def("__rpow__",
+           [](const Tensor& s, py::handle o) {
+             return binary(
+                 s, o, [](const Tensor& a, const Tensor& b) { return pow(b, a); },
+                 [](const Tensor& a, const Scalar& b) { return pow(b, a); });
+           })
+      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); })
+      .def("__neg__", [](const Tensor& s) { return -s; })
+      .def("__pos__", [](const Tensor& s) { return s; })
+      .def("__abs__", [](const Tensor& s) { return s.abs(); })
+      .def("__iadd__", [](Self self, py::handle o) { return self.attr("add_")(o); })
+      .def("__isub__", [](Self self, py::handle o) { return self.attr("sub_")(o); })
+      .def("__imul__", [](Self self, py::handle o) { return self.attr("mul_")(o); })
+      .def("__itruediv__", [](Self self, py::handle o) { return self.attr("div_")(o); });
+#define MG_COMPARISON(pyname, op)                                      \
+  t.def(pyname, [](const Tensor& s, py::handle o) {                    \
+    return binary(                                                     \
+        s, o, [](const Tensor& a, const Tensor& b) { return a op b; }, \
+        [](const Tensor& a, const Scalar& b) { return a op b; });      \
+  });
+  MG_COMPARISON("__eq__", ==)
+  MG_COMPARISON("__ne__", !=)
+  MG_COMPARISON("__lt__", <)
+  MG_COMPARISON("__le__", <=)
+  MG_COMPARISON("__gt__", >)
+  MG_COMPARISON("__ge__", >=)
+#undef MG_COMPARISON
+  // __eq__ resets __hash__; torch tensors hash by identity.
+  t.attr("__hash__") = py::cpp_function(
+      [](py::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); }, py::is_method(t));
+  t.def("__and__", [](const Tensor& s, py::handle o) { return logical(s, o, Logical::kAnd, "&"); })
+      .def("__rand__",
+           [](const Tensor& s, py::handle o) { return logical(s, o, Logical::kAnd, "&"); })
+      .def("__or__", [](const Tensor& s, py::handle o) { return logical(s, o, Logical::kOr, "|"); })
+      .def("__ror__",
+           [](const Tensor& s, py::handle o) { return logical(s, o, Logical::kOr, "|"); })
+      .def("__xor__",
+           [](const Tensor& s, py::handle o) { return logical(s, o, Logical::kXor, "^"); })
+      .def("__rxor__",
+           [](const Tensor& s, py::handle o) { return logical(s, o, Logical::kXor, "^"); })
+      .def("__invert__", [](const Tensor& s) {
+        // ~: logical not of bools, bitwise not of integers (~x == -1 - x); floats have none.
+        if (s.dtype() == kBool) return s.logical_not();
+        if (s.is_floating_point()) {
+          throw py::type_error(str("operator ~: a ", dtype_name(s.dtype()),
+                                   " tensor has no bitwise not; use logical_not() or -x"));
+        }
+        return Scalar(-1) - s;
+      });
+
+  // Out-of-place method forms of the operators, as torch's Tensor methods.
+  t.def(
+       "add",
+       [](const Tensor& s, py::handle o, py::handle alpha) -> py::object {
+         if (py::isinstance<Tensor>(o)) return py::cast(s.add(o.cast<Tensor>(), to_scalar(alpha)));
+         return py::cast(s + times(to_scalar(o), to_scalar(alpha)));
+       },
+       py::arg("other"), py::kw_only(), py::arg("alpha") = 1)
+      .def(
+          "sub",
+          [](const Tensor& s, py::handle o, py::handle alpha) -> py::object {
+            if (py::isinstance<Tensor>(o)) {
+              return py::cast(s.sub(o.cast<Tensor>(), to_scalar(alpha)));
+            }
+            return py::cast(s - times(to_scalar(o), to_scalar(alpha)));
+          },
+          py::arg("other"), py::kw_only(), py::arg("alpha") = 1);
+  for (auto [method, op] : {std::pair{"mul", "__mul__"},
+                            {"div", "__truediv__"},
+                            {"eq", "__eq__"},
+                            {"ne", "__ne__"},
+                            {"lt", "__lt__"},
+                            {"le", "__le__"},
+                            {"gt", "__gt__"},
+                            {"ge", "__ge__"}}) {
+    t.def(method, [op = op, method = method](py::handle self, py::handle other) {
+      py::object r = self.attr(op)(other);
+      if (r.ptr() == Py_NotImplemented) {
+        throw py::type_error(str(method, "(): expected a Tensor or a number, got ",
+                                 std::string(py::str(other.get_type().attr("__name__")))));
+      }
+      return r;
+    });
+  }
+  t.def("maximum", &Tensor::maximum)
+      .def("minimum", &Tensor::minimum)
+      .def("logical_and", &Tensor::logical_and)
+      .def("logical_or", &Tensor::logical_or);
+}
+
+}  // namespace mutagrad::python
