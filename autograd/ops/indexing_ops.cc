@@ -132,26 +132,40 @@ Tensor index(const Tensor& self, TensorList indices) {
   return result;
 }
 
+namespace {
+
+std::shared_ptr<IndexPutBackward0> make_index_put_node(const Tensor& self, TensorList indices,
+                                                       const Tensor& values, bool accumulate) {
+  auto node = make_node<IndexPutBackward0>(self, values);
+  node->indices_ = SavedIndices(indices);
+  node->values_sizes_ = DimVector(values.sizes());
+  node->accumulate_ = accumulate;
+  return node;
+}
+
+}  // namespace
+
 void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate,
                 const MutationSite& site) {
   const bool requires_grad = compute_requires_grad(self, values);
   check_inplace(self, requires_grad);
   native::AdvancedIndex adv = native::prepare_index_put(self, indices, values, accumulate);
   std::shared_ptr<IndexPutBackward0> node;
-  if (requires_grad) {
-    node = make_node<IndexPutBackward0>(self, values);
-    node->indices_ = SavedIndices(indices);
-    node->values_sizes_ = DimVector(values.sizes());
-    node->accumulate_ = accumulate;
-  }
+  if (requires_grad) node = make_index_put_node(self, indices, values, accumulate);
   self.version_counter().bump(site);
   native::index_put_validated(self, adv, values, accumulate);
   if (node) rebase_history(self, node);
 }
 
+// Out of place: a fresh copy written below autograd (no version bump, as PyTorch: the result
+// is at version 0), with IndexPutBackward0 over self and values.
 Tensor index_put(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate) {
-  Tensor result = self.clone();
-  index_put_(result, indices, values, accumulate, MutationSite{"index_put", __FILE__, __LINE__});
+  Tensor result = native::clone(native::detach(self));
+  native::AdvancedIndex adv = native::prepare_index_put(result, indices, values, accumulate);
+  native::index_put_validated(result, adv, values, accumulate);
+  if (compute_requires_grad(self, values)) {
+    set_history(result, make_index_put_node(self, indices, values, accumulate));
+  }
   return result;
 }
 

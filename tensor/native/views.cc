@@ -123,7 +123,7 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
 
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   if (self.dim() == 0) {
-    throw IndexError("narrow() cannot be applied to a 0-dim tensor.");
+    throw ShapeError("narrow() cannot be applied to a 0-dim tensor.");
   }
   int64_t d = wrap_dim(dim, self.dim(), "narrow");
   int64_t size = self.sizes()[d];
@@ -135,8 +135,8 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
     }
     if (start < 0) start += size;
   }
-  if (length < 0 || start + length > size) {
-    throw IndexError(str("narrow(): start (", start, ") + length (", length,
+  if (length < 0 || start + length > size) {  // PyTorch: RuntimeError; a bad start: IndexError
+    throw ShapeError(str("narrow(): start (", start, ") + length (", length,
                          ") exceeds dimension size (", size, ") of dimension ", d,
                          "; length must be in [0, ", size - start, "]"));
   }

@@ -147,6 +147,22 @@ TEST(IndexingAutograd, IndexPutGradients) {
   }
 }
 
+TEST(IndexingAutograd, OutOfPlaceIndexPutIsAFreshTensorWithItsOwnNode) {
+  // As torch.index_put: the result is at version 0, its node points at self and values.
+  Tensor self = testing::iota({3, 2}).requires_grad_();
+  Tensor values = f64({10, 20, 30, 40}, {2, 2}).requires_grad_();
+  Tensor out = autograd::index_put(self, {i64({2, 0})}, values, /*accumulate=*/false);
+  EXPECT_EQ(out.version(), 0u);
+  EXPECT_EQ(self.version(), 0u);
+  EXPECT_EQ(doubles(out), (V{30, 40, 2, 3, 10, 20}));
+  EXPECT_EQ(std::string(out.grad_fn()->name()), "IndexPutBackward0");
+  EXPECT_EQ(std::string(out.grad_fn()->next_edge(0).function->name()), "AccumulateGrad");
+  out.backward(f64({1, 2, 3, 4, 5, 6}, {3, 2}));
+  EXPECT_EQ(doubles(values.grad()), (V{5, 6, 1, 2}));
+  EXPECT_EQ(doubles(self.grad()), (V{0, 0, 3, 4, 0, 0}));
+  EXPECT_THROW(autograd::index_put(self, {i64({3, 0})}, values, false), IndexError);
+}
+
 TEST(IndexingAutograd, OnlyTheWinningDuplicateGetsGradient) {
   // x[[1, 3, 1]] = v: v[2] wins at x[1], so v[0] gets no gradient (PyTorch gives it one).
   Tensor v = f64({10, 20, 30}, {3}).requires_grad_();

@@ -60,11 +60,11 @@ TEST_F(ViewErrors, Slice) {
 TEST_F(ViewErrors, Narrow) {
   expect_error<IndexError>([&] { native::narrow(x_, 1, 5, 1); },
                            "start out of range (expected to be in range of [-4, 4], but got 5)");
-  expect_error<IndexError>([&] { native::narrow(x_, 1, 2, 3); },
+  expect_error<ShapeError>([&] { native::narrow(x_, 1, 2, 3); },
                            "start (2) + length (3) exceeds dimension size (4)");
-  expect_error<IndexError>([&] { native::narrow(x_, 1, 2, -1); },
+  expect_error<ShapeError>([&] { native::narrow(x_, 1, 2, -1); },
                            "start (2) + length (-1) exceeds dimension size (4)");
-  expect_error<IndexError>([&] { native::narrow(s_, 0, 0, 1); },
+  expect_error<ShapeError>([&] { native::narrow(s_, 0, 0, 1); },
                            "narrow() cannot be applied to a 0-dim tensor.");
 }
 
