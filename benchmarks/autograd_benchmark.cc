@@ -5,7 +5,8 @@
 //
 // Compare BM_TinyChain/no_grad (the raw ops) with BM_TinyChain/record (plus graph recording)
 // and BM_TinyChainBackward (plus the backward pass): the differences are autograd's cost.
-// The per_op counter is time per op of the chain.
+// The per_op counter is time per op of the chain. //benchmarks:autograd_vs_libtorch links these
+// cases with libtorch's counterparts (libtorch_autograd_cases.cc) to time both in one run.
 #include <benchmark/benchmark.h>
 
 #include "mutagrad.h"
