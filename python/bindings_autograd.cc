@@ -4,6 +4,7 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <string>
 #include <vector>
 
 #include "python/bindings.h"
@@ -52,6 +53,20 @@ void bind_autograd(py::module_& m) {
   // (default) or as AsStridedBackward0, as torch 1.13 does. Affects views made afterwards.
   m.def("_set_view_replay_enabled", &autograd::set_view_replay_enabled, py::arg("enabled"));
   m.def("_is_view_replay_enabled", &autograd::is_view_replay_enabled);
+  // The calling thread's MutationPolicy ("error" or "snapshot"); mutagrad.autograd.graph wraps
+  // it in context managers.
+  m.def("_get_mutation_policy", [] {
+    return autograd::MutationPolicyState::current() == MutationPolicy::kSnapshot ? "snapshot"
+                                                                                 : "error";
+  });
+  m.def("_set_mutation_policy", [](const std::string& policy) {
+    if (policy != "error" && policy != "snapshot") {
+      throw py::value_error(str("unknown mutation policy '", policy,
+                                "'; expected 'error' (the default) or 'snapshot'"));
+    }
+    autograd::MutationPolicyState::set(policy == "snapshot" ? MutationPolicy::kSnapshot
+                                                            : MutationPolicy::kError);
+  });
   m.def("_autograd_grad",
         [](const py::list& outputs, const py::list& inputs, const py::list& grad_outputs,
            bool retain_graph, bool create_graph, bool allow_unused) {

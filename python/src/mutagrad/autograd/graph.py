@@ -1,0 +1,42 @@
+"""Mutation policies for values the autograd graph saved (C++: mutagrad::MutationPolicyGuard).
+
+By default (policy "error", PyTorch's behaviour) an in-place write to a tensor that a node saved
+for backward goes through, and backward raises, naming the write's Python file:line. Under
+"snapshot" a tensor saved while the policy is in effect is copied just before the first write
+that would make it stale: the write still reaches every alias, and backward uses the value the
+tensor had when it was saved.
+
+    with mutagrad.autograd.graph.allow_mutation_on_saved_tensors():
+        h = a * 2
+        loss = (h * h).sum()
+        h[0] = 0.0          # snapshots the saved h, then writes it
+        loss.backward()     # a.grad == 8 * a: the gradient at the saved values
+
+allow_mutation_on_saved_tensors has the name of PyTorch 2's context manager; torch 1.13 has no
+counterpart. The policy is per thread and read when a tensor is saved.
+"""
+
+import contextlib
+
+from mutagrad import _C
+
+
+def get_mutation_policy():
+    """The calling thread's policy: "error" (the default) or "snapshot"."""
+    return _C._get_mutation_policy()
+
+
+@contextlib.contextmanager
+def mutation_policy(policy):
+    """Sets the calling thread's mutation policy ("error" or "snapshot") inside the block."""
+    previous = _C._get_mutation_policy()
+    _C._set_mutation_policy(policy)
+    try:
+        yield
+    finally:
+        _C._set_mutation_policy(previous)
+
+
+def allow_mutation_on_saved_tensors():
+    """mutation_policy("snapshot"): in-place writes to saved tensors keep backward correct."""
+    return mutation_policy("snapshot")
