@@ -24,16 +24,6 @@ py::list to_py_list(const std::vector<Tensor>& ts) {
 
 py::tuple to_py_tuple(const std::vector<Tensor>& ts) { return py::tuple(to_py_list(ts)); }
 
-// argmax, or argmin as the argmax of the order-reversed values (first index on ties, as
-// argmax): logical_not for bool, -1 - x for integers (no overflow), -x for floats.
-Tensor arg_extremum(const Tensor& s, std::optional<int64_t> dim, bool keepdim, bool is_max) {
-  Tensor x = s.detach();
-  if (!is_max) {
-    x = x.dtype() == kBool ? x.logical_not() : x.is_floating_point() ? x.neg() : Scalar(-1) - x;
-  }
-  return x.argmax(dim, keepdim);
-}
-
 }  // namespace
 
 py::object scalar_to_python(const Scalar& s) {
@@ -299,8 +289,8 @@ void bind_tensor(py::module_& m) {
                                      std::string(py::repr(dim))));
           }
           int64_t d = dim.cast<int64_t>();
-          Tensor values = is_max ? s.max({d}, keepdim) : s.min({d}, keepdim);
-          return package_attr("return_types", name)(values, arg_extremum(s, d, keepdim, is_max));
+          auto [values, indices] = is_max ? max_dim(s, d, keepdim) : min_dim(s, d, keepdim);
+          return package_attr("return_types", name)(values, indices);
         },
         py::arg("dim") = py::none(), py::arg("keepdim") = false);
   };
@@ -315,7 +305,7 @@ void bind_tensor(py::module_& m) {
       .def(
           "argmin",
           [](const Tensor& s, std::optional<int64_t> dim, bool keepdim) {
-            return arg_extremum(s, dim, keepdim, false);
+            return argmin(s, dim, keepdim);
           },
           py::arg("dim") = py::none(), py::arg("keepdim") = false);
 }

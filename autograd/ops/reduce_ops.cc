@@ -2,6 +2,7 @@
 #include "autograd/ops/reduce_ops.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
@@ -9,8 +10,10 @@
 #include "autograd/ops/view_ops.h"
 #include "autograd/saved_variable.h"
 #include "tensor/native/copy.h"
+#include "tensor/native/factories.h"
 #include "tensor/native/pointwise.h"
 #include "tensor/native/reduce.h"
+#include "tensor/native/views.h"
 #include "tensor/shape.h"
 
 namespace mutagrad {
@@ -158,6 +161,35 @@ class ExtremumBackward final : public Node {
   const char* name_;
 };
 
+// max(dim) / min(dim) (MaxBackward0 / MinBackward0): the gradient goes to the returned index
+// only, as PyTorch (not shared among ties as in amax). Backward: grad expanded over the dim and
+// kept where the position along it is the saved index (differentiable in grad).
+class ExtremumDimBackward final : public Node {
+ public:
+  explicit ExtremumDimBackward(const char* name) : name_(name) {}
+  const char* name() const override { return name_; }
+  VariableList apply(VariableList&& grads) override {
+    Tensor indices = indices_.unpack(this);
+    if (self_sizes_.empty()) return {grads[0]};  // 0-dim input: the only element
+    Tensor g = keepdim_ ? grads[0] : grads[0].unsqueeze(dim_);
+    Tensor idx = keepdim_ ? indices : native::unsqueeze(indices, dim_);
+    DimVector position_shape(self_sizes_.size(), 1);
+    position_shape[static_cast<size_t>(dim_)] = self_sizes_[static_cast<size_t>(dim_)];
+    Tensor positions =
+        native::view(arange(self_sizes_[static_cast<size_t>(dim_)], kInt64), position_shape);
+    Tensor selected = native::binary(BinaryOp::kEq, positions, idx);
+    return {g.expand(self_sizes_).masked_fill(selected.logical_not(), 0)};
+  }
+  void visit_saved(SavedVisitor& v) override { v.visit("indices", indices_); }
+  SavedVariable indices_;
+  DimVector self_sizes_;
+  int64_t dim_ = 0;
+  bool keepdim_ = false;
+
+ private:
+  const char* name_;
+};
+
 }  // namespace autograd
 
 using autograd::compute_requires_grad;
@@ -201,6 +233,24 @@ Tensor extremum_impl(ReduceOp op, const Tensor& self, IntArrayRef dims, bool kee
     node->result_ = SavedVariable(result, true);
   }
   return result;
+}
+
+std::pair<Tensor, Tensor> extremum_dim_impl(ReduceOp op, const Tensor& self, int64_t dim,
+                                            bool keepdim, const char* name) {
+  const char* op_name = op == ReduceOp::kMax ? "max" : "min";
+  Tensor indices = op == ReduceOp::kMax ? native::argmax(self, dim, keepdim)
+                                        : native::argmin(self, dim, keepdim);
+  Tensor values = native::reduce(op, self, {dim}, keepdim);
+  if (compute_requires_grad(self)) {
+    auto node = std::make_shared<autograd::ExtremumDimBackward>(name);
+    node->set_next_edges(autograd::collect_next_edges(self));
+    node->self_sizes_ = DimVector(self.sizes());
+    node->dim_ = self.dim() == 0 ? 0 : wrap_dim(dim, self.dim(), op_name);
+    node->keepdim_ = keepdim;
+    node->indices_ = SavedVariable(indices, false);
+    set_history(values, node);
+  }
+  return {values, indices};
 }
 
 }  // namespace
@@ -265,8 +315,18 @@ Tensor amin(const Tensor& self, IntArrayRef dims, bool keepdim) {
 Tensor max(const Tensor& self, IntArrayRef dims, bool keepdim) { return amax(self, dims, keepdim); }
 Tensor min(const Tensor& self, IntArrayRef dims, bool keepdim) { return amin(self, dims, keepdim); }
 
+std::pair<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return extremum_dim_impl(ReduceOp::kMax, self, dim, keepdim, "MaxBackward0");
+}
+std::pair<Tensor, Tensor> min_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return extremum_dim_impl(ReduceOp::kMin, self, dim, keepdim, "MinBackward0");
+}
+
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   return native::argmax(self, dim, keepdim);
+}
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return native::argmin(self, dim, keepdim);
 }
 
 Tensor sum_to(const Tensor& t, IntArrayRef shape) {

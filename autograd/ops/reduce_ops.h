@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 
 #include "tensor/tensor.h"
 
@@ -26,6 +27,12 @@ Tensor amax(const Tensor& self, IntArrayRef dims, bool keepdim = false);
 Tensor amin(const Tensor& self, IntArrayRef dims, bool keepdim = false);
 // Not differentiable (int64 result).
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+// PyTorch's max(dim) / min(dim): (values, indices of the first extremum) along `dim`. The
+// gradient of the values goes to those indices only (MaxBackward0 / MinBackward0), unlike
+// max(dims) above (amax), which shares it among ties.
+std::pair<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim = false);
+std::pair<Tensor, Tensor> min_dim(const Tensor& self, int64_t dim, bool keepdim = false);
 
 // `t` summed over the dims in which `shape` was broadcast to t's shape (differentiable).
 // `shape` must broadcast to t.sizes().

@@ -4,6 +4,7 @@
 
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
+#include "tensor/native/pointwise.h"
 #include "tensor/shape.h"
 
 namespace mutagrad::native {
@@ -77,32 +78,38 @@ Tensor reduce(ReduceOp op, const Tensor& self, IntArrayRef dims, bool keepdim) {
   return out;
 }
 
-Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+namespace {
+
+// argmax of `values`, validated and reported as `op` on `self` (argmin passes the
+// order-reversed values).
+Tensor arg_extremum(const Tensor& self, const Tensor& values, std::optional<int64_t> dim,
+                    bool keepdim, const char* op) {
   if (self.dtype() == kBool) {
-    throw DTypeError(
-        "argmax(): \"argmax_cpu\" not implemented for 'Bool'; convert the tensor "
-        "to an integer or floating dtype first");
+    throw DTypeError(str(op, "(): \"", op,
+                         "_cpu\" not implemented for 'Bool'; convert the tensor to an "
+                         "integer or floating dtype first"));
   }
   TensorOptions options = TensorOptions(kInt64).device(self.device());
   if (!dim) {
     if (self.numel() == 0) {
-      throw IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.");
+      throw IndexError(
+          str(op, "(): Expected reduction dim to be specified for input.numel() == 0."));
     }
-    Tensor flat = reshape_contiguous(contiguous(self), {self.numel()});
+    Tensor flat = reshape_contiguous(contiguous(values), {self.numel()});
     Tensor out =
         empty(keepdim ? DimVector(static_cast<size_t>(self.dim()), 1) : DimVector(), options);
     backend_for(self.device()).argmax(reshape_contiguous(out, {1}), flat, 0);
     return out;
   }
   const int64_t nd = self.dim();
-  const int64_t d = wrap_dim(*dim, nd, "argmax");
+  const int64_t d = wrap_dim(*dim, nd, op);
   if (nd == 0) {
     Tensor out = empty({}, options);
     fill_(out, 0);
     return out;
   }
   if (self.sizes()[d] == 0) {
-    throw IndexError(str("argmax(): Expected reduction dim ", d,
+    throw IndexError(str(op, "(): Expected reduction dim ", d,
                          " to have non-zero size; the tensor has shape ", self.sizes()));
   }
   DimVector keep_sizes(self.sizes()), out_sizes(self.sizes());
@@ -110,8 +117,25 @@ Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   out_sizes.erase(static_cast<size_t>(d));
   Tensor out = empty(keepdim ? keep_sizes : out_sizes, options);
   if (out.numel() == 0) return out;
-  backend_for(self.device()).argmax(keepdim ? out : reshape_contiguous(out, keep_sizes), self, d);
+  backend_for(self.device()).argmax(keepdim ? out : reshape_contiguous(out, keep_sizes), values, d);
   return out;
+}
+
+}  // namespace
+
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return arg_extremum(self, self, dim, keepdim, "argmax");
+}
+
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  // The first minimum is the first maximum of the order-reversed values: -x for floats,
+  // -1 - x for integers (no overflow at the minimum).
+  if (self.dtype() == kBool) return arg_extremum(self, self, dim, keepdim, "argmin");
+  Tensor reversed =
+      self.is_floating_point()
+          ? unary(UnaryOp::kNeg, self)
+          : binary(BinaryOp::kSub, wrap_scalar(-1, self.dtype(), self.device()), self);
+  return arg_extremum(self, reversed, dim, keepdim, "argmin");
 }
 
 }  // namespace mutagrad::native

@@ -17,5 +17,7 @@ namespace mutagrad::native {
 Tensor reduce(ReduceOp op, const Tensor& self, IntArrayRef dims, bool keepdim);
 // Index of the first maximum along `dim`, or over the flattened tensor when dim is nullopt.
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim);
+// Index of the first minimum, likewise.
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim);
 
 }  // namespace mutagrad::native

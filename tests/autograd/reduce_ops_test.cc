@@ -70,6 +70,36 @@ TEST(ReduceOps, MaxSharesTheGradientAmongTies) {
   EXPECT_STREQ(x.max({0}).grad_fn()->name(), "AmaxBackward0");
 }
 
+// max(dim) / min(dim) as PyTorch's: values and the first index; the gradient goes to that
+// index only (MaxBackward0), where amax shares it among ties.
+TEST(ReduceOps, MaxDimAndMinDimRouteTheGradientToTheReturnedIndex) {
+  Tensor x = tensor({{1.0, 3.0, 3.0}, {2.0, 0.0, 2.0}}, kFloat64).requires_grad_();
+  auto [values, indices] = max_dim(x, 1);
+  expect_close(values, {3, 2});
+  expect_close(indices, {1, 0});
+  EXPECT_EQ(indices.dtype(), kInt64);
+  EXPECT_STREQ(values.grad_fn()->name(), "MaxBackward0");
+  (values * tensor({10.0, 20.0}, kFloat64)).sum().backward();
+  expect_close(x.grad(), {0, 10, 0, 20, 0, 0});
+  x.set_grad(Tensor());
+  auto [low, where] = min_dim(x, 0, /*keepdim=*/true);
+  EXPECT_EQ(low.sizes().vec(), (std::vector<int64_t>{1, 3}));
+  expect_close(low, {1, 0, 2});
+  expect_close(where, {0, 1, 1});
+  EXPECT_STREQ(low.grad_fn()->name(), "MinBackward0");
+  low.sum().backward();
+  expect_close(x.grad(), {1, 0, 0, 0, 1, 1});
+  // A 0-dim input: its only element.
+  Tensor s = full({}, 4.0, kFloat64).requires_grad_();
+  auto [sv, si] = max_dim(s, 0);
+  sv.backward();
+  expect_close(s.grad(), {1});
+  expect_close(si, {0});
+  CHECK_GRADS([](const VariableList& in) { return max_dim(in[0], 1).first; }, {leaf({3, 4}, 31)});
+  CHECK_GRADS([](const VariableList& in) { return min_dim(in[0], -2, true).first.exp(); },
+              {strided_leaf({3, 4}, 32)});
+}
+
 TEST(ReduceOps, NodeNames) {
   Tensor x = leaf({2, 2}, 9);
   EXPECT_STREQ(x.sum().grad_fn()->name(), "SumBackward0");

@@ -396,3 +396,20 @@ def test_view_grad_fn_after_inplace_write_replay_switch():
         same_ok(run)
     finally:
         mg.autograd._set_view_replay_enabled(True)
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_max_min_dim_gradient_goes_to_the_returned_index_like_torch(op, keepdim):
+    # Ties in every row and column: the gradient goes to the first extremum only.
+    data = [[1.0, 3.0, 3.0, 1.0], [2.0, 2.0, 0.0, 0.0], [3.0, 3.0, 3.0, 3.0]]
+    grads = {}
+    for lib in (torch, mg):
+        for dim in (0, 1, -1):
+            x = lib.tensor(data, dtype=lib.float64, requires_grad=True)
+            values, indices = getattr(x, op)(dim, keepdim=keepdim)
+            weights = lib.arange(values.numel(), dtype=lib.float64).reshape(values.shape) + 1
+            (values * weights).sum().backward()
+            grads[(lib.__name__, dim)] = (values.grad_fn.name(), indices.tolist(), x.grad.tolist())
+    for dim in (0, 1, -1):
+        assert grads[("mutagrad", dim)] == grads[("torch", dim)]

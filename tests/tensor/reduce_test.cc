@@ -382,6 +382,26 @@ TEST(Argmax, HandDerived) {
   EXPECT_EQ(native::argmax(scalar_tensor(2.0), std::nullopt, false).item<int64_t>(), 0);
 }
 
+TEST(Argmin, HandDerivedTiesNanAndErrors) {
+  Tensor x = tensor({{4.0, 1.0, 1.0}, {0.0, 3.0, 0.0}});
+  EXPECT_EQ(native::argmin(x, std::nullopt, false).item<int64_t>(), 3);  // first minimum
+  expect_values(native::argmin(x, 1, false), {1, 0});                    // ties: the first
+  expect_values(native::argmin(x, 0, true), {1, 0, 1});
+  // Integers reversed as -1 - x: the extremes do not overflow.
+  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(native::argmin(tensor({hi, lo, 0}, kInt64), 0, false).item<int64_t>(), 1);
+  EXPECT_EQ(native::argmin(tensor({hi, 5, lo}, kInt64), 0, false).item<int64_t>(), 2);
+  EXPECT_EQ(native::argmin(tensor({1.0, std::nan(""), -9.0}, kFloat64), 0, false).item<int64_t>(),
+            1);  // NaN is the minimum too (as PyTorch)
+  expect_error<IndexError>([] { native::argmin(zeros({0}), std::nullopt, false); },
+                           "argmin(): Expected reduction dim to be specified");
+  expect_error<DTypeError>(
+      [] {
+        native::argmin(tensor({true, false}), 0, false);
+      },
+      "argmin(): \"argmin_cpu\" not implemented for 'Bool'");
+}
+
 TEST(Argmax, NanIsTheMaximum) {
   Tensor x = tensor({1.0, std::nan(""), 9.0, std::nan("")}, kFloat64);
   EXPECT_EQ(native::argmax(x, 0, false).item<int64_t>(), 1);
