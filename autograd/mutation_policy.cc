@@ -1,5 +1,6 @@
 #include "autograd/mutation_policy.h"
 
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -97,11 +98,20 @@ void snapshot_before_write(const VersionCounter& counter) {
     std::lock_guard<std::mutex> lock(registry().mu);
     auto range = registry().slots.equal_range(counter.id());
     if (range.first == range.second) return;
+    // One copy per saved tensor: a node that saved the same tensor twice (h * h) shares it.
+    std::vector<std::pair<const TensorImpl*, Tensor>> copies;
     for (auto it = range.first; it != range.second;) {
       SnapshotSlot* slot = it->second;
       // A value already stale (written under kError before) stays stale: backward reports it.
       if (slot->data_.defined() && slot->data_.version() == slot->saved_version_) {
-        Tensor copy = snapshot_of(slot->data_);
+        const TensorImpl* impl = slot->data_.unsafe_impl();
+        auto found = std::find_if(copies.begin(), copies.end(),
+                                  [impl](const auto& c) { return c.first == impl; });
+        if (found == copies.end()) {
+          copies.emplace_back(impl, snapshot_of(slot->data_));
+          found = copies.end() - 1;
+        }
+        Tensor copy = found->second;
         old.push_back(std::move(slot->data_));
         slot->saved_version_ = copy.version();
         slot->data_ = std::move(copy);
