@@ -46,8 +46,9 @@ Tensor as_strided_scatter(const Tensor& self, const Tensor& src, IntArrayRef siz
 namespace autograd {
 class Node;
 class ViewFn;
-// The grad_fn of a view regenerated after its base changed history: AsStridedBackward0 with
-// the view's geometry (or a replay through `view_fn` when given), edge to the base.
+// The grad_fn of a view regenerated after its base changed history: `view_fn` replayed on the
+// base (the view op's own node), or AsStridedBackward0 with the view's geometry when view_fn
+// is null. See Note [Regenerating a view's grad_fn] in autograd/history.h.
 std::shared_ptr<Node> make_view_replay_node(const Tensor& base, const Tensor& view,
                                             const std::shared_ptr<const ViewFn>& view_fn);
 }  // namespace autograd
