@@ -23,7 +23,17 @@ namespace mutagrad {
 class Tensor;
 
 enum class UnaryOp : int8_t {
-  kNeg, kAbs, kExp, kLog, kSqrt, kSin, kCos, kTanh, kSigmoid, kRelu, kLogicalNot,
+  kNeg,
+  kAbs,
+  kExp,
+  kLog,
+  kSqrt,
+  kSin,
+  kCos,
+  kTanh,
+  kSigmoid,
+  kRelu,
+  kLogicalNot,
   kPowScalar,  // x ** arg
   kClamp,      // min(max(x, arg), arg2), each side optional (see UnaryArgs)
 };
@@ -38,8 +48,21 @@ struct UnaryArgs {
 };
 
 enum class BinaryOp : int8_t {
-  kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum,
-  kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kMaximum,
+  kMinimum,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kLogicalAnd,
+  kLogicalOr,
 };
 const char* binary_op_name(BinaryOp op);
 // Comparisons and logical ops produce bool.
