@@ -9,25 +9,13 @@
 #include "tensor/native/factories.h"
 #include "tensor/native/views.h"
 #include "tensor/tensor.h"
+#include "tests/tensor/test_util.h"
 
 namespace mutagrad {
 namespace {
 
 // Runs fn, expecting exception type E whose message contains `needle`.
-template <typename E>
-void expect_error(const std::function<void()>& fn, const std::string& needle) {
-  try {
-    fn();
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
-        << "message: " << e.what() << "\nexpected to contain: " << needle;
-    return;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type; message: " << e.what();
-    return;
-  }
-  ADD_FAILURE() << "no exception; expected one containing: " << needle;
-}
+using tensor_testing::expect_error;
 
 class ViewErrors : public ::testing::Test {
  protected:

@@ -13,38 +13,18 @@
 #include "tensor/native/factories.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
+#include "tests/tensor/test_util.h"
 
 namespace mutagrad {
 namespace {
 
-using Index = std::vector<int64_t>;
-
-// All multi-indices of `sizes` in row-major order.
-std::vector<Index> all_indices(IntArrayRef sizes) {
-  std::vector<Index> out;
-  if (compute_numel(sizes) == 0) return out;
-  Index idx(sizes.size(), 0);
-  while (true) {
-    out.push_back(idx);
-    int64_t d = static_cast<int64_t>(sizes.size()) - 1;
-    while (d >= 0 && ++idx[d] == sizes[d]) idx[d--] = 0;
-    if (d < 0) break;
-  }
-  return out;
-}
+using namespace tensor_testing;  // NOLINT: the shared test helpers
 
 // Storage position of `idx` in the geometry of t.
 int64_t position(const Tensor& t, const Index& idx) {
   int64_t p = t.storage_offset();
   for (size_t d = 0; d < idx.size(); ++d) p += idx[d] * t.strides()[d];
   return p;
-}
-
-// The value read through t at idx (via data_ptr, so offset and strides both matter).
-double read(const Tensor& t, const Index& idx) {
-  int64_t p = 0;
-  for (size_t d = 0; d < idx.size(); ++d) p += idx[d] * t.strides()[d];
-  return t.data_ptr<double>()[p];
 }
 
 class RandomViews : public ::testing::Test {
