@@ -133,26 +133,11 @@ void binary_scalar_inplace(const Tensor& self, BinaryOp op, const Scalar& other,
   finish(self, node);
 }
 
-bool is_float_only(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::kExp:
-    case UnaryOp::kLog:
-    case UnaryOp::kSqrt:
-    case UnaryOp::kSin:
-    case UnaryOp::kCos:
-    case UnaryOp::kTanh:
-    case UnaryOp::kSigmoid:
-      return true;
-    default:
-      return false;
-  }
-}
-
 void unary_inplace(const Tensor& self, UnaryOp op, const UnaryArgs& args,
                    const MutationSite& site) {
   const bool requires_grad = compute_requires_grad(self);
   check_inplace(self, requires_grad);
-  if (is_float_only(op)) check_cast(self, kFloat32, site.op);
+  if (native::is_float_only(op)) check_cast(self, kFloat32, site.op);
   if (args.has_arg) check_cast(self, native::result_type(self, args.arg), site.op);
   if (args.has_arg2) check_cast(self, native::result_type(self, args.arg2), site.op);
   if (op == UnaryOp::kNeg && self.dtype() == kBool) {
@@ -326,19 +311,8 @@ Tensor& Tensor::exp_(CallSite site) {
   return *this;
 }
 Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max, CallSite site) {
-  if (!min && !max) {
-    throw ValueError("clamp_(): at least one of 'min' or 'max' must not be None; pass a bound");
-  }
-  UnaryArgs args;
-  if (min) {
-    args.arg = *min;
-    args.has_arg = true;
-  }
-  if (max) {
-    args.arg2 = *max;
-    args.has_arg2 = true;
-  }
-  autograd::unary_inplace(*this, UnaryOp::kClamp, args, site_of("clamp_", site));
+  autograd::unary_inplace(*this, UnaryOp::kClamp, native::clamp_args(min, max, "clamp_"),
+                          site_of("clamp_", site));
   return *this;
 }
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value, CallSite site) {

@@ -252,19 +252,7 @@ Tensor pow(const Tensor& self, const Scalar& exponent) {
 }
 
 Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
-  if (!min && !max) {
-    throw ValueError("clamp(): at least one of 'min' or 'max' must not be None; pass a bound");
-  }
-  UnaryArgs args;
-  if (min) {
-    args.arg = *min;
-    args.has_arg = true;
-  }
-  if (max) {
-    args.arg2 = *max;
-    args.has_arg2 = true;
-  }
-  return unary_op(UnaryOp::kClamp, self, args);
+  return unary_op(UnaryOp::kClamp, self, native::clamp_args(min, max, "clamp"));
 }
 
 Tensor logical_not(const Tensor& self) { return native::unary(UnaryOp::kLogicalNot, self); }

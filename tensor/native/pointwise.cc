@@ -100,22 +100,6 @@ Device common_device(std::initializer_list<const Tensor*> ts) {
   return kCPU;
 }
 
-// The dtype a float-only unary op computes in: integers and bool promote to float32.
-bool is_float_only(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::kExp:
-    case UnaryOp::kLog:
-    case UnaryOp::kSqrt:
-    case UnaryOp::kSin:
-    case UnaryOp::kCos:
-    case UnaryOp::kTanh:
-    case UnaryOp::kSigmoid:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Validates a unary op and returns the dtype it computes in (its input dtype).
 ScalarType unary_compute_dtype(UnaryOp op, const Tensor& self, const UnaryArgs& args) {
   const ScalarType t = self.dtype();
@@ -214,6 +198,38 @@ Tensor binary_impl(BinaryOp op, const Tensor& a, const Tensor& b, ScalarType com
 }
 
 }  // namespace
+
+bool is_float_only(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kExp:
+    case UnaryOp::kLog:
+    case UnaryOp::kSqrt:
+    case UnaryOp::kSin:
+    case UnaryOp::kCos:
+    case UnaryOp::kTanh:
+    case UnaryOp::kSigmoid:
+      return true;
+    default:
+      return false;
+  }
+}
+
+UnaryArgs clamp_args(const std::optional<Scalar>& min, const std::optional<Scalar>& max,
+                     const char* op) {
+  if (!min && !max) {
+    throw ValueError(str(op, "(): at least one of 'min' or 'max' must not be None; pass a bound"));
+  }
+  UnaryArgs args;
+  if (min) {
+    args.arg = *min;
+    args.has_arg = true;
+  }
+  if (max) {
+    args.arg2 = *max;
+    args.has_arg2 = true;
+  }
+  return args;
+}
 
 ScalarType binary_compute_dtype(BinaryOp op, ScalarType promoted) {
   if (op == BinaryOp::kDiv && !is_floating_point(promoted)) return kFloat32;  // true division

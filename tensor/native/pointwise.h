@@ -5,6 +5,8 @@
 //   native::binary_out(BinaryOp::kAdd, a, a, b);            // in place: a += b
 #pragma once
 
+#include <optional>
+
 #include "tensor/backend.h"
 #include "tensor/tensor.h"
 
@@ -21,6 +23,11 @@ ScalarType binary_compute_dtype(BinaryOp op, ScalarType promoted);
 // Unary ops. Float-only ops (exp, log, sqrt, sin, cos, tanh, sigmoid) promote integer and bool
 // inputs to float32, as PyTorch. neg of a bool tensor is a DTypeError.
 Tensor unary(UnaryOp op, const Tensor& self, const UnaryArgs& args = {});
+// Whether `op` is float-only (its integer and bool inputs promote to float32).
+bool is_float_only(UnaryOp op);
+// clamp's bounds as UnaryArgs; ValueError naming `op` when both are missing.
+UnaryArgs clamp_args(const std::optional<Scalar>& min, const std::optional<Scalar>& max,
+                     const char* op);
 // out = op(self) where out has self's shape; out may be self (in place). DTypeError if the
 // result dtype cannot be cast to out's dtype (PyTorch's "result type Float can't be cast to
 // the desired output type Long").
