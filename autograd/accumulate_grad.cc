@@ -1,5 +1,7 @@
 #include "autograd/accumulate_grad.h"
 
+#include <mutex>
+
 #include "autograd/autograd_meta.h"
 #include "autograd/grad_mode.h"
 
@@ -29,6 +31,8 @@ bool can_steal(const Tensor& t) {
 
 void accumulate_grad(const Tensor& variable, Tensor new_grad) {
   AutogradMeta& meta = materialize_autograd_meta(variable);
+  // See Note [Concurrent backward] in autograd/accumulate_grad.h.
+  std::lock_guard<std::mutex> lock(meta.grad_mutex_);
   if (!meta.grad_.defined()) {
     meta.grad_ = can_steal(new_grad) ? std::move(new_grad) : new_grad.clone();
   } else if (!GradMode::is_enabled()) {

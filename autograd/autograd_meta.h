@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "autograd/node.h"
@@ -55,15 +56,24 @@ class AutogradMeta final : public AutogradMetaInterface {
   bool requires_grad() const override;
   std::string grad_fn_name() const override;
 
+  // Guarded by grad_mutex_ where threads may share the tensor (accumulate_grad, grad(),
+  // set_grad()); see Note [Concurrent backward] in autograd/accumulate_grad.h.
   Tensor grad_;
   std::shared_ptr<Node> grad_fn_;
   // The AccumulateGrad of a leaf, created on first use; weak so the leaf does not own it.
+  // Guarded by accumulator_mutex_ (grad_accumulator()).
   std::weak_ptr<Node> grad_accumulator_;
   uint32_t output_nr_ = 0;
   bool requires_grad_ = false;  // only ever set on leaves
   bool retains_grad_ = false;
   // Set for differentiable views only.
   std::unique_ptr<ViewInfo> view_;
+
+  // Two locks, so that accumulating into grad_ in grad mode (which records the graph and may
+  // ask for this leaf's accumulator) cannot deadlock. As PyTorch's AutogradMeta::mutex_ and
+  // AccumulateGrad's mutex_.
+  std::mutex accumulator_mutex_;
+  std::mutex grad_mutex_;
 };
 
 // The metadata of `t`, or null when it has none.

@@ -6,6 +6,7 @@
 #include "autograd/copy_slices.h"
 #include "autograd/errors.h"
 #include "autograd/ops/view_ops.h"
+#include "tensor/native/views.h"
 
 namespace mutagrad::autograd {
 
@@ -25,6 +26,8 @@ bool compute_requires_grad_list(TensorList tensors) {
 std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
   AutogradMeta* meta = get_autograd_meta(leaf);
   if (meta == nullptr || !meta->requires_grad_) return nullptr;
+  // Backward passes on several threads may reach one leaf: exactly one accumulator is created.
+  std::lock_guard<std::mutex> lock(meta->accumulator_mutex_);
   std::shared_ptr<Node> acc = meta->grad_accumulator_.lock();
   if (!acc) {
     acc = std::make_shared<AccumulateGrad>(leaf);
@@ -122,6 +125,16 @@ void handle_view_on_rebase(const AutogradMeta& meta, bool indirect) {
 
 }  // namespace
 
+std::shared_ptr<Node> replace_grad_fn(const Tensor& self, AutogradMeta& meta,
+                                      std::shared_ptr<Node> node, uint32_t output_nr) {
+  std::shared_ptr<Node> old = std::move(meta.grad_fn_);
+  if (meta.retains_grad_ && old) old->remove_retained_grad(self.unsafe_impl());
+  meta.grad_fn_ = std::move(node);
+  meta.output_nr_ = output_nr;
+  if (meta.retains_grad_) meta.grad_fn_->add_retained_grad(output_nr, self.impl_ptr());
+  return old;
+}
+
 const std::shared_ptr<Node>& view_grad_fn(const Tensor& view, AutogradMeta& meta) {
   ViewInfo& info = *meta.view_;
   if (!meta.grad_fn_ && !tensor_requires_grad(info.base)) return meta.grad_fn_;
@@ -129,13 +142,26 @@ const std::shared_ptr<Node>& view_grad_fn(const Tensor& view, AutogradMeta& meta
   if (info.attr_version != current) {
     // The base or another view was written in place: replay this view on the base.
     handle_view_on_rebase(meta, /*indirect=*/true);
-    std::shared_ptr<Node> old = std::move(meta.grad_fn_);
-    meta.grad_fn_ = make_view_replay_node(info.base, view, info.view_fn);
-    meta.output_nr_ = 0;
+    std::shared_ptr<Node> old =
+        replace_grad_fn(view, meta, make_view_replay_node(info.base, view, info.view_fn), 0);
     info.attr_version = current;
     release_node(old);
   }
   return meta.grad_fn_;
+}
+
+Tensor alias_with_current_edge(const Tensor& operand) {
+  AutogradMeta* meta = get_autograd_meta(operand);
+  if (meta == nullptr) return native::detach(operand);
+  std::shared_ptr<Node> fn = operand.grad_fn();
+  // A leaf requiring grad is saved as data + its accumulator (no cycle); others carry nothing.
+  if (!fn) return meta->requires_grad_ ? operand : native::detach(operand);
+  Tensor alias = native::detach(operand);
+  auto alias_meta = std::make_unique<AutogradMeta>();
+  alias_meta->grad_fn_ = std::move(fn);
+  alias_meta->output_nr_ = meta->output_nr_;
+  alias.unsafe_impl()->set_autograd_meta(std::move(alias_meta));
+  return alias;
 }
 
 void check_inplace(const Tensor& self, bool requires_grad) {
@@ -164,11 +190,8 @@ void rebase_history(const Tensor& self, std::shared_ptr<Node> node) {
     self.grad_fn();  // regenerate the view's grad_fn from the new base history
     return;
   }
-  std::shared_ptr<Node> old = std::move(meta.grad_fn_);
-  if (meta.retains_grad_ && old) old->remove_retained_grad(self.unsafe_impl());
-  meta.grad_fn_ = std::move(node);
-  meta.output_nr_ = meta.grad_fn_->add_input_metadata(self);
-  if (meta.retains_grad_) meta.grad_fn_->add_retained_grad(meta.output_nr_, self.impl_ptr());
+  const uint32_t output_nr = node->add_input_metadata(self);
+  std::shared_ptr<Node> old = replace_grad_fn(self, meta, std::move(node), output_nr);
   release_node(old);
 }
 

@@ -101,6 +101,24 @@ inline void bump_version(const Tensor& self, const char* op, CallSite site) {
 // metadata yet) becomes self's history; a view rebases its base through CopySlices.
 void rebase_history(const Tensor& self, std::shared_ptr<Node> node);
 
+// Note [Saving an operand that aliases the written tensor]
+// `a.mul_(a)` (or an operand that is a view of a, or a's base) saves the operand for the
+// backward of the write that changes it. The node must not hold the operand itself: after the
+// write its history leads back to the node (a reference cycle). It saves this instead: an
+// alias of the operand's data whose grad_fn is the operand's gradient edge *before* the write.
+// Under MutationPolicy::kError the write makes it stale (PyTorch's error); under kSnapshot the
+// copy taken at the bump keeps that edge, so double backward reaches the operand's history.
+Tensor alias_with_current_edge(const Tensor& operand);
+
+// Note [History attachments move with grad_fn]
+// What a tensor attaches to its history (retain_grad: the engine stores the gradient arriving
+// at grad_fn's input output_nr into .grad) lives on its grad_fn. Every replacement of a grad_fn
+// (an in-place write's rebase_history, a view's regenerated grad_fn) goes through
+// replace_grad_fn, which moves the attachments to the new node. Returns the old grad_fn (the
+// caller releases it with release_node).
+std::shared_ptr<Node> replace_grad_fn(const Tensor& self, AutogradMeta& meta,
+                                      std::shared_ptr<Node> node, uint32_t output_nr);
+
 // Tensor::grad_fn() of a differentiable view: regenerated (the view's ViewFn replayed on the
 // base, or AsStridedBackward0 of the base) when the version moved since it was computed.
 const std::shared_ptr<Node>& view_grad_fn(const Tensor& view, AutogradMeta& meta);

@@ -1,5 +1,6 @@
 #include "autograd/saved_variable.h"
 
+#include <optional>
 #include <sstream>
 
 #include "autograd/autograd_meta.h"
@@ -7,11 +8,12 @@
 #include "autograd/grad_mode.h"
 #include "autograd/history.h"
 #include "autograd/node.h"
+#include "autograd/ops/view_ops.h"
 #include "tensor/native/views.h"
 
 namespace mutagrad::autograd {
 
-SavedVariable::SavedVariable(const Tensor& tensor, bool is_output) {
+SavedVariable::SavedVariable(const Tensor& tensor, bool is_output, bool is_inplace_on_view) {
   if (!tensor.defined()) return;
   was_saved_ = true;
   is_output_ = is_output;
@@ -21,6 +23,17 @@ SavedVariable::SavedVariable(const Tensor& tensor, bool is_output) {
     AutogradMeta* meta = get_autograd_meta(tensor);
     output_nr_ = meta != nullptr ? meta->output_nr_ : 0;
     data_ = native::detach(tensor);
+    if (const ViewInfo* info = is_inplace_on_view ? get_view_info(tensor) : nullptr) {
+      auto origin = std::make_shared<ViewOrigin>();
+      origin->base = native::detach(info->base);
+      origin->view = data_;
+      origin->view_fn = info->view_fn;
+      origin->base_grad_fn = info->base.grad_fn();
+      if (const AutogradMeta* base_meta = get_autograd_meta(info->base)) {
+        origin->base_output_nr = base_meta->output_nr_;
+      }
+      view_origin_ = std::move(origin);
+    }
   } else if (AutogradMeta* meta = get_autograd_meta(tensor);
              meta != nullptr && meta->requires_grad_ && !tensor.grad_fn()) {
     is_leaf_ = true;
@@ -58,11 +71,35 @@ Tensor SavedVariable::unpack(Node* needed_by) const {
     return out;
   }
   if (!is_output_ || needed_by == nullptr) return saved;
+  if (view_origin_) {
+    Tensor out = unpack_view_result(saved);
+    if (out.defined()) return out;
+  }
   // Rebuild the edge to the node that saved this output (double backward through it).
   Tensor out = native::detach(saved);
   auto meta = std::make_unique<AutogradMeta>();
   meta->grad_fn_ = needed_by->shared_from_this();
   meta->output_nr_ = output_nr_;
+  out.unsafe_impl()->set_autograd_meta(std::move(meta));
+  return out;
+}
+
+Tensor SavedVariable::unpack_view_result(const Tensor& saved) const {
+  std::shared_ptr<Node> copy_slices = view_origin_->base_grad_fn.lock();
+  if (!copy_slices) return Tensor();
+  Tensor base = native::detach(view_origin_->base);
+  auto base_meta = std::make_unique<AutogradMeta>();
+  base_meta->grad_fn_ = std::move(copy_slices);
+  base_meta->output_nr_ = view_origin_->base_output_nr;
+  base.unsafe_impl()->set_autograd_meta(std::move(base_meta));
+  // The node comes from the view's geometry; the value handed out is the saved one (under
+  // kSnapshot a copy with its own geometry).
+  std::shared_ptr<Node> replay =
+      make_view_replay_node(base, view_origin_->view, view_origin_->view_fn);
+  Tensor out = native::detach(saved);
+  auto meta = std::make_unique<AutogradMeta>();
+  meta->grad_fn_ = std::move(replay);
+  meta->output_nr_ = 0;
   out.unsafe_impl()->set_autograd_meta(std::move(meta));
   return out;
 }
@@ -87,8 +124,8 @@ void SavedVariable::throw_stale(Node* needed_by) const {
   if (creator != nullptr) msg << ", which is output " << creator_output << " of " << creator << ",";
   msg << " is at version " << current << "; expected version " << expected << " instead.";
   // Our addition: the write that made it stale, and who needed the tensor.
-  const MutationSite* site = saved.version_counter().site_of_bump(expected);
-  if (site != nullptr && site->op != nullptr) {
+  const std::optional<MutationSite> site = saved.version_counter().site_of_bump(expected);
+  if (site && site->op != nullptr) {
     msg << " The first in-place write after it was saved is " << site->op;
     if (site->file != nullptr) msg << " at " << site->file << ":" << site->line;
     msg << ".";

@@ -17,6 +17,7 @@
 namespace mutagrad::autograd {
 
 class Node;
+class ViewFn;
 
 // Note [Saved outputs do not own their node]
 // A node that saves its own forward output (SigmoidBackward0 saves the result) must not hold
@@ -26,11 +27,21 @@ class Node;
 // Likewise a leaf that requires grad is kept as a data alias plus a weak reference to its
 // AccumulateGrad: with create_graph=true the leaf's .grad holds a graph that may save the leaf,
 // and holding the leaf itself would be a cycle (PyTorch's documented create_graph leak).
+// Note [Saved result of an in-place op on a view]
+// `v.sigmoid_()` on a view v of a non-leaf: the node (SigmoidBackward0) becomes the `fn` of
+// the base's CopySlices and is not itself in the graph; the value it saves (v after the write)
+// has the view's history, i.e. a replay of the view on the base's new grad_fn, CopySlices.
+// Rebuilding the edge to SigmoidBackward0 itself (as for an ordinary saved output) would put
+// the node into a double-backward graph twice (standalone and inside CopySlices), and the
+// first to run would free what the other needs. So such a result keeps a detached alias of
+// the base, the view's replay function and a weak reference to that CopySlices, and unpack()
+// replays the view on it; only when the CopySlices is gone does it fall back to the node.
 class SavedVariable {
  public:
   SavedVariable() = default;
-  // `is_output`: `tensor` is an output of the node that saves it.
-  SavedVariable(const Tensor& tensor, bool is_output);
+  // `is_output`: `tensor` is an output of the node that saves it. `is_inplace_on_view`: it is
+  // the differentiable view an in-place op just wrote (see the Note above).
+  SavedVariable(const Tensor& tensor, bool is_output, bool is_inplace_on_view = false);
 
   // The saved tensor. `needed_by` is the node whose apply() asks (used in messages, and as
   // the grad_fn of a saved output). Throws AutogradError if an in-place op changed the tensor
@@ -63,6 +74,17 @@ class SavedVariable {
   bool was_saved_ = false;
   std::weak_ptr<Node> grad_accumulator_;
   std::shared_ptr<SnapshotSlot> slot_;  // set (and data_ empty) under kSnapshot
+  // Set for an in-place-on-view result only (see the Note above).
+  struct ViewOrigin {
+    Tensor base;  // a detached alias of the view's base
+    Tensor view;  // a detached alias of the view (its geometry; a snapshot has its own)
+    std::shared_ptr<const ViewFn> view_fn;
+    std::weak_ptr<Node> base_grad_fn;  // the CopySlices the write installed on the base
+    uint32_t base_output_nr = 0;
+  };
+  std::shared_ptr<const ViewOrigin> view_origin_;
+  // The saved output with the gradient edge of the view it is (null if the CopySlices died).
+  Tensor unpack_view_result(const Tensor& saved) const;
 };
 
 }  // namespace mutagrad::autograd

@@ -38,7 +38,10 @@ bool Tensor::is_leaf() const { return !grad_fn(); }
 
 Tensor Tensor::grad() const {
   AutogradMeta* meta = get_autograd_meta(*this);
-  return meta != nullptr ? meta->grad_ : Tensor();
+  if (meta == nullptr) return Tensor();
+  // Another thread's backward may be accumulating (Note [Concurrent backward]).
+  std::lock_guard<std::mutex> lock(meta->grad_mutex_);
+  return meta->grad_;
 }
 
 void Tensor::set_grad(const Tensor& grad) const {
@@ -60,7 +63,9 @@ void Tensor::set_grad(const Tensor& grad) const {
   }
   AutogradMeta* meta = get_autograd_meta(*this);
   if (meta == nullptr && !grad.defined()) return;
-  materialize_autograd_meta(*this).grad_ = grad;
+  AutogradMeta& m = materialize_autograd_meta(*this);
+  std::lock_guard<std::mutex> lock(m.grad_mutex_);
+  m.grad_ = grad;
 }
 
 const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {

@@ -71,11 +71,11 @@ int main() {
   std::cout << "x = " << x << "\n";
   show_version("x", x);
   for (uint32_t v = 0; v < x.version(); ++v) {
-    const MutationSite* site = x.version_counter().site_of_bump(v);
+    const std::optional<MutationSite> site = x.version_counter().site_of_bump(v);
     std::cout << "  version " << v << " -> " << v + 1 << ": " << site->op << " at " << site->file
               << ":" << site->line << "\n";
   }
-  const MutationSite* first = x.version_counter().site_of_bump(saved_version);
+  const std::optional<MutationSite> first = x.version_counter().site_of_bump(saved_version);
   std::cout << "a tensor saved at version " << saved_version << " is stale now (x is at version "
             << x.version() << "); the first write after the save was " << first->op << " at line "
             << first->line << " (section 9 shows autograd reporting it)\n";

@@ -51,17 +51,16 @@ void write_native(const Tensor& self, const Sliced& sliced, const Tensor* value,
   if (!sliced.has_advanced()) {
     native::assert_no_internal_overlap(dst, kSetItem);
     if (scalar != nullptr) {
-      self.version_counter().bump(site);
-      native::fill_(dst, *scalar);
+      native::fill_(dst, *scalar, &site);  // checks, bumps once, writes
       return;
     }
     Tensor v = strip_leading_ones_view(*value, false);
     check_value_broadcasts(dst, v);
-    self.version_counter().bump(site);
-    native::copy_(dst, v);
+    native::copy_(dst, v, &site);  // checks, bumps once, writes
     return;
   }
   // A mask with a scalar (or one-element) value becomes a masked fill inside index_put_.
+  if (scalar != nullptr) check_scalar_fits(*scalar, dst.dtype(), kSetItem);
   Tensor v = scalar != nullptr ? full({}, *scalar, dst.dtype(), dst.device())
                                : strip_leading_ones_view(native::to(*value, dst.dtype()), false);
   native::AdvancedIndex adv =
@@ -73,11 +72,11 @@ void write_native(const Tensor& self, const Sliced& sliced, const Tensor* value,
 void set_item_impl(const Tensor& self, ArrayRef<TensorIndex> indices, const Tensor* value,
                    const Scalar* scalar, CallSite site) {
   const MutationSite ms{kSetItem, site.file, site.line};
-  // PyTorch: x[false] = v writes nothing and checks nothing.
-  if (indices.size() == 1 && indices[0].is_boolean() && !indices[0].boolean()) {
-    self.version_counter().bump(ms);
-    return;
-  }
+  // PyTorch (Python's bare x[False] = v and C++'s set_item with {false}): writes nothing, checks
+  // nothing and does not bump, so no saved tensor becomes stale. Every other empty selection
+  // (x[3:3], an empty index tensor, an all-false mask, (False,)) is a write of no elements: it
+  // runs the checks and bumps once, as PyTorch does.
+  if (indices.size() == 1 && indices[0].is_boolean() && !indices[0].boolean()) return;
   if (!needs_autograd(self, value)) {
     write_native(self, apply_slicing(self, indices, ViewMode::kNative), value, scalar, ms);
     return;
@@ -94,6 +93,7 @@ void set_item_impl(const Tensor& self, ArrayRef<TensorIndex> indices, const Tens
     autograd::copy_(dst, v, ms);
     return;
   }
+  if (scalar != nullptr) check_scalar_fits(*scalar, self.dtype(), kSetItem);
   Tensor v = scalar != nullptr ? full({}, *scalar, self.dtype(), self.device())
                                : strip_leading_ones_view(value->to(self.dtype()), true);
   autograd::index_put_(dst, sliced.indices, v, /*accumulate=*/false, ms);
@@ -156,6 +156,7 @@ bool try_set_element(const Tensor& self, ArrayRef<TensorIndex> indices, const Sc
     if (i < -size || i >= size) return false;  // the general path raises the error
     offset += (i < 0 ? i + size : i) * strides[d];
   }
+  if (!value.fits(impl->dtype())) return false;  // the general path raises the error
   impl->version_counter().bump(MutationSite{kSetItem, site.file, site.line});
   dispatch_dtype(impl->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

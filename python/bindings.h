@@ -6,6 +6,8 @@
 #include <pybind11/pybind11.h>
 
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "mutagrad.h"
 
@@ -13,18 +15,43 @@ namespace mutagrad::python {
 
 namespace py = pybind11;
 
-// A Python bool/int/float (or NumPy scalar) as a Scalar; TypeError for anything else.
+// A Python int outside int64, where torch raises RuntimeError ("Overflow when unpacking long"):
+// Python sees mutagrad.IntOverflowError, an OverflowError that is also a RuntimeError. A message
+// that starts with kIntOverflowStart gets the function and the argument put in front of it
+// (errors.cc), since the conversion that finds the overflow does not know them.
+class IntOverflow : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// The same for an integer index: mutagrad.IndexOverflowError, also an IndexError.
+class IndexOverflow : public IntOverflow {
+  using IntOverflow::IntOverflow;
+};
+inline constexpr const char* kIntOverflowStart = "the Python int ";
+// Whether value is a Python int (not a bool) or a NumPy integer outside int64's range.
+bool is_int64_overflow(py::handle value);
+// "the Python int N does not fit in int64 (range [-2**63, 2**63 - 1])".
+std::string int_overflow_message(py::handle value);
+
+// A Python bool/int/float (or NumPy scalar) as a Scalar; TypeError for anything else,
+// IntOverflow for an int outside int64. A NumPy bool scalar is read as a float, as torch 1.13
+// reads it (torch.full((2,), np.bool_(True)) is float32).
 Scalar to_scalar(py::handle value);
 bool is_python_number(py::handle value);
+bool is_numpy_scalar(py::handle value);
 // The dtype argument: None or a mutagrad dtype object.
 std::optional<ScalarType> to_dtype(py::handle value);
 py::object dtype_object(ScalarType t);
-// Sizes given as varargs (zeros(2, 3)) or one sequence (zeros((2, 3))).
-DimVector sizes_from_args(const py::args& args, const char* fn);
-// A Python list/tuple/scalar/NumPy array as a new tensor (a copy), as torch.tensor.
+// Sizes given as varargs (zeros(2, 3)) or one sequence (zeros((2, 3))); TypeError naming fn
+// and arg for an element that is not an int or does not fit in int64, as torch.
+DimVector sizes_from_args(const py::args& args, const char* fn, const char* arg = "size");
+// Sizes given as an int or one sequence of ints (full(size, v)), checked as sizes_from_args.
+DimVector sizes_from(py::handle size, const char* fn, const char* arg = "size");
+// A Python list/tuple/scalar/NumPy array as a new tensor (a copy), as torch.tensor. NumPy
+// arrays of non-native byte order raise ValueError, as torch.
 Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype);
-// Zero-copy view of a NumPy array's memory (shares it, keeps the array alive).
-Tensor from_numpy(py::array array);
+// Zero-copy view of a NumPy array's memory (shares it, keeps the array alive). ValueError for
+// non-native byte order and negative strides, TypeError for unsupported dtypes, as torch.
+Tensor from_numpy(py::array array, const char* fn = "from_numpy");
 // A NumPy array sharing the tensor's memory (CPU tensors that don't require grad).
 py::array to_numpy(const Tensor& t);
 py::object to_list(const Tensor& t);
@@ -58,5 +85,13 @@ void bind_ops(py::module_& m);
 void bind_indexing(py::module_& m);
 void bind_autograd(py::module_& m);
 void bind_errors(py::module_& m);
+
+// A C++ error message with the C++ spellings of dtypes, devices and C++-only syntax (kFloat32,
+// .to(kInt64), x[{true}], ...) rewritten as a Python caller writes them (mutagrad.float32, ...).
+std::string python_message(const std::string& cpp_message);
+// Replaces pybind11's own argument errors ("incompatible function arguments", "Unable to cast
+// Python instance") from every function and method of m with torch-like ones that name the
+// function, what was passed and the accepted signatures. Call it after every bind_*.
+void install_argument_errors(py::module_& m);
 
 }  // namespace mutagrad::python

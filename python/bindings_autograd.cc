@@ -91,7 +91,7 @@ void bind_autograd(py::module_& m) {
     autograd::GradcheckResult r = second_order
                                       ? autograd::gradgradcheck(as_function(fn), ins, options)
                                       : autograd::gradcheck(as_function(fn), ins, options);
-    return py::make_tuple(r.ok(), r.report());
+    return py::make_tuple(r.ok(), python_message(r.report()));
   });
 
   // Functional transforms: each returns (outputs, result) as lists; jacobian/hessian return

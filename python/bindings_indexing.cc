@@ -12,12 +12,28 @@ namespace {
 using indexing::Slice;
 using indexing::TensorIndex;
 
+constexpr const char* kOutOfRangeIndex =
+    ", so it is out of range as an index (the valid indices of a dim of size n are in [-n, n - 1])";
+
 std::optional<int64_t> slice_bound(py::handle h) {
   if (h.is_none()) return std::nullopt;
   if (py::isinstance<Tensor>(h)) return h.cast<Tensor>().item<int64_t>();
-  PyObject* index = PyNumber_Index(h.ptr());  // new reference; TypeError for a float
-  if (index == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(index).cast<int64_t>();
+  // __index__ (TypeError for a float); an int outside int64 is clamped to it, as Python and
+  // torch clamp slice bounds (x[1:2**70] is x[1:]).
+  Py_ssize_t bound = PyNumber_AsSsize_t(h.ptr(), nullptr);
+  if (bound == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return static_cast<int64_t>(bound);
+}
+
+// An int or NumPy integer index; IndexOverflow (IndexError and RuntimeError, which torch
+// raises) outside int64.
+int64_t int_index(py::handle h) {
+  if (is_int64_overflow(h)) {
+    throw IndexOverflow(int_overflow_message(h) + kOutOfRangeIndex);
+  }
+  auto index = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+  if (!index) throw py::error_already_set();
+  return index.cast<int64_t>();
 }
 
 TensorIndex to_tensor_index(py::handle h) {
@@ -25,7 +41,7 @@ TensorIndex to_tensor_index(py::handle h) {
   if (p == Py_None) return TensorIndex(indexing::None);
   if (p == Py_Ellipsis) return TensorIndex(indexing::Ellipsis);
   if (PyBool_Check(p)) return TensorIndex(p == Py_True);
-  if (PyLong_Check(p)) return TensorIndex(h.cast<int64_t>());
+  if (PyLong_Check(p)) return TensorIndex(int_index(h));
   if (PySlice_Check(p)) {
     auto* s = reinterpret_cast<PySliceObject*>(p);
     return TensorIndex(Slice(slice_bound(s->start), slice_bound(s->stop), slice_bound(s->step)));
@@ -34,14 +50,20 @@ TensorIndex to_tensor_index(py::handle h) {
   py::module_ np = py::module_::import("numpy");
   // NumPy scalars are integers (torch 1.13 reads a numpy.bool_ as 0 or 1, not as a mask).
   if (py::isinstance(h, np.attr("bool_"))) return TensorIndex(int64_t{h.cast<bool>()});
-  if (py::isinstance(h, np.attr("integer"))) return TensorIndex(h.attr("item")().cast<int64_t>());
+  if (py::isinstance(h, np.attr("integer"))) return TensorIndex(int_index(h));
   if (py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h)) {
     throw py::type_error(str("a string can't be an index (got ", std::string(py::repr(h)),
                              "); use ints, slices, None, ..., bools, tensors or lists of ints"));
   }
   if (PySequence_Check(p)) {
     // Lists, NumPy arrays, ranges: an index tensor (long or bool), as torch.tensor(h).
-    Tensor t = tensor_from_data(h, std::nullopt);
+    Tensor t;
+    try {
+      t = tensor_from_data(h, std::nullopt);
+    } catch (const IntOverflow& e) {  // an int outside int64 in the list
+      std::string message = e.what();
+      throw IndexOverflow(message.substr(0, message.find(';')) + kOutOfRangeIndex);
+    }
     // x[[]] and x[np.array([])]: an empty int64 index, as torch.
     if (t.numel() == 0 && t.is_floating_point()) t = native::to(t, kInt64);
     return TensorIndex(t);
@@ -108,7 +130,7 @@ auto indexing_call(const std::vector<TensorIndex>& indices, F&& f) -> decltype(f
     return f();
   } catch (const ValueError& e) {
     for (const TensorIndex& i : indices) {
-      if (i.is_slice() && i.slice().step() <= 0) throw py::value_error(e.what());
+      if (i.is_slice() && i.slice().step() <= 0) throw py::value_error(python_message(e.what()));
     }
     throw;
   }
@@ -135,27 +157,33 @@ std::vector<Tensor> index_tensors(py::handle indices) {
 
 void bind_indexing(py::module_& m) {
   auto tensor = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
-  tensor.def("__getitem__", [](const Tensor& self, py::handle index) {
-    std::vector<TensorIndex> indices = to_index_list(index);
-    return indexing_call(indices, [&] { return self.index(indices); });
-  });
-  tensor.def("__setitem__", [](Tensor& self, py::handle index, py::handle value) {
-    std::vector<TensorIndex> indices = to_index_list(index);
-    CallSite site = python_call_site();
-    if (py::isinstance<Tensor>(value)) {
-      Tensor v = value.cast<Tensor>();
-      indexing_call(indices, [&] { self.set_item_(indices, v, site); });
-    } else if (is_python_number(value)) {
-      Scalar v = to_scalar(value);
-      indexing_call(indices, [&] { self.set_item_(indices, v, site); });
-    } else {
-      // As torch: only tensors and numbers are assigned; a list would be ambiguous in dtype.
-      throw py::type_error(str("can't assign a ",
-                               std::string(py::str(value.get_type().attr("__name__"))),
-                               " to a tensor; assign a tensor (mutagrad.tensor(value)) or a "
-                               "number"));
-    }
-  });
+  tensor.def(
+      "__getitem__",
+      [](const Tensor& self, py::handle index) {
+        std::vector<TensorIndex> indices = to_index_list(index);
+        return indexing_call(indices, [&] { return self.index(indices); });
+      },
+      py::arg("index"));
+  tensor.def(
+      "__setitem__",
+      [](Tensor& self, py::handle index, py::handle value) {
+        std::vector<TensorIndex> indices = to_index_list(index);
+        CallSite site = python_call_site();
+        if (py::isinstance<Tensor>(value)) {
+          Tensor v = value.cast<Tensor>();
+          indexing_call(indices, [&] { self.set_item_(indices, v, site); });
+        } else if (is_python_number(value)) {
+          Scalar v = to_scalar(value);
+          indexing_call(indices, [&] { self.set_item_(indices, v, site); });
+        } else {
+          // As torch: only tensors and numbers are assigned; a list would be ambiguous in dtype.
+          throw py::type_error(str("can't assign a ",
+                                   std::string(py::str(value.get_type().attr("__name__"))),
+                                   " to a tensor; assign a tensor (mutagrad.tensor(value)) or a "
+                                   "number"));
+        }
+      },
+      py::arg("index"), py::arg("value"));
   tensor.def(
       "index_put_",
       [](py::object self, py::handle indices, const Tensor& values, bool accumulate) {

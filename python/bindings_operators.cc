@@ -1,8 +1,8 @@
 // Tensor methods that write or combine: in-place ops (their CallSite is the Python caller's
 // file:line, so a stale-tensor error names the mutating .py line), Python operators (+ - * /
-// ** unary - comparisons & | ^ ~ and the in-place += -= *= /=) and the out-of-place method
-// forms (x.add(y, alpha=2), x.eq(y), ...). A Python number goes to the C++ Scalar overload; it
-// is never wrapped as a tensor.
+// ** unary - comparisons & | ^ ~ and the in-place += -= *= /= **= &= |= ^=; @= raises) and the
+// out-of-place method forms (x.add(y, alpha=2), x.eq(y), ...). A Python number goes to the C++
+// Scalar overload; it is never wrapped as a tensor.
 #include <vector>
 
 #include "python/bindings.h"
@@ -25,6 +25,16 @@ Scalar times(const Scalar& a, const Scalar& b) {
     return Scalar(a.to<double>() * b.to<double>());
   }
   return Scalar(a.to<int64_t>() * b.to<int64_t>());
+}
+
+// The right operand of an in-place & | ^: a tensor, or a Python bool / number as a 0-dim
+// tensor. Anything else is a TypeError (returning NotImplemented would make Python rebind x).
+Tensor logical_operand(py::handle other, const char* op) {
+  if (py::isinstance<Tensor>(other)) return other.cast<Tensor>();
+  if (PyBool_Check(other.ptr())) return full({}, Scalar(other.ptr() == Py_True), kBool);
+  if (is_python_number(other)) return full({}, to_scalar(other));
+  throw py::type_error(str("operator ", op, ": expected a Tensor, bool or number, got ",
+                           std::string(py::str(other.get_type().attr("__name__")))));
 }
 
 enum class Logical { kAnd, kOr, kXor };
@@ -145,6 +155,26 @@ void bind_operators(py::module_& m) {
             return self;
           },
           py::arg("min") = py::none(), py::arg("max") = py::none());
+  t.def(
+      "pow_",
+      [](Self self, py::handle exponent) {
+        Tensor& s = self.cast<Tensor&>();
+        if (py::isinstance<Tensor>(exponent)) {
+          s.pow_(exponent.cast<Tensor>(), python_call_site());
+        } else {
+          s.pow_(to_scalar(exponent), python_call_site());
+        }
+        return self;
+      },
+      py::arg("exponent"));
+  for (auto [name, op] : {std::pair{"bitwise_and_", &Tensor::bitwise_and_},
+                          {"bitwise_or_", &Tensor::bitwise_or_},
+                          {"bitwise_xor_", &Tensor::bitwise_xor_}}) {
+    t.def(name, [op = op](Self self, py::handle other) {
+      (self.cast<Tensor&>().*op)(logical_operand(other, "&=, |= and ^="), python_call_site());
+      return self;
+    });
+  }
   auto unary_inplace = [&t](const char* name, Tensor& (Tensor::*op)(CallSite)) {
     t.def(name, [op](Self self) {
       (self.cast<Tensor&>().*op)(python_call_site());
@@ -226,7 +256,17 @@ void bind_operators(py::module_& m) {
       .def("__iadd__", [](Self self, py::handle o) { return self.attr("add_")(o); })
       .def("__isub__", [](Self self, py::handle o) { return self.attr("sub_")(o); })
       .def("__imul__", [](Self self, py::handle o) { return self.attr("mul_")(o); })
-      .def("__itruediv__", [](Self self, py::handle o) { return self.attr("div_")(o); });
+      .def("__itruediv__", [](Self self, py::handle o) { return self.attr("div_")(o); })
+      .def("__ipow__", [](Self self, py::handle o) { return self.attr("pow_")(o); })
+      .def("__iand__", [](Self self, py::handle o) { return self.attr("bitwise_and_")(o); })
+      .def("__ior__", [](Self self, py::handle o) { return self.attr("bitwise_or_")(o); })
+      .def("__ixor__", [](Self self, py::handle o) { return self.attr("bitwise_xor_")(o); })
+      .def("__imatmul__", [](py::handle, py::handle) -> py::object {
+        // Python would otherwise rebind x to x @ y, and x's aliases would not see it.
+        throw std::runtime_error(
+            "In-place matmul is not supported (x @= y would not write into x, so its views and "
+            "aliases would keep the old values). Use out-of-place matmul instead: x = x @ y");
+      });
 #define MG_COMPARISON(pyname, op)                                      \
   t.def(pyname, [](const Tensor& s, py::handle o) {                    \
     return binary(                                                     \

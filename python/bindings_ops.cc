@@ -76,7 +76,8 @@ void bind_ops(py::module_& m) {
   m.def(
       "full",
       [](py::handle size, py::handle value, py::object dtype, bool requires_grad) {
-        return finish(full(dims_from(size), to_scalar(value), to_dtype(dtype)), requires_grad);
+        return finish(full(sizes_from(size, "full"), to_scalar(value), to_dtype(dtype)),
+                      requires_grad);
       },
       py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
       py::arg("requires_grad") = false);
@@ -99,12 +100,34 @@ void bind_ops(py::module_& m) {
         }
         int64_t low = args.size() == 3 ? args[0].cast<int64_t>() : 0;
         int64_t high = args[args.size() - 2].cast<int64_t>();
-        DimVector size = dims_from(args[args.size() - 1]);
+        DimVector size = sizes_from(args[args.size() - 1], "randint");
         return finish(randint(low, high, size, global_generator(), dtype_or(dtype, kInt64)),
                       requires_grad);
       },
       py::kw_only(), py::arg("dtype") = py::none(), py::arg("requires_grad") = false);
-  m.def("manual_seed", [](uint64_t seed) { global_generator() = Generator(seed); });
+  m.def(
+      "manual_seed",
+      [](py::handle seed) {
+        // As torch: any int in [-2**63, 2**64 - 1], a negative one taken modulo 2**64.
+        if (!PyLong_Check(seed.ptr()) && !PyFloat_Check(seed.ptr()) && !PyIndex_Check(seed.ptr())) {
+          throw py::type_error(str("manual_seed(): argument 'seed' must be an int, not ",
+                                   std::string(py::str(seed.get_type().attr("__name__")))));
+        }
+        py::int_ value(py::reinterpret_borrow<py::object>(seed));
+        uint64_t bits = PyLong_AsUnsignedLongLong(value.ptr());
+        if (PyErr_Occurred()) {
+          PyErr_Clear();
+          int overflow = 0;
+          long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+          if (overflow != 0) {
+            throw IntOverflow(
+                str(int_overflow_message(value), "; a seed is an int in [-2**63, 2**64 - 1]"));
+          }
+          bits = static_cast<uint64_t>(v);
+        }
+        global_generator() = Generator(bits);
+      },
+      py::arg("seed"));
   def_like(m, "zeros_like",
            [](const Tensor& o, std::optional<ScalarType> t) { return zeros_like(o, t); });
   def_like(m, "ones_like",
@@ -126,17 +149,23 @@ void bind_ops(py::module_& m) {
       },
       py::arg("input"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
       py::arg("requires_grad") = false);
-  m.def("from_numpy", [](py::array a) { return from_numpy(a); });
+  m.def(
+      "from_numpy", [](py::array a) { return from_numpy(a); }, py::arg("ndarray"));
 
   // where(cond, x, y) with a number on either side goes to the Scalar overloads.
-  m.def("where", [](const Tensor& cond, py::handle x, py::handle y) {
-    bool xt = py::isinstance<Tensor>(x), yt = py::isinstance<Tensor>(y);
-    if (xt && yt) return where(cond, x.cast<Tensor>(), y.cast<Tensor>());
-    if (xt) return where(cond, x.cast<Tensor>(), to_scalar(y));
-    if (yt) return where(cond, to_scalar(x), y.cast<Tensor>());
-    throw py::type_error("where(): at least one of x and y must be a Tensor");
-  });
-  m.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); });
+  m.def(
+      "where",
+      [](const Tensor& cond, py::handle x, py::handle y) {
+        bool xt = py::isinstance<Tensor>(x), yt = py::isinstance<Tensor>(y);
+        if (xt && yt) return where(cond, x.cast<Tensor>(), y.cast<Tensor>());
+        if (xt) return where(cond, x.cast<Tensor>(), to_scalar(y));
+        if (yt) return where(cond, to_scalar(x), y.cast<Tensor>());
+        throw py::type_error("where(): at least one of x and y must be a Tensor");
+      },
+      py::arg("condition"), py::arg("input"), py::arg("other"));
+  m.def(
+      "matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::arg("input"),
+      py::arg("other"));
   m.def(
       "cat", [](const std::vector<Tensor>& ts, int64_t dim) { return cat(ts, dim); },
       py::arg("tensors"), py::arg("dim") = 0);
@@ -177,22 +206,37 @@ void bind_ops(py::module_& m) {
         return other_or_tensor(a, b, "__sub__");
       },
       py::arg("input"), py::arg("other"), py::kw_only(), py::arg("alpha") = 1);
-  m.def("mul", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__mul__"); });
-  m.def("div", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__truediv__"); });
-  m.def("pow", [](py::handle a, py::handle b) {
-    if (py::isinstance<Tensor>(a)) return a.attr("__pow__")(b);
-    return b.attr("__rpow__")(a);
-  });
-  m.def("eq", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__eq__"); });
-  m.def("ne", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__ne__"); });
-  m.def("lt", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__lt__"); });
-  m.def("le", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__le__"); });
-  m.def("gt", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__gt__"); });
-  m.def("ge", [](py::handle a, py::handle b) { return other_or_tensor(a, b, "__ge__"); });
-  m.def("maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); });
-  m.def("minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); });
-  m.def("logical_and", [](const Tensor& a, const Tensor& b) { return logical_and(a, b); });
-  m.def("logical_or", [](const Tensor& a, const Tensor& b) { return logical_or(a, b); });
+  for (auto [name, op] : {std::pair{"mul", "__mul__"},
+                          {"div", "__truediv__"},
+                          {"eq", "__eq__"},
+                          {"ne", "__ne__"},
+                          {"lt", "__lt__"},
+                          {"le", "__le__"},
+                          {"gt", "__gt__"},
+                          {"ge", "__ge__"}}) {
+    m.def(
+        name, [op = op](py::handle a, py::handle b) { return other_or_tensor(a, b, op); },
+        py::arg("input"), py::arg("other"));
+  }
+  m.def(
+      "pow",
+      [](py::handle a, py::handle b) {
+        if (py::isinstance<Tensor>(a)) return a.attr("__pow__")(b);
+        return b.attr("__rpow__")(a);
+      },
+      py::arg("input"), py::arg("exponent"));
+  m.def(
+      "maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); }, py::arg("input"),
+      py::arg("other"));
+  m.def(
+      "minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); }, py::arg("input"),
+      py::arg("other"));
+  m.def(
+      "logical_and", [](const Tensor& a, const Tensor& b) { return logical_and(a, b); },
+      py::arg("input"), py::arg("other"));
+  m.def(
+      "logical_or", [](const Tensor& a, const Tensor& b) { return logical_or(a, b); },
+      py::arg("input"), py::arg("other"));
   m.def(
       "unbind", [](const Tensor& x, int64_t dim) { return to_py_tuple(unbind(x, dim)); },
       py::arg("input"), py::arg("dim") = 0);

@@ -61,6 +61,12 @@ void bind_tensor(py::module_& m) {
              if (s.dim() == 0) throw py::type_error("len() of a 0-d tensor");
              return s.size(0);
            })
+      // The rows, as torch: views made by unbind(0) (so their grad_fn is UnbindBackward0).
+      .def("__iter__",
+           [](const Tensor& s) {
+             if (s.dim() == 0) throw py::type_error("iteration over a 0-d tensor");
+             return py::iter(to_py_tuple(s.unbind(0)));
+           })
       .def_property_readonly("dtype", [](const Tensor& s) { return dtype_object(s.dtype()); })
       .def(
           "stride",
@@ -79,6 +85,7 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("_version", &Tensor::version)
       .def_property_readonly("_base", [](const Tensor& s) { return wrap_tensor(s.base()); })
       .def("__hash__", [](py::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); });
+  t.attr("__array_priority__") = 1000;  // as torch.Tensor's
 
   // Autograd attributes.
   t.def_property(
@@ -134,6 +141,26 @@ void bind_tensor(py::module_& m) {
            })
       .def("tolist", [](const Tensor& s) { return to_list(s); })
       .def("numpy", [](const Tensor& s) { return to_numpy(s); })
+      // NumPy's protocols, as torch's: np.array(x) / np.asarray(x) read the tensor's memory
+      // (RuntimeError if it requires grad); a ufunc's result comes back as a tensor; and a
+      // NumPy scalar or array on the left of an operator defers to the tensor's reflected
+      // operator (np.float64(0.1) * x is a tensor of x's dtype, as x * 0.1).
+      .def(
+          "__array__",
+          [](const Tensor& s, py::handle dtype, py::handle copy) -> py::object {
+            py::array a = to_numpy(s);
+            bool copied = copy.ptr() == Py_True;  // NumPy 2 passes copy=
+            if (!dtype.is_none()) return a.attr("astype")(dtype, py::arg("copy") = copied);
+            return copied ? a.attr("copy")() : py::object(a);
+          },
+          py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def(
+          "__array_wrap__",
+          [](const Tensor&, py::array array, py::handle context, py::handle return_scalar) {
+            // torch makes bool results uint8, which mutagrad lacks: they stay bool.
+            return from_numpy(array, "__array_wrap__");
+          },
+          py::arg("array"), py::arg("context") = py::none(), py::arg("return_scalar") = false)
       .def(
           "to",
           [](const Tensor& s, py::handle target) {
@@ -152,8 +179,12 @@ void bind_tensor(py::module_& m) {
             return s.to(*to_dtype(target));
           },
           py::arg("dtype"))
-      .def("type", [](const Tensor& s, py::handle dtype) { return s.to(*to_dtype(dtype)); })
-      .def("type_as", [](const Tensor& s, const Tensor& other) { return s.to(other.dtype()); })
+      .def(
+          "type", [](const Tensor& s, py::handle dtype) { return s.to(*to_dtype(dtype)); },
+          py::arg("dtype"))
+      .def(
+          "type_as", [](const Tensor& s, const Tensor& other) { return s.to(other.dtype()); },
+          py::arg("other"))
       .def("float", [](const Tensor& s) { return s.to(kFloat32); })
       .def("double", [](const Tensor& s) { return s.to(kFloat64); })
       .def("long", [](const Tensor& s) { return s.to(kInt64); })
@@ -183,12 +214,16 @@ void bind_tensor(py::module_& m) {
 
   // Views.
   t.def("reshape",
-        [](const Tensor& s, py::args a) { return s.reshape(sizes_from_args(a, "reshape")); })
+        [](const Tensor& s, py::args shape) {
+          return s.reshape(sizes_from_args(shape, "reshape", "shape"));
+        })
       .def("view", [](const Tensor& s, py::args a) { return s.view(sizes_from_args(a, "view")); })
-      .def("transpose", &Tensor::transpose)
+      .def("transpose", &Tensor::transpose, py::arg("dim0"), py::arg("dim1"))
       .def("permute",
-           [](const Tensor& s, py::args a) { return s.permute(sizes_from_args(a, "permute")); })
-      .def("unsqueeze", &Tensor::unsqueeze)
+           [](const Tensor& s, py::args dims) {
+             return s.permute(sizes_from_args(dims, "permute", "dims"));
+           })
+      .def("unsqueeze", &Tensor::unsqueeze, py::arg("dim"))
       .def(
           "squeeze",
           [](const Tensor& s, py::object dim) {
@@ -197,11 +232,13 @@ void bind_tensor(py::module_& m) {
           py::arg("dim") = py::none())
       .def("expand",
            [](const Tensor& s, py::args a) { return s.expand(sizes_from_args(a, "expand")); })
-      .def("expand_as", &Tensor::expand_as)
-      .def("view_as", &Tensor::view_as)
-      .def("reshape_as", [](const Tensor& s, const Tensor& o) { return s.reshape(o.sizes()); })
-      .def("narrow", &Tensor::narrow)
-      .def("select", &Tensor::select)
+      .def("expand_as", &Tensor::expand_as, py::arg("other"))
+      .def("view_as", &Tensor::view_as, py::arg("other"))
+      .def(
+          "reshape_as", [](const Tensor& s, const Tensor& o) { return s.reshape(o.sizes()); },
+          py::arg("other"))
+      .def("narrow", &Tensor::narrow, py::arg("dim"), py::arg("start"), py::arg("length"))
+      .def("select", &Tensor::select, py::arg("dim"), py::arg("index"))
       .def("flatten", &Tensor::flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1)
       .def("diagonal", &Tensor::diagonal, py::arg("offset") = 0, py::arg("dim1") = 0,
            py::arg("dim2") = 1)
@@ -245,12 +282,14 @@ void bind_tensor(py::module_& m) {
             return s.clamp(optional_scalar(lo), optional_scalar(hi));
           },
           py::arg("min") = py::none(), py::arg("max") = py::none())
-      .def("pow",
-           [](const Tensor& s, py::handle e) {
-             if (py::isinstance<Tensor>(e)) return s.pow(e.cast<Tensor>());
-             return s.pow(to_scalar(e));
-           })
-      .def("matmul", &Tensor::matmul)
+      .def(
+          "pow",
+          [](const Tensor& s, py::handle e) {
+            if (py::isinstance<Tensor>(e)) return s.pow(e.cast<Tensor>());
+            return s.pow(to_scalar(e));
+          },
+          py::arg("exponent"))
+      .def("matmul", &Tensor::matmul, py::arg("other"))
       .def(
           "masked_fill",
           [](const Tensor& s, const Tensor& mask, py::handle v) {

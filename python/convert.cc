@@ -18,12 +18,33 @@ py::object& dtype_slot(ScalarType t) {
   return objects[static_cast<int>(t)];
 }
 
-bool is_numpy_scalar(py::handle value) {
-  static auto* generic = new py::object(py::module_::import("numpy").attr("generic"));
-  return py::isinstance(value, *generic);
+std::string type_name(py::handle value) { return py::str(value.get_type().attr("__name__")); }
+
+// An element of a size argument as int64: TypeError naming fn and arg, as torch, for a non-int
+// (ints only in the varargs form, anything with __index__ but floats in the sequence form) and
+// for an int outside int64.
+int64_t size_element(py::handle h, const char* fn, const char* arg, size_t pos, bool int_only) {
+  PyObject* p = h.ptr();
+  bool is_int = PyLong_Check(p) || (!int_only && !PyFloat_Check(p) && PyIndex_Check(p));
+  if (!is_int) {
+    throw py::type_error(str(fn, "(): argument '", arg,
+                             "' must be an int or a tuple of ints, but found element of type ",
+                             type_name(h), " at pos ", pos));
+  }
+  auto index = py::reinterpret_steal<py::object>(PyNumber_Index(p));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) {
+    throw py::type_error(str(fn, "(): argument '", arg, "' must be a tuple of ints, but found ",
+                             std::string(py::str(index)), " at pos ", pos,
+                             ", which does not fit in int64 (range [-2**63, 2**63 - 1])"));
+  }
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return static_cast<int64_t>(v);
 }
 
-ScalarType from_numpy_dtype(const py::dtype& dt) {
+ScalarType from_numpy_dtype(const py::dtype& dt, const char* fn) {
   switch (dt.kind()) {
     case 'b':
       return kBool;
@@ -38,9 +59,24 @@ ScalarType from_numpy_dtype(const py::dtype& dt) {
     default:
       break;
   }
-  throw py::type_error(str("can't convert a NumPy array of dtype ",
+  throw py::type_error(str(fn, "(): can't convert a NumPy array or scalar of dtype ",
                            dt.attr("name").cast<std::string>(),
                            "; the supported dtypes are float64, float32, int64, int32 and bool"));
+}
+
+// The dtype of an array whose memory is read: ValueError for a non-native byte order (never
+// misread as native), TypeError for a dtype mutagrad lacks, as torch.
+ScalarType checked_numpy_dtype(const py::array& array, const char* fn) {
+  py::dtype dt = array.dtype();
+  if (!dt.attr("isnative").cast<bool>()) {
+    // torch: ValueError "given numpy array has byte order different from the native byte order".
+    throw py::value_error(
+        str(fn, "(): the NumPy array's dtype ", std::string(py::str(dt.attr("str"))),
+            " has a byte order different from the native byte order; conversion between byte "
+            "orders is not supported: convert the array first with "
+            "array.astype(array.dtype.newbyteorder('='))"));
+  }
+  return from_numpy_dtype(dt, fn);
 }
 
 py::dtype to_numpy_dtype(ScalarType t) {
@@ -63,7 +99,7 @@ py::dtype to_numpy_dtype(ScalarType t) {
 // default float32, ints int64, bools bool; NumPy scalars and 0-dim tensors keep their own.
 ScalarType python_number_dtype(py::handle value, const Scalar& s) {
   if (is_numpy_scalar(value)) {
-    return from_numpy_dtype(py::reinterpret_borrow<py::object>(value).attr("dtype"));
+    return from_numpy_dtype(py::reinterpret_borrow<py::object>(value).attr("dtype"), "tensor");
   }
   return s.is_floating_point() ? kFloat32 : s.type();
 }
@@ -85,6 +121,12 @@ void flatten_nested(py::handle obj, size_t depth, DimVector& shape, std::vector<
   bool is_sequence = py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj) &&
                      !py::isinstance<py::bytes>(obj);
   if (is_sequence) {
+    if (py::isinstance<py::array>(obj)) {
+      // A nested array gives its dtype, as torch infers it, even when it is empty; its elements
+      // are read one by one below (as NumPy scalars, so in any byte order).
+      ScalarType t = from_numpy_dtype(py::reinterpret_borrow<py::array>(obj).dtype(), "tensor");
+      dtype = dtype ? promote_types(*dtype, t) : t;
+    }
     py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
     int64_t n = static_cast<int64_t>(py::len(seq));
     if (depth == shape.size()) {
@@ -106,6 +148,10 @@ void flatten_nested(py::handle obj, size_t depth, DimVector& shape, std::vector<
                              " was expected; nested lists must be rectangular"));
   }
   if (!is_python_number(obj)) {
+    // A NumPy scalar of a dtype mutagrad lacks (complex64, float16, datetime64, ...): TypeError.
+    if (is_numpy_scalar(obj) && !py::isinstance<py::str>(obj) && !py::isinstance<py::bytes>(obj)) {
+      from_numpy_dtype(py::reinterpret_borrow<py::object>(obj).attr("dtype"), "tensor");
+    }
     if (!py::isinstance<py::str>(obj) && !py::isinstance<py::bytes>(obj)) {
       // torch: RuntimeError for objects whose dtype can't be inferred, TypeError for strings.
       throw Error(str("tensor(): can't infer a dtype for an element of type ",
@@ -126,6 +172,37 @@ void flatten_nested(py::handle obj, size_t depth, DimVector& shape, std::vector<
 
 }  // namespace
 
+bool is_numpy_scalar(py::handle value) {
+  static auto* generic = new py::object(py::module_::import("numpy").attr("generic"));
+  return py::isinstance(value, *generic);
+}
+
+bool is_int64_overflow(py::handle value) {
+  PyObject* p = value.ptr();
+  py::object index;
+  if (PyLong_Check(p) && !PyBool_Check(p)) {
+    index = py::reinterpret_borrow<py::object>(value);
+  } else if (is_numpy_scalar(value) &&
+             std::string("iu").find(value.attr("dtype").attr("kind").cast<char>()) !=
+                 std::string::npos) {
+    index = py::reinterpret_steal<py::object>(PyNumber_Index(p));
+    if (!index) {
+      PyErr_Clear();
+      return false;
+    }
+  } else {
+    return false;
+  }
+  int overflow = 0;
+  PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  return overflow != 0;
+}
+
+std::string int_overflow_message(py::handle value) {
+  return str(kIntOverflowStart, std::string(py::str(value)),
+             " does not fit in int64 (range [-2**63, 2**63 - 1])");
+}
+
 bool is_python_number(py::handle value) {
   if (PyBool_Check(value.ptr()) || PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr())) {
     return true;
@@ -142,14 +219,17 @@ Scalar to_scalar(py::handle value) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
     if (overflow != 0) {
-      throw DTypeError(str("the Python int ", std::string(py::str(value)),
-                           " does not fit in int64 (range [-2**63, 2**63 - 1]); use a "
-                           "float or a smaller value"));
+      throw IntOverflow(int_overflow_message(value) + "; use a float or a smaller value");
     }
     return Scalar(static_cast<int64_t>(v));
   }
   if (PyFloat_Check(p)) return Scalar(PyFloat_AsDouble(p));
-  if (is_python_number(value)) return to_scalar(value.attr("item")());
+  if (is_python_number(value)) {
+    py::object item = value.attr("item")();
+    // torch 1.13 reads a NumPy bool scalar argument through __float__: 1.0 or 0.0.
+    if (PyBool_Check(item.ptr())) return Scalar(item.ptr() == Py_True ? 1.0 : 0.0);
+    return to_scalar(item);
+  }
   throw py::type_error(str("expected a number (bool, int or float) but got ",
                            std::string(py::str(value.get_type().attr("__name__")))));
 }
@@ -167,30 +247,33 @@ std::optional<ScalarType> to_dtype(py::handle value) {
 
 py::object dtype_object(ScalarType t) { return dtype_slot(t); }
 
-DimVector sizes_from_args(const py::args& args, const char* fn) {
-  DimVector sizes;
+DimVector sizes_from_args(const py::args& args, const char* fn, const char* arg) {
   if (args.size() == 1 && py::isinstance<py::sequence>(args[0])) {
-    for (py::handle h : args[0]) sizes.push_back(h.cast<int64_t>());
-    return sizes;
+    return sizes_from(args[0], fn, arg);
   }
-  for (py::handle h : args) {
-    if (!PyLong_Check(h.ptr())) {
-      throw py::type_error(
-          str(fn, "(): sizes must be ints or one tuple of ints, got ", std::string(py::repr(h))));
-    }
-    sizes.push_back(h.cast<int64_t>());
+  DimVector sizes;
+  for (size_t i = 0; i < args.size(); ++i) {
+    sizes.push_back(size_element(args[i], fn, arg, i + 1, /*int_only=*/true));
   }
   return sizes;
 }
 
-Tensor from_numpy(py::array array) {
-  ScalarType t = from_numpy_dtype(array.dtype());
+DimVector sizes_from(py::handle size, const char* fn, const char* arg) {
+  if (!py::isinstance<py::sequence>(size)) return {size_element(size, fn, arg, 1, false)};
+  DimVector sizes;
+  size_t pos = 0;
+  for (py::handle h : size) sizes.push_back(size_element(h, fn, arg, ++pos, false));
+  return sizes;
+}
+
+Tensor from_numpy(py::array array, const char* fn) {
+  ScalarType t = checked_numpy_dtype(array, fn);
   int64_t item = element_size(t);
   DimVector sizes, strides;
   for (py::ssize_t d = 0; d < array.ndim(); ++d) {
     sizes.push_back(array.shape(d));
     if (array.strides(d) % item != 0) {
-      throw py::value_error(str("from_numpy(): stride ", array.strides(d), " bytes of dim ", d,
+      throw py::value_error(str(fn, "(): stride ", array.strides(d), " bytes of dim ", d,
                                 " is not a multiple of the element size ", item,
                                 "; make the array contiguous with numpy.ascontiguousarray first"));
     }
@@ -198,9 +281,9 @@ Tensor from_numpy(py::array array) {
   }
   for (int64_t s : strides) {
     if (s < 0) {
-      throw py::value_error(
-          "from_numpy(): arrays with negative strides are not supported; copy the array first "
-          "(array.copy())");
+      throw py::value_error(str(fn,
+                                "(): arrays with negative strides are not supported; copy the "
+                                "array first (array.copy())"));
     }
   }
   auto* owner = new py::object(array);  // keeps the array alive; released under the GIL
@@ -214,8 +297,7 @@ Tensor from_numpy(py::array array) {
 py::array to_numpy(const Tensor& t) {
   if (t.requires_grad()) {
     throw Error(
-        "numpy(): the tensor requires grad, and a NumPy array would escape the graph; call "
-        "tensor.detach().numpy() to get its values");
+        "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
   }
   if (!t.device().is_cpu()) {
     throw DeviceError("numpy(): the tensor is not on the CPU; copy it there first");
@@ -244,8 +326,9 @@ py::object to_list(const Tensor& t) {
 
 Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype) {
   if (py::isinstance<py::array>(data)) {
+    checked_numpy_dtype(py::reinterpret_borrow<py::array>(data), "tensor");  // before copying
     // A C-ordered copy (any strides, negative too; 0-dim stays 0-dim) that the tensor owns.
-    Tensor out = from_numpy(data.attr("copy")());
+    Tensor out = from_numpy(data.attr("copy")(), "tensor");
     return dtype ? native::to(out, *dtype) : out;
   }
   if (py::isinstance<Tensor>(data)) {
@@ -272,7 +355,13 @@ void bind_dtypes(py::module_& m) {
       .def_property_readonly("is_floating_point",
                              [](const DType& d) { return is_floating_point(d.type); })
       .def_property_readonly("itemsize", [](const DType& d) { return element_size(d.type); })
-      .def("__eq__", [](const DType& a, const DType& b) { return a.type == b.type; })
+      .def("__eq__",
+           [](const DType& a, py::handle b) -> py::object {
+             if (!py::isinstance<DType>(b)) {
+               return py::reinterpret_borrow<py::object>(Py_NotImplemented);  // as torch: False
+             }
+             return py::bool_(a.type == b.cast<const DType&>().type);
+           })
       .def("__hash__", [](const DType& d) { return static_cast<int>(d.type); });
   for (ScalarType t : {kBool, kInt32, kInt64, kFloat32, kFloat64}) {
     dtype_slot(t) = py::cast(DType{t});

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <ostream>
 #include <type_traits>
 
@@ -13,11 +14,32 @@
 
 namespace mutagrad {
 
+// Note [Defined value conversions]
+// C++ leaves a floating value outside an integer type's range (and nan) undefined when cast.
+// Every conversion of one element or one Scalar goes through convert_value: bool is `v != 0`;
+// floating -> integer is the cast when the truncated value fits and the type's minimum
+// otherwise (what x86's cvtt* instructions, and so PyTorch's CPU kernels, produce). User-facing
+// writes of a Scalar are range-checked first (check_scalar_fits), so this fallback is only
+// reached by tensor-to-tensor casts, whose out-of-range results PyTorch also leaves
+// unspecified.
+template <typename To, typename From>
+inline To convert_value(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    constexpr From lo = static_cast<From>(std::numeric_limits<To>::min());  // -2^(bits-1)
+    return (v >= lo && v < -lo) ? static_cast<To>(v) : std::numeric_limits<To>::min();
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
 class Scalar {
  public:
   Scalar() : Scalar(int64_t{0}) {}
   Scalar(bool v) : tag_(Tag::Bool) { v_.i = v; }  // NOLINT: implicit by design
-  template <typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  template <typename T,
+            std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
   Scalar(T v) : tag_(Tag::Int) {  // NOLINT: implicit by design
     v_.i = static_cast<int64_t>(v);
   }
@@ -36,15 +58,18 @@ class Scalar {
   }
   TypeCategory type_category() const { return category(type()); }
 
+  // The value as T (see Note [Defined value conversions]); no range check.
   template <typename T>
   T to() const {
-    if (tag_ == Tag::Double) {
-      if constexpr (std::is_same_v<T, bool>) return v_.d != 0.0;
-      return static_cast<T>(v_.d);
-    }
-    if constexpr (std::is_same_v<T, bool>) return v_.i != 0;
-    return static_cast<T>(v_.i);
+    if (tag_ == Tag::Double) return convert_value<T>(v_.d);
+    return convert_value<T>(v_.i);
   }
+
+  // Whether storing the value into a `dtype` element keeps it (up to truncation of a float
+  // to an integer, and rounding to float32): false for nan, inf or an out-of-range value
+  // into an integer dtype, and a finite value beyond float32's range into float32. Any value
+  // fits bool (nonzero is true), as in PyTorch.
+  bool fits(ScalarType dtype) const;
 
   Scalar operator-() const;
 
@@ -58,5 +83,11 @@ class Scalar {
 };
 
 std::ostream& operator<<(std::ostream& os, const Scalar& s);
+
+// Throws ValueError naming `op` when `value` does not fit `dtype` (Scalar::fits); PyTorch's
+// "value cannot be converted to type int32_t without overflow". Every op that stores a Scalar
+// into a tensor (fill_, masked_fill_, set_item_, full, a scalar operand or bound) calls it
+// before writing anything.
+void check_scalar_fits(const Scalar& value, ScalarType dtype, const char* op);
 
 }  // namespace mutagrad

@@ -1,24 +1,89 @@
 #include "tensor/shape.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
+#include <sstream>
 
 #include "tensor/error.h"
 
 namespace mutagrad {
 
-int64_t compute_numel(IntArrayRef sizes) {
+namespace {
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+// The product of `sizes` (0 when any size is 0), or nullopt when the product of the nonzero
+// sizes exceeds int64 (Note [Size overflow]).
+std::optional<int64_t> checked_product(IntArrayRef sizes) {
   int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  return n;
+  bool any_zero = false;
+  for (int64_t s : sizes) {
+    any_zero |= s == 0;
+    if (__builtin_mul_overflow(n, std::max<int64_t>(s, 1), &n)) return std::nullopt;
+  }
+  return any_zero ? 0 : n;
 }
 
-DimVector contiguous_strides(IntArrayRef sizes) {
+[[noreturn]] void throw_numel_overflow(IntArrayRef sizes, const char* op) {
+  throw ShapeError(str(op, "(): the sizes ", sizes,
+                       " multiply to more than int64 can count (numel: integer multiplication "
+                       "overflow); the product of the nonzero sizes must be at most ",
+                       kInt64Max, ". Use smaller sizes"));
+}
+
+[[noreturn]] void throw_storage_overflow(IntArrayRef sizes, const IntArrayRef* strides,
+                                         int64_t itemsize, const char* op) {
+  std::ostringstream msg;
+  msg << op << "(): Storage size calculation overflowed with sizes=" << sizes;
+  if (strides != nullptr) msg << " and strides=" << *strides;
+  msg << ": with " << itemsize << "-byte elements the tensor would take more than " << kInt64Max
+      << " bytes (or more than int64 can count elements). Use smaller sizes";
+  if (strides != nullptr) msg << " or strides";
+  throw ShapeError(msg.str());
+}
+
+}  // namespace
+
+int64_t compute_numel(IntArrayRef sizes, const char* op) {
+  std::optional<int64_t> n = checked_product(sizes);
+  if (!n) throw_numel_overflow(sizes, op);
+  return *n;
+}
+
+int64_t compute_storage_nbytes(IntArrayRef sizes, int64_t itemsize, const char* op) {
+  std::optional<int64_t> numel = checked_product(sizes);
+  int64_t nbytes = 0;
+  if (!numel || __builtin_mul_overflow(*numel, itemsize, &nbytes)) {
+    throw_storage_overflow(sizes, nullptr, itemsize, op);
+  }
+  return nbytes;
+}
+
+int64_t compute_storage_nbytes(IntArrayRef sizes, IntArrayRef strides, int64_t itemsize,
+                               int64_t storage_offset, const char* op) {
+  if (compute_numel(sizes, op) == 0) return 0;
+  bool overflow = __builtin_add_overflow(storage_offset, 1, &storage_offset);
+  int64_t needed = storage_offset;  // elements: the last one reachable + 1
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    int64_t span = 0;
+    overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &span);
+    overflow |= __builtin_add_overflow(needed, span, &needed);
+  }
+  int64_t nbytes = 0;
+  overflow |= __builtin_mul_overflow(needed, itemsize, &nbytes);
+  if (overflow) throw_storage_overflow(sizes, &strides, itemsize, op);
+  return nbytes;
+}
+
+DimVector contiguous_strides(IntArrayRef sizes, const char* op) {
   DimVector strides(sizes.size());
   int64_t acc = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     strides[i] = acc;
-    acc *= std::max<int64_t>(sizes[i], 1);
+    if (i > 0 && __builtin_mul_overflow(acc, std::max<int64_t>(sizes[i], 1), &acc)) {
+      throw_numel_overflow(sizes, op);  // compute_numel refuses these sizes too
+    }
   }
   return strides;
 }
@@ -78,13 +143,22 @@ std::optional<DimVector> compute_view_strides(IntArrayRef sizes, IntArrayRef str
   int64_t chunk_base_stride = strides.back();
   int64_t tensor_numel = 1;
   int64_t view_numel = 1;
+  // tensor_numel stays within numel; a stride times it that overflows int64 (a geometry only
+  // as_strided can make) is no stride of this tensor, and no stride a view could have.
   for (int64_t tensor_d = static_cast<int64_t>(sizes.size()) - 1; tensor_d >= 0; tensor_d--) {
     tensor_numel *= sizes[tensor_d];
-    if (tensor_d == 0 ||
-        (sizes[tensor_d - 1] != 1 && strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+    bool chunk_ends = tensor_d == 0;
+    if (!chunk_ends && sizes[tensor_d - 1] != 1) {
+      int64_t chunk_stride = 0;
+      chunk_ends = __builtin_mul_overflow(tensor_numel, chunk_base_stride, &chunk_stride) ||
+                   strides[tensor_d - 1] != chunk_stride;
+    }
+    if (chunk_ends) {
       while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
-        new_strides[view_d] = view_numel * chunk_base_stride;
-        view_numel *= new_sizes[view_d];
+        if (__builtin_mul_overflow(view_numel, chunk_base_stride, &new_strides[view_d]) ||
+            __builtin_mul_overflow(view_numel, new_sizes[view_d], &view_numel)) {
+          return std::nullopt;
+        }
         view_d--;
       }
       if (view_numel != tensor_numel) return std::nullopt;
@@ -102,6 +176,8 @@ std::optional<DimVector> compute_view_strides(IntArrayRef sizes, IntArrayRef str
 DimVector infer_size(IntArrayRef requested, int64_t numel, const char* op) {
   DimVector out(requested);
   int64_t known = 1;
+  bool overflow = false;
+  bool any_zero = false;
   std::optional<size_t> infer;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
@@ -114,9 +190,17 @@ DimVector infer_size(IntArrayRef requested, int64_t numel, const char* op) {
       throw ShapeError(str(op, "(): invalid shape dimension ", out[i], " in ", requested,
                            "; sizes must be non-negative (or -1 for one inferred dimension)"));
     } else {
-      known *= out[i];
+      any_zero |= out[i] == 0;
+      overflow |= __builtin_mul_overflow(known, std::max<int64_t>(out[i], 1), &known);
     }
   }
+  if (overflow) {  // Note [Size overflow]
+    throw ShapeError(str(op, "(): shape '", requested, "' is invalid for input of size ", numel,
+                         ": the product of its sizes overflows int64 (numel: integer "
+                         "multiplication overflow); the sizes must multiply to ",
+                         numel));
+  }
+  if (any_zero) known = 0;
   if (infer) {
     if (known == 0 || numel % known != 0) {
       throw ShapeError(str(op, "(): shape '", requested, "' is invalid for input of size ", numel));

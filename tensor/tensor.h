@@ -209,6 +209,12 @@ class Tensor {
   Tensor& sigmoid_(CallSite site = CallSite::current());
   Tensor& tanh_(CallSite site = CallSite::current());
   Tensor& exp_(CallSite site = CallSite::current());
+  Tensor& pow_(const Scalar& exponent, CallSite site = CallSite::current());
+  Tensor& pow_(const Tensor& exponent, CallSite site = CallSite::current());
+  // & | ^ in place (Python's &= |= ^=); bool tensors only, as the operators.
+  Tensor& bitwise_and_(const Tensor& other, CallSite site = CallSite::current());
+  Tensor& bitwise_or_(const Tensor& other, CallSite site = CallSite::current());
+  Tensor& bitwise_xor_(const Tensor& other, CallSite site = CallSite::current());
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt,
                  CallSite site = CallSite::current());
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value,

@@ -6,13 +6,15 @@
 // back to the write that made it stale.
 //
 //   VersionCounter vc;
-//   vc.bump({"add_", __FILE__, __LINE__});     // vc.current() == 1
-//   const MutationSite* s = vc.site_of_bump(0);  // the add_ above
+//   vc.bump({"add_", __FILE__, __LINE__});                // vc.current() == 1
+//   std::optional<MutationSite> s = vc.site_of_bump(0);   // the add_ above
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <thread>
 
 namespace mutagrad {
 
@@ -51,19 +53,20 @@ class VersionCounter {
 
   uint32_t current() const { return impl_->version.load(std::memory_order_relaxed); }
 
-  // One in-place write: version += 1, and remember where it came from.
+  // One in-place write: version += 1, and remember where it came from. Safe to call from several
+  // threads at once: each call moves the version by exactly one (see Note [Concurrent bumps]).
   void bump(const MutationSite& site) {
     if (PreWriteHook hook = g_pre_write_hook.load(std::memory_order_relaxed)) hook(*this);
-    uint32_t from = impl_->version.fetch_add(1, std::memory_order_relaxed);
-    impl_->sites[from % kSiteHistory] = site;
+    const uint32_t from = impl_->version.fetch_add(1, std::memory_order_relaxed);
+    impl_->sites[from % kSiteHistory].publish(from, site);
   }
 
-  // The site of the bump that moved the version from `from` to `from + 1`, or nullptr when it
-  // has not happened or is too old to be remembered.
-  const MutationSite* site_of_bump(uint32_t from) const {
-    uint32_t now = current();
-    if (from >= now || now - from > kSiteHistory) return nullptr;
-    return &impl_->sites[from % kSiteHistory];
+  // The site of the bump that moved the version from `from` to `from + 1`, or nullopt when it
+  // has not happened, is too old to be remembered, or is still being recorded by another thread.
+  std::optional<MutationSite> site_of_bump(uint32_t from) const {
+    const uint32_t now = current();
+    if (from >= now || now - from > kSiteHistory) return std::nullopt;
+    return impl_->sites[from % kSiteHistory].read(from);
   }
 
   bool is_same(const VersionCounter& other) const { return impl_ == other.impl_; }
@@ -71,9 +74,66 @@ class VersionCounter {
   const void* id() const { return impl_.get(); }
 
  private:
+  // Note [Concurrent bumps]
+  // The version is one fetch_add, so concurrent bumps each count exactly once. The site of the
+  // bump from version v goes to slot v % kSiteHistory, guarded by a per-slot state word that
+  // holds v, a "complete" bit and a "being written" bit (0: never written). A writer claims the
+  // slot with one CAS from the complete state of an older bump; it waits (yields) only while the
+  // bump kSiteHistory versions before it is still writing the same slot, and gives up if a newer
+  // bump already took it (its site is then too old to be reported anyway). A reader (a seqlock)
+  // accepts the fields only if the state read "v, complete" both before and after it read them,
+  // so it never returns a torn site. The fields are atomics (no data race); uncontended, a bump
+  // costs one fetch_add, one load, one CAS and four stores (plain moves on x86).
+  class SiteSlot {
+   public:
+    void publish(uint32_t from, const MutationSite& site) {
+      uint64_t s = state_.load(std::memory_order_relaxed);
+      for (;;) {
+        if (s & kWriting) {  // the bump kSiteHistory versions earlier still writes this slot
+          std::this_thread::yield();
+          s = state_.load(std::memory_order_relaxed);
+          continue;
+        }
+        // Versions compare modulo 2^32, as the counter wraps.
+        if (s != 0 && static_cast<int32_t>(from - version_of(s)) <= 0) return;  // a newer owner
+        // Acquire: the previous owner's field stores come before ours.
+        if (state_.compare_exchange_weak(s, complete(from) | kWriting, std::memory_order_acquire,
+                                         std::memory_order_relaxed)) {
+          break;
+        }
+      }
+      // Release stores: a reader that sees one of these values also sees the claim above.
+      op_.store(site.op, std::memory_order_release);
+      file_.store(site.file, std::memory_order_release);
+      line_.store(site.line, std::memory_order_release);
+      state_.store(complete(from), std::memory_order_release);
+    }
+
+    std::optional<MutationSite> read(uint32_t from) const {
+      const uint64_t expected = complete(from);
+      if (state_.load(std::memory_order_acquire) != expected) return std::nullopt;
+      // Acquire loads: the re-check below cannot move before them.
+      MutationSite site{op_.load(std::memory_order_acquire), file_.load(std::memory_order_acquire),
+                        line_.load(std::memory_order_acquire)};
+      if (state_.load(std::memory_order_relaxed) != expected) return std::nullopt;
+      return site;
+    }
+
+   private:
+    static constexpr uint64_t kWriting = 1;
+    static constexpr uint64_t kComplete = 2;
+    static uint64_t complete(uint32_t from) { return uint64_t{from} << 2 | kComplete; }
+    static uint32_t version_of(uint64_t state) { return static_cast<uint32_t>(state >> 2); }
+
+    std::atomic<uint64_t> state_{0};
+    std::atomic<const char*> op_{nullptr};
+    std::atomic<const char*> file_{nullptr};
+    std::atomic<int> line_{0};
+  };
+
   struct Impl {
     std::atomic<uint32_t> version{0};
-    MutationSite sites[kSiteHistory];
+    SiteSlot sites[kSiteHistory];
   };
   std::shared_ptr<Impl> impl_;
 };

@@ -246,11 +246,25 @@ std::shared_ptr<Node> make_binary_node(BinaryOp op, const Tensor& self, const Te
       node = div;
       break;
     }
+    case BinaryOp::kPow: {  // pow_: the result is saved after the write (save_binary_result)
+      auto pow = std::make_shared<PowBackward1>();
+      pow->self_ = SavedVariable(self_value, false);
+      pow->exponent_ = SavedVariable(other_value, false);
+      node = pow;
+      break;
+    }
     default:
       MG_INTERNAL_ASSERT(false, "make_binary_node(): no node for ", binary_op_name(op));
   }
   node->set_next_edges(std::move(edges));
   return node;
+}
+
+void save_binary_result(Node& node, const Tensor& result) {
+  auto& pow = dynamic_cast<PowBackward1&>(node);
+  if (pow.should_compute_output(1)) {
+    pow.result_ = SavedVariable(result, /*is_output=*/true, is_differentiable_view(result));
+  }
 }
 
 std::shared_ptr<Node> make_binary_scalar_node(BinaryOp op, const Tensor& self,
@@ -294,14 +308,15 @@ namespace {
 using autograd::is_one;
 
 // A Python-style scalar as a 0-dim tensor that promotes like one with `other`.
-Tensor wrap(const Scalar& value, const Tensor& other) {
-  return native::wrap_scalar(value, native::result_type(other, value), other.device());
+Tensor wrap(const Scalar& value, const Tensor& other, const char* op) {
+  return native::wrap_scalar(value, native::result_type(other, value), other.device(), op);
 }
 
 // self op other (other scaled by alpha for add/sub), recording the op's node.
 Tensor binary_op(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha = 1) {
-  Tensor result = native::binary(
-      op, self, is_one(alpha) ? other : native::binary(BinaryOp::kMul, other, alpha));
+  const ScalarType promoted = native::result_type(self, other);
+  native::check_alpha(promoted, alpha, binary_op_name(op));
+  Tensor result = native::binary(op, self, native::scale_by_alpha(other, alpha, promoted));
   if (compute_requires_grad(self, other)) {
     set_history(result, autograd::make_binary_node(op, self, other, alpha, self, other));
   }
@@ -341,7 +356,7 @@ Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
 
 Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
   Tensor scaled = is_one(alpha) ? self : native::binary(BinaryOp::kMul, self, alpha);
-  Tensor result = native::binary(BinaryOp::kSub, wrap(other, self), scaled);
+  Tensor result = native::binary(BinaryOp::kSub, wrap(other, self, "rsub"), scaled);
   if (compute_requires_grad(self)) {
     auto node = make_node<autograd::RsubBackward1>(self);
     node->alpha_ = alpha;
@@ -376,7 +391,7 @@ Tensor pow(const Tensor& self, const Tensor& exponent) {
 }
 
 Tensor pow(const Scalar& self, const Tensor& exponent) {
-  Tensor result = native::binary(BinaryOp::kPow, wrap(self, exponent), exponent);
+  Tensor result = native::binary(BinaryOp::kPow, wrap(self, exponent, "pow"), exponent);
   if (compute_requires_grad(exponent)) {
     auto node = make_node<autograd::PowBackward2>(exponent);
     node->self_ = self;
@@ -418,10 +433,10 @@ Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
   return result;
 }
 Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other) {
-  return where(condition, self, native::wrap_scalar(other, self.dtype(), self.device()));
+  return where(condition, self, native::wrap_scalar(other, self.dtype(), self.device(), "where"));
 }
 Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other) {
-  return where(condition, native::wrap_scalar(self, other.dtype(), other.device()), other);
+  return where(condition, native::wrap_scalar(self, other.dtype(), other.device(), "where"), other);
 }
 
 Tensor eq(const Tensor& a, const Tensor& b) { return native::binary(BinaryOp::kEq, a, b); }
@@ -454,7 +469,7 @@ Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
 Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
-Tensor operator/(const Scalar& a, const Tensor& b) { return div(wrap(a, b), b); }
+Tensor operator/(const Scalar& a, const Tensor& b) { return div(wrap(a, b, "div"), b); }
 
 Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
 Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }

@@ -1,7 +1,7 @@
-// In-place ops: the Tensor members copy_, fill_, zero_, add_, sub_, mul_, div_, neg_, relu_,
-// sigmoid_, tanh_, exp_, clamp_, masked_fill_, and the nodes only they record (CopyBackwards,
-// FillBackward0/1, ZeroBackward0). The others reuse the out-of-place ops' nodes
-// (node_factories.h). See the order of steps in inplace_ops.h.
+// In-place ops: the Tensor members copy_, fill_, zero_, add_, sub_, mul_, div_, pow_, neg_,
+// relu_, sigmoid_, tanh_, exp_, clamp_, masked_fill_, bitwise_and_/or_/xor_, and the nodes only
+// they record (CopyBackwards, FillBackward0/1, ZeroBackward0). The others reuse the out-of-place
+// ops' nodes (node_factories.h). See the order of steps in inplace_ops.h.
 #include "autograd/ops/inplace_ops.h"
 
 #include <string>
@@ -100,36 +100,40 @@ void binary_inplace(const Tensor& self, BinaryOp op, const Tensor& other, const 
   const bool requires_grad = compute_requires_grad(self, other);
   check_inplace(self, requires_grad);
   check_broadcast_into(self, other.sizes(), site.op);
-  check_cast(self, native::binary_compute_dtype(op, native::result_type(self, other)), site.op);
+  const ScalarType promoted = native::result_type(self, other);
+  native::check_alpha(promoted, alpha, site.op);
+  check_cast(self, native::binary_compute_dtype(op, promoted), site.op);
   native::assert_no_internal_overlap(self, site.op);
   std::shared_ptr<Node> node;
   if (requires_grad && self.is_floating_point()) {
     Tensor self_value;
-    if ((op == BinaryOp::kMul || op == BinaryOp::kDiv) && tensor_requires_grad(other)) {
+    if (op == BinaryOp::kPow ||
+        ((op == BinaryOp::kMul || op == BinaryOp::kDiv) && tensor_requires_grad(other))) {
       self_value = self.clone();  // differentiable: double backward reaches self's history
     }
+    // See Note [Saving an operand that aliases the written tensor] in autograd/history.h.
     const bool aliases_self = other.version_counter().is_same(self.version_counter());
     node = make_binary_node(op, self, other, alpha, self_value,
-                            aliases_self ? native::detach(other) : other);
+                            aliases_self ? alias_with_current_edge(other) : other);
   }
   Tensor operand =
-      is_one(alpha) ? safe_operand(self, other) : native::binary(BinaryOp::kMul, other, alpha);
-  self.version_counter().bump(site);
-  native::binary_out(op, self, self, operand);
+      is_one(alpha) ? safe_operand(self, other) : native::scale_by_alpha(other, alpha, promoted);
+  native::binary_out(op, self, self, operand, &site);  // checks, bumps once, writes
   finish(self, node);
+  if (node && op == BinaryOp::kPow) save_binary_result(*node, self);
 }
 
 void binary_scalar_inplace(const Tensor& self, BinaryOp op, const Scalar& other,
                            const MutationSite& site) {
   const bool requires_grad = compute_requires_grad(self);
   check_inplace(self, requires_grad);
-  check_cast(self, native::binary_compute_dtype(op, native::result_type(self, other)), site.op);
+  const ScalarType promoted = native::result_type(self, other);
+  check_cast(self, native::binary_compute_dtype(op, promoted), site.op);
   native::assert_no_internal_overlap(self, site.op);
+  Tensor operand = native::wrap_scalar(other, promoted, self.device(), site.op);
   std::shared_ptr<Node> node;
   if (requires_grad) node = make_binary_scalar_node(op, self, other);
-  Tensor operand = native::wrap_scalar(other, native::result_type(self, other), self.device());
-  self.version_counter().bump(site);
-  native::binary_out(op, self, self, operand);
+  native::binary_out(op, self, self, operand, &site);  // checks, bumps once, writes
   finish(self, node);
 }
 
@@ -151,10 +155,22 @@ void unary_inplace(const Tensor& self, UnaryOp op, const UnaryArgs& args,
     const bool saves_self = op != UnaryOp::kNeg && !unary_saves_result(op);
     node = make_unary_node(op, self, args, saves_self ? self.clone() : Tensor());
   }
-  self.version_counter().bump(site);
-  native::unary_out(op, self, self, args);
+  native::unary_out(op, self, self, args, &site);  // checks, bumps once, writes
   finish(self, node);
   if (node && unary_saves_result(op)) save_unary_result(*node, self);
+}
+
+// & | ^ of bool tensors in place; their results are not differentiable.
+void logical_inplace(const Tensor& self, BinaryOp op, const Tensor& other,
+                     const MutationSite& site) {
+  if (self.dtype() != kBool || other.dtype() != kBool) {
+    throw DTypeError(str(site.op,
+                         "(): mutagrad implements &=, |= and ^= for bool tensors only, got ",
+                         dtype_name(self.dtype()), " and ", dtype_name(other.dtype()),
+                         "; compare first (e.g. mask &= x > 0)"));
+  }
+  check_broadcast_into(self, other.sizes(), site.op);
+  native::binary_out(op, self, self, safe_operand(self, other), &site);
 }
 
 void masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& value,
@@ -176,8 +192,7 @@ void masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& valu
     node = make_masked_fill_node(self, mask, value_tensor);
   }
   Tensor safe_mask = safe_operand(self, mask);
-  self.version_counter().bump(site);
-  native::masked_fill_(self, safe_mask, value);
+  native::masked_fill_(self, safe_mask, value, &site);  // checks, bumps once, writes
   finish(self, node);
 }
 
@@ -194,8 +209,7 @@ void copy_(const Tensor& self, const Tensor& src, const MutationSite& site) {
   native::assert_no_internal_overlap(self, site.op);
   std::shared_ptr<Node> node;
   if (requires_grad && self.is_floating_point()) node = make_node<CopyBackwards>(self, src);
-  self.version_counter().bump(site);
-  native::copy_(self, src);
+  native::copy_(self, src, &site);  // checks, bumps once, writes
   finish(self, node);
 }
 
@@ -209,8 +223,7 @@ void fill_(const Tensor& self, const Scalar& value, const MutationSite& site) {
         site.op != nullptr && std::string(site.op) == "zero_" ? "ZeroBackward0" : "FillBackward0");
     node->set_next_edges(collect_next_edges(self));
   }
-  self.version_counter().bump(site);
-  native::fill_(self, value);
+  native::fill_(self, value, &site);  // checks, bumps once, writes
   finish(self, node);
 }
 
@@ -247,8 +260,8 @@ Tensor& Tensor::fill_(const Tensor& value, CallSite site) {
     node->set_next_edges(autograd::collect_next_edges(*this, value));
   }
   const Scalar v = value.item();
-  version_counter().bump(site_of("fill_", site));
-  native::fill_(*this, v);
+  const MutationSite ms = site_of("fill_", site);
+  native::fill_(*this, v, &ms);  // checks, bumps once, writes
   autograd::finish(*this, node);
   return *this;
 }
@@ -308,6 +321,29 @@ Tensor& Tensor::tanh_(CallSite site) {
 }
 Tensor& Tensor::exp_(CallSite site) {
   autograd::unary_inplace(*this, UnaryOp::kExp, {}, site_of("exp_", site));
+  return *this;
+}
+Tensor& Tensor::pow_(const Scalar& exponent, CallSite site) {
+  UnaryArgs args;
+  args.arg = exponent;
+  args.has_arg = true;
+  autograd::unary_inplace(*this, UnaryOp::kPowScalar, args, site_of("pow_", site));
+  return *this;
+}
+Tensor& Tensor::pow_(const Tensor& exponent, CallSite site) {
+  autograd::binary_inplace(*this, BinaryOp::kPow, exponent, 1, site_of("pow_", site));
+  return *this;
+}
+Tensor& Tensor::bitwise_and_(const Tensor& other, CallSite site) {
+  autograd::logical_inplace(*this, BinaryOp::kLogicalAnd, other, site_of("bitwise_and_", site));
+  return *this;
+}
+Tensor& Tensor::bitwise_or_(const Tensor& other, CallSite site) {
+  autograd::logical_inplace(*this, BinaryOp::kLogicalOr, other, site_of("bitwise_or_", site));
+  return *this;
+}
+Tensor& Tensor::bitwise_xor_(const Tensor& other, CallSite site) {
+  autograd::logical_inplace(*this, BinaryOp::kNe, other, site_of("bitwise_xor_", site));
   return *this;
 }
 Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max, CallSite site) {

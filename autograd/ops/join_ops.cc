@@ -80,7 +80,12 @@ Tensor cat(TensorList tensors, int64_t dim) {
                            ") but got sizes ", t.sizes(), " for tensor number ", i,
                            " in the list"));
     }
-    shape[static_cast<size_t>(d)] += t.size(d);
+    int64_t& total = shape[static_cast<size_t>(d)];
+    if (__builtin_add_overflow(total, t.size(d), &total)) {
+      throw ShapeError(str("cat(): the sizes of the tensors along dim ", d,
+                           " add up to more than int64 can count (at tensor number ", i,
+                           " of size ", t.sizes(), "); concatenate fewer or smaller tensors"));
+    }
   }
   Tensor result = empty(shape, TensorOptions(common_dtype(tensors)).device(first.device()));
   int64_t offset = 0;

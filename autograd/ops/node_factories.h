@@ -22,13 +22,15 @@ std::shared_ptr<Node> make_unary_node(UnaryOp op, const Tensor& self, const Unar
 bool unary_saves_result(UnaryOp op);
 void save_unary_result(Node& node, const Tensor& result);
 
-// Add/Sub/Mul/DivBackward0 for self op other (alpha for add/sub). `self_value`: self's value
+// Add/Sub/Mul/Div/PowBackward0/1 for self op other (alpha for add/sub). `self_value`: self's value
 // before the write (used by mul and div for other's gradient); `other_value`: what to save for
 // other (other itself, or for an in-place op whose operand aliases self, a detached alias: it
 // is stale after the write anyway, and holding the alias would be a reference cycle).
 std::shared_ptr<Node> make_binary_node(BinaryOp op, const Tensor& self, const Tensor& other,
                                        const Scalar& alpha, const Tensor& self_value,
                                        const Tensor& other_value);
+// PowBackward1 of pow_ saves its result after the write: call after rebase_history.
+void save_binary_result(Node& node, const Tensor& result);
 // Add/Sub/Mul/DivBackward1 for self op scalar.
 std::shared_ptr<Node> make_binary_scalar_node(BinaryOp op, const Tensor& self, const Scalar& other);
 

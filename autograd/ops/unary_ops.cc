@@ -151,7 +151,8 @@ bool unary_saves_result(UnaryOp op) {
 }
 
 void save_unary_result(Node& node, const Tensor& result) {
-  static_cast<SavedOneNode&>(node).saved_ = SavedVariable(result, /*is_output=*/true);
+  static_cast<SavedOneNode&>(node).saved_ =
+      SavedVariable(result, /*is_output=*/true, is_differentiable_view(result));
 }
 
 std::shared_ptr<Node> make_unary_node(UnaryOp op, const Tensor& self, const UnaryArgs& args,

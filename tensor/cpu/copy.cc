@@ -9,13 +9,10 @@
 namespace mutagrad::cpu {
 namespace {
 
+// See Note [Defined value conversions] in tensor/scalar.h.
 template <typename To, typename From>
 inline To convert(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return v != From(0);
-  } else {
-    return static_cast<To>(v);
-  }
+  return convert_value<To>(v);
 }
 
 template <typename To, typename From>

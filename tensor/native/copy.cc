@@ -48,7 +48,7 @@ bool may_overlap(const Tensor& a, const Tensor& b) {
   return ra.first < rb.second && rb.first < ra.second;
 }
 
-void copy_(const Tensor& dst, const Tensor& src) {
+void copy_(const Tensor& dst, const Tensor& src, const MutationSite* bump) {
   DimVector shape = broadcast_shapes(dst.sizes(), src.sizes(), "copy_");
   if (IntArrayRef(shape) != dst.sizes()) {
     throw ShapeError(str("copy_(): the source of shape ", src.sizes(),
@@ -57,6 +57,7 @@ void copy_(const Tensor& dst, const Tensor& src) {
                          "equal to the destination's or 1"));
   }
   assert_no_internal_overlap(dst, "copy_");
+  if (bump != nullptr) dst.version_counter().bump(*bump);  // every check passed
   if (dst.numel() == 0) return;
   if (same_geometry(dst, src)) return;  // copying a tensor onto itself
   Tensor source = src;
@@ -65,8 +66,11 @@ void copy_(const Tensor& dst, const Tensor& src) {
   copy_backend(dst, source).copy(dst, source);
 }
 
-void fill_(const Tensor& dst, const Scalar& value) {
-  assert_no_internal_overlap(dst, "fill_");
+void fill_(const Tensor& dst, const Scalar& value, const MutationSite* bump) {
+  const char* op = bump != nullptr && bump->op != nullptr ? bump->op : "fill_";
+  check_scalar_fits(value, dst.dtype(), op);
+  assert_no_internal_overlap(dst, op);
+  if (bump != nullptr) dst.version_counter().bump(*bump);  // every check passed
   if (dst.numel() == 0) return;
   backend_for(dst.device()).fill(dst, value);
 }

@@ -1,4 +1,5 @@
-// Raw copy, fill and conversion ops (no autograd, no version bump: callers bump).
+// Raw copy, fill and conversion ops (no autograd). The writers bump the version only when given
+// a MutationSite: see Note [In-place writes bump after validation] in tensor/native/pointwise.h.
 //
 //   native::copy_(dst, src);     // broadcasting src to dst, converting dtype, overlap-safe
 //   native::fill_(dst, 0.5);
@@ -12,9 +13,10 @@ namespace mutagrad::native {
 // dst = src: src broadcasts to dst's shape, dtypes convert, any strides. When src overlaps
 // dst's memory, the result is as if src were copied first. ShapeError if src does not
 // broadcast; ValueError if dst has elements that share memory (an expanded tensor).
-void copy_(const Tensor& dst, const Tensor& src);
-// Every element of dst = value (converted to dst's dtype). Same internal-overlap rule.
-void fill_(const Tensor& dst, const Scalar& value);
+void copy_(const Tensor& dst, const Tensor& src, const MutationSite* bump = nullptr);
+// Every element of dst = value (converted to dst's dtype). Same internal-overlap rule;
+// ValueError when the value does not fit dst's dtype (check_scalar_fits).
+void fill_(const Tensor& dst, const Scalar& value, const MutationSite* bump = nullptr);
 // A contiguous copy with the same values.
 Tensor clone(const Tensor& self);
 // self when already contiguous, a contiguous copy otherwise.

@@ -14,7 +14,8 @@
 namespace mutagrad {
 namespace {
 
-// Validates sizes and returns the bytes that many elements of `dtype` take.
+// Validates sizes and returns the bytes that many elements of `dtype` take (ShapeError when
+// that count overflows: Note [Size overflow] in tensor/shape.h).
 int64_t checked_nbytes(IntArrayRef sizes, ScalarType dtype, const char* op) {
   for (int64_t s : sizes) {
     if (s < 0) {
@@ -22,15 +23,23 @@ int64_t checked_nbytes(IntArrayRef sizes, ScalarType dtype, const char* op) {
                            sizes, "; sizes must be non-negative"));
     }
   }
-  int64_t n = element_size(dtype);
-  bool overflow = false;
-  for (int64_t s : sizes) overflow |= __builtin_mul_overflow(n, s, &n);
-  bool any_zero = std::find(sizes.begin(), sizes.end(), 0) != sizes.end();
-  if (overflow && !any_zero) {
-    throw ValueError(str(op, "(): a tensor of shape ", sizes, " and dtype ", dtype_name(dtype),
-                         " has more bytes than can be addressed; use smaller sizes"));
+  return compute_storage_nbytes(sizes, element_size(dtype), op);
+}
+
+// Validates strides and returns the bytes a strided tensor of `dtype` reaches.
+int64_t checked_nbytes(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, const char* op) {
+  if (sizes.size() != strides.size()) {
+    throw ShapeError(str(op, "(): mismatch in length of strides and shape: sizes ", sizes,
+                         " and strides ", strides, "; pass one stride per dimension"));
   }
-  return overflow ? 0 : n;
+  // An empty tensor reaches no element: its strides are not checked (PyTorch accepts them).
+  if (checked_nbytes(sizes, dtype, op) == 0) return 0;
+  for (int64_t s : strides) {
+    if (s < 0) {
+      throw ValueError(str(op, "(): negative strides are not supported, got strides ", strides));
+    }
+  }
+  return compute_storage_nbytes(sizes, strides, element_size(dtype), 0, op);
 }
 
 // The dtype of a tensor made from `value` when none is given: as PyTorch's default dtype rule.
@@ -108,6 +117,14 @@ void infer_init_dtype(const TensorInit& init, bool& any_float, bool& any_int) {
   for (const TensorInit& child : init.children()) infer_init_dtype(child, any_float, any_int);
 }
 
+void check_init_fits(const TensorInit& init, ScalarType dtype) {
+  if (init.is_scalar()) {
+    check_scalar_fits(init.value(), dtype, "tensor");
+    return;
+  }
+  for (const TensorInit& child : init.children()) check_init_fits(child, dtype);
+}
+
 template <typename T>
 void write_init(const TensorInit& init, T*& out) {
   if (init.is_scalar()) {
@@ -144,12 +161,19 @@ int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step
       throw ValueError(str("arange(): step ", step, " is zero once converted to int64"));
     }
     int64_t sgn = (ist > 0) - (ist < 0);
-    return std::max<int64_t>((ie - is + ist - sgn) / ist, 0);
+    int64_t span = 0;  // ie - is + ist - sgn, checked (Note [Size overflow] in tensor/shape.h)
+    if (__builtin_sub_overflow(ie, is, &span) || __builtin_add_overflow(span, ist - sgn, &span)) {
+      throw ShapeError(str("arange(): the length of the range ", start, " -> ", end, " by ", step,
+                           " overflows int64 (invalid size, possible overflow?); use a "
+                           "shorter range or a larger step"));
+    }
+    return std::max<int64_t>(span / ist, 0);
   }
   double n = std::ceil((e - s) / st);
   if (!(n < static_cast<double>(std::numeric_limits<int64_t>::max()))) {
-    throw ValueError(
-        str("arange(): the range ", start, " -> ", end, " by ", step, " has too many elements"));
+    throw ShapeError(str("arange(): the range ", start, " -> ", end, " by ", step, " has ", n,
+                         " elements, more than int64 can count (invalid size, possible "
+                         "overflow?); use a shorter range or a larger step"));
   }
   return static_cast<int64_t>(n);
 }
@@ -180,21 +204,8 @@ Tensor empty(IntArrayRef sizes, TensorOptions options) {
 }
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options) {
-  if (sizes.size() != strides.size()) {
-    throw ShapeError(str("empty_strided(): mismatch in length of strides and shape: sizes ", sizes,
-                         " and strides ", strides, "; pass one stride per dimension"));
-  }
-  checked_nbytes(sizes, options.dtype(), "empty_strided");
-  int64_t needed = compute_numel(sizes) == 0 ? 0 : 1;
-  for (size_t i = 0; i < sizes.size() && needed > 0; ++i) {
-    if (strides[i] < 0) {
-      throw ValueError(
-          str("empty_strided(): negative strides are not supported, got strides ", strides));
-    }
-    needed += (sizes[i] - 1) * strides[i];
-  }
-  Storage storage = Storage::allocate(options.device(),
-                                      static_cast<size_t>(needed * element_size(options.dtype())));
+  int64_t nbytes = checked_nbytes(sizes, strides, options.dtype(), "empty_strided");
+  Storage storage = Storage::allocate(options.device(), static_cast<size_t>(nbytes));
   return Tensor(std::make_shared<TensorImpl>(std::move(storage), DimVector(sizes),
                                              DimVector(strides), 0, options.dtype(),
                                              VersionCounter()));
@@ -214,7 +225,9 @@ Tensor ones(IntArrayRef sizes, TensorOptions options) {
 
 Tensor full(IntArrayRef sizes, const Scalar& value, std::optional<ScalarType> dtype,
             Device device) {
-  Tensor t = empty(sizes, TensorOptions(dtype.value_or(default_dtype_of(value))).device(device));
+  const ScalarType dt = dtype.value_or(default_dtype_of(value));
+  check_scalar_fits(value, dt, "full");
+  Tensor t = empty(sizes, TensorOptions(dt).device(device));
   fill_value(t, value);
   return t;
 }
@@ -231,6 +244,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
     throw DTypeError("arange(): bool is not a supported dtype; use an integer or floating dtype");
   }
   int64_t n = arange_length(start, end, step, dt);
+  compute_storage_nbytes({n}, element_size(dt), "arange");  // the op's name in the error
   Tensor t = empty({n}, dt);
   if (n > 0) backend_for(t.device()).arange(t, start, step);
   return t;
@@ -244,6 +258,7 @@ Tensor tensor(const TensorInit& values, std::optional<ScalarType> dtype) {
   infer_init_dtype(values, any_float, any_int);
   bool empty_list = !values.is_scalar() && compute_numel(shape) == 0;
   ScalarType dt = dtype.value_or(any_float || empty_list ? kFloat32 : any_int ? kInt64 : kBool);
+  check_init_fits(values, dt);
   Tensor t = empty(shape, dt);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -259,21 +274,8 @@ Tensor scalar_tensor(const Scalar& value, std::optional<ScalarType> dtype) {
 
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
                  std::shared_ptr<void> owner, Device device) {
-  if (sizes.size() != strides.size()) {
-    throw ShapeError(str("from_blob(): mismatch in length of strides and shape: sizes ", sizes,
-                         " and strides ", strides, "; pass one stride per dimension"));
-  }
-  checked_nbytes(sizes, dtype, "from_blob");
-  int64_t needed = compute_numel(sizes) == 0 ? 0 : 1;
-  for (size_t i = 0; i < sizes.size() && needed > 0; ++i) {
-    if (strides[i] < 0) {
-      throw ValueError(
-          str("from_blob(): negative strides are not supported, got strides ", strides));
-    }
-    needed += (sizes[i] - 1) * strides[i];
-  }
-  Storage storage = Storage::from_blob(data, static_cast<size_t>(needed * element_size(dtype)),
-                                       device, std::move(owner));
+  int64_t nbytes = checked_nbytes(sizes, strides, dtype, "from_blob");
+  Storage storage = Storage::from_blob(data, static_cast<size_t>(nbytes), device, std::move(owner));
   return Tensor(std::make_shared<TensorImpl>(std::move(storage), DimVector(sizes),
                                              DimVector(strides), 0, dtype, VersionCounter()));
 }

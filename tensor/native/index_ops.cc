@@ -15,9 +15,10 @@ namespace {
 
 // A contiguous tensor of fresh storage (internal temporaries; no dependency on factories).
 Tensor new_empty(IntArrayRef sizes, ScalarType dtype, Device device) {
-  size_t nbytes = static_cast<size_t>(compute_numel(sizes) * element_size(dtype));
-  return Tensor(std::make_shared<TensorImpl>(Storage::allocate(device, nbytes), DimVector(sizes),
-                                             contiguous_strides(sizes), 0, dtype,
+  // Checked (Note [Size overflow]): an index into an expanded tensor can ask for a huge result.
+  const int64_t nbytes = compute_storage_nbytes(sizes, element_size(dtype), "index");
+  return Tensor(std::make_shared<TensorImpl>(Storage::allocate(device, static_cast<size_t>(nbytes)),
+                                             DimVector(sizes), contiguous_strides(sizes), 0, dtype,
                                              VersionCounter()));
 }
 
@@ -278,6 +279,7 @@ AdvancedIndex make_advanced_index(const Tensor& self, TensorList indices) {
       if (!indexed) result.push_back(self.size(d));
     }
   }
+  compute_numel(result, "index");  // ShapeError when the result's count overflows int64
   out.result_shape = std::move(result);
 
   // An index into an empty dim can be valid nowhere: PyTorch raises this before any other
@@ -389,7 +391,8 @@ void index_put_validated(const Tensor& self, const AdvancedIndex& index, const T
       .index_put(self, idx, expand_to(v, index.result_shape), IndexPutDescriptor{accumulate});
 }
 
-void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value) {
+void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value,
+                  const MutationSite* bump) {
   if (mask.dtype() != kBool) {
     throw DTypeError(str("masked_fill_ only supports boolean masks, but got mask with dtype ",
                          dtype_name(mask.dtype()), "; build it with a comparison or .to(kBool)"));
@@ -404,9 +407,11 @@ void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value) {
                          " (an in-place op keeps the tensor's shape); give the mask that shape "
                          "or sizes of 1 in the dims to broadcast"));
   }
+  check_scalar_fits(value, self.dtype(), "masked_fill_");
   assert_no_internal_overlap(self, "masked_fill_");
-  if (self.numel() == 0) return;
   Tensor m = may_overlap(self, mask) ? clone(mask) : mask;
+  if (bump != nullptr) self.version_counter().bump(*bump);  // every check passed
+  if (self.numel() == 0) return;
   backend_for(self.device()).masked_fill(self, expand_to(m, self.sizes()), value);
 }
 

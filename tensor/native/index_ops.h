@@ -68,8 +68,11 @@ AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Te
 // broadcastable, bounds checked).
 void index_put_validated(const Tensor& self, const AdvancedIndex& index, const Tensor& values,
                          bool accumulate);
-// self[mask] = value, mask bool and broadcastable to self's shape (self's shape is kept).
-void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value);
+// self[mask] = value, mask bool and broadcastable to self's shape (self's shape is kept);
+// ValueError when the value does not fit self's dtype. `bump`: see Note [In-place writes bump
+// after validation] in tensor/native/pointwise.h.
+void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value,
+                  const MutationSite* bump = nullptr);
 
 // True when shape `from` broadcasts to `to` without changing `to` (PyTorch's is_expandable_to).
 bool is_expandable_to(IntArrayRef from, IntArrayRef to);

@@ -143,6 +143,7 @@ ScalarType unary_compute_dtype(UnaryOp op, const Tensor& self, const UnaryArgs& 
                              dtype_name(r), " tensor to the power ", args.arg,
                              "); convert the tensor to a floating dtype first"));
       }
+      check_scalar_fits(args.arg, r, "pow");
       return r;
     }
     case UnaryOp::kClamp: {
@@ -153,7 +154,10 @@ ScalarType unary_compute_dtype(UnaryOp op, const Tensor& self, const UnaryArgs& 
       s.add(self);
       if (args.has_arg) s.add(args.arg);
       if (args.has_arg2) s.add(args.arg2);
-      return s.result();
+      const ScalarType r = s.result();
+      if (args.has_arg) check_scalar_fits(args.arg, r, "clamp");
+      if (args.has_arg2) check_scalar_fits(args.arg2, r, "clamp");
+      return r;
     }
     default:
       MG_INTERNAL_ASSERT(is_float_only(op), "unknown unary op ", static_cast<int>(op));
@@ -263,7 +267,8 @@ Tensor unary(UnaryOp op, const Tensor& self, const UnaryArgs& args) {
   return out;
 }
 
-void unary_out(UnaryOp op, const Tensor& out, const Tensor& self, const UnaryArgs& args) {
+void unary_out(UnaryOp op, const Tensor& out, const Tensor& self, const UnaryArgs& args,
+               const MutationSite* bump) {
   const char* name = unary_op_name(op);
   ScalarType compute = unary_compute_dtype(op, self, args);
   ScalarType result = unary_result_dtype(op, compute);
@@ -275,6 +280,7 @@ void unary_out(UnaryOp op, const Tensor& out, const Tensor& self, const UnaryArg
   Tensor in_dev = on_device(self, out.device(), name);
   check_can_cast(result, out, name);
   assert_no_internal_overlap(out, name);
+  if (bump != nullptr) out.version_counter().bump(*bump);  // every check passed
   if (out.numel() == 0) return;
   if (result != out.dtype()) {
     backend_for(out.device()).copy(out, unary(op, in_dev, args));
@@ -292,10 +298,34 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
 Tensor binary(BinaryOp op, const Tensor& a, const Scalar& b) {
   check_binary_dtypes(op, a.dtype(), b.type());
   ScalarType compute = binary_compute_dtype(op, result_type(a, b));
-  return binary_impl(op, a, wrap_scalar(b, compute, a.device()), compute);
+  return binary_impl(op, a, wrap_scalar(b, compute, a.device(), binary_op_name(op)), compute);
 }
 
-void binary_out(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+void check_alpha(ScalarType dtype, const Scalar& alpha, const char* op) {
+  if (alpha.is_bool() && dtype != kBool) {
+    throw DTypeError(str(op, "(): a bool alpha (", alpha,
+                         ") is only supported for bool results, "
+                         "but the result is ",
+                         dtype_name(dtype), "; pass an integer alpha"));
+  }
+  if (alpha.is_floating_point() && !is_floating_point(dtype)) {
+    throw DTypeError(str(op,
+                         "(): for integral input tensors, argument alpha must not be a "
+                         "floating point number (got alpha=",
+                         alpha, " for ", dtype_name(dtype),
+                         " tensors); pass an integer alpha or convert the tensors to a floating "
+                         "dtype"));
+  }
+  check_scalar_fits(alpha, dtype, op);
+}
+
+Tensor scale_by_alpha(const Tensor& other, const Scalar& alpha, ScalarType dtype) {
+  if (alpha.to<double>() == 1.0 && !alpha.is_bool()) return other;
+  return to(binary(BinaryOp::kMul, other, alpha), dtype);
+}
+
+void binary_out(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
+                const MutationSite* bump) {
   const char* name = binary_op_name(op);
   check_binary_dtypes(op, a.dtype(), b.dtype());
   ScalarType compute = binary_compute_dtype(op, result_type(a, b));
@@ -310,6 +340,7 @@ void binary_out(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b
   }
   check_can_cast(result, out, name);
   assert_no_internal_overlap(out, name);
+  if (bump != nullptr) out.version_counter().bump(*bump);  // every check passed
   if (out.numel() == 0) return;
   if (result != out.dtype()) {
     backend_for(out.device()).copy(out, binary_impl(op, aa, bb, compute));
@@ -344,7 +375,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 
 Tensor nonzero(const Tensor& self) { return backend_for(self.device()).nonzero(self); }
 
-Tensor wrap_scalar(const Scalar& value, ScalarType dtype, Device device) {
+Tensor wrap_scalar(const Scalar& value, ScalarType dtype, Device device, const char* op) {
+  check_scalar_fits(value, dtype, op);
   Tensor t = new_tensor({}, dtype, device);
   backend_for(device).fill(t, value);
   return t;

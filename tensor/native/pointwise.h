@@ -12,6 +12,13 @@
 
 namespace mutagrad::native {
 
+// Note [In-place writes bump after validation]
+// The native writers (unary_out, binary_out, copy_, fill_, masked_fill_) take the in-place op's
+// MutationSite. They run every check first, then bump out's version counter exactly once with
+// that site, then write: a write that raises leaves data and version as they were, and a saved
+// tensor never looks stale because of a write that did not happen. Null: no bump (an output
+// the caller just allocated, or a caller that bumps itself after its own validation).
+
 // The dtype PyTorch computes `a op b` in: categories first (bool < int < float), and within the
 // winning category dimensioned tensors win over 0-dim tensors, which win over scalars.
 ScalarType result_type(const Tensor& a, const Tensor& b);
@@ -31,12 +38,22 @@ UnaryArgs clamp_args(const std::optional<Scalar>& min, const std::optional<Scala
 // out = op(self) where out has self's shape; out may be self (in place). DTypeError if the
 // result dtype cannot be cast to out's dtype (PyTorch's "result type Float can't be cast to
 // the desired output type Long").
-void unary_out(UnaryOp op, const Tensor& out, const Tensor& self, const UnaryArgs& args = {});
+// `bump`: see Note [In-place writes bump after validation].
+void unary_out(UnaryOp op, const Tensor& out, const Tensor& self, const UnaryArgs& args = {},
+               const MutationSite* bump = nullptr);
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
 Tensor binary(BinaryOp op, const Tensor& a, const Scalar& b);
 // out = a op b; out must already have the broadcast shape (in-place ops pass out = a).
-void binary_out(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
+// `bump`: see Note [In-place writes bump after validation].
+void binary_out(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
+                const MutationSite* bump = nullptr);
+// PyTorch's alpha_check for add/sub with alpha != 1 on operands promoting to `dtype`: a bool
+// alpha needs a bool result, a floating alpha a floating result. DTypeError naming `op`.
+void check_alpha(ScalarType dtype, const Scalar& alpha, const char* op);
+// other * alpha in `dtype` (the promoted dtype of the add/sub), as PyTorch computes
+// self + alpha * other: alpha converts to that dtype, it never promotes it.
+Tensor scale_by_alpha(const Tensor& other, const Scalar& alpha, ScalarType dtype);
 
 // cond ? a : b with broadcasting over all three; cond must be bool.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
@@ -45,6 +62,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor nonzero(const Tensor& self);
 
 // A tensor holding `value` as a 0-dim tensor of `dtype` on `device` (a wrapped number).
-Tensor wrap_scalar(const Scalar& value, ScalarType dtype, Device device);
+// ValueError naming `op` when the value does not fit the dtype (check_scalar_fits).
+Tensor wrap_scalar(const Scalar& value, ScalarType dtype, Device device,
+                   const char* op = "wrap_scalar");
 
 }  // namespace mutagrad::native

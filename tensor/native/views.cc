@@ -22,6 +22,16 @@ Tensor make_view(const Tensor& self, DimVector sizes, DimVector strides, int64_t
 
 DimVector to_dims(IntArrayRef a) { return DimVector(a); }
 
+// The stride of a new size-1 dim inserted before dim `d`: sizes[d] * strides[d] (1 past the
+// last dim), as PyTorch. It never addresses an element, so where that product overflows int64
+// (huge sizes with huge as_strided strides) any value does: 1.
+int64_t new_dim_stride(IntArrayRef sizes, IntArrayRef strides, int64_t d) {
+  const size_t i = static_cast<size_t>(d);
+  int64_t stride = 1;
+  if (i < sizes.size() && __builtin_mul_overflow(sizes[i], strides[i], &stride)) stride = 1;
+  return stride;
+}
+
 }  // namespace
 
 Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
@@ -50,26 +60,14 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
     throw ValueError(str("as_strided(): invalid storage offset ", offset,
                          "; the storage offset must be non-negative"));
   }
-  // Elements needed: offset + max reachable index + 1 (none when the view is empty).
-  bool overflow = false;
-  int64_t needed = 0;
-  if (compute_numel(sizes) != 0) {
-    needed = offset + 1;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      int64_t span = 0;
-      overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &span);
-      overflow |= __builtin_add_overflow(needed, span, &needed);
-    }
-  }
-  int64_t item = self.element_size();
-  int64_t needed_bytes = 0;
-  overflow |= __builtin_mul_overflow(needed, item, &needed_bytes);
-  int64_t have_bytes = static_cast<int64_t>(self.storage().nbytes());
-  if (overflow || needed_bytes > have_bytes) {
+  // Bytes the view reaches; ShapeError when that count overflows (Note [Size overflow]).
+  const int64_t item = self.element_size();
+  const int64_t needed_bytes = compute_storage_nbytes(sizes, strides, item, offset, "as_strided");
+  const int64_t have_bytes = static_cast<int64_t>(self.storage().nbytes());
+  if (needed_bytes > have_bytes) {
     throw ValueError(str("as_strided(): sizes ", sizes, ", strides ", strides, ", storage offset ",
                          offset, ", and itemsize ", item, " requiring a storage size of ",
-                         (overflow ? std::string("(overflow)") : std::to_string(needed_bytes)),
-                         " are out of bounds for storage of size ", have_bytes,
+                         needed_bytes, " are out of bounds for storage of size ", have_bytes,
                          "; every element the view reaches must lie inside the storage"));
   }
   return make_view(self, to_dims(sizes), to_dims(strides), offset);
@@ -116,8 +114,9 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
   DimVector sizes = to_dims(self.sizes());
   DimVector strides = to_dims(self.strides());
   int64_t offset = self.storage_offset() + b * strides[d];
-  sizes[d] = (e - b + step - 1) / step;
-  strides[d] *= step;
+  sizes[d] = e == b ? 0 : (e - b - 1) / step + 1;  // ceil((e - b) / step), no overflow
+  // Overflows only for a huge step, which leaves at most one element: its stride is unused.
+  if (__builtin_mul_overflow(strides[d], step, &strides[d])) strides[d] = 1;
   return make_view(self, std::move(sizes), std::move(strides), offset);
 }
 
@@ -135,7 +134,7 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
     }
     if (start < 0) start += size;
   }
-  if (length < 0 || start + length > size) {  // PyTorch: RuntimeError; a bad start: IndexError
+  if (length < 0 || length > size - start) {  // PyTorch: RuntimeError; a bad start: IndexError
     throw ShapeError(str("narrow(): start (", start, ") + length (", length,
                          ") exceeds dimension size (", size, ") of dimension ", d,
                          "; length must be in [0, ", size - start, "]"));
@@ -204,8 +203,7 @@ Tensor expand(const Tensor& self, IntArrayRef sizes) {
     int64_t offset = n - 1 - i;
     int64_t d = ndim - 1 - offset;
     int64_t size = d >= 0 ? self.sizes()[d] : 1;
-    int64_t stride =
-        d >= 0 ? self.strides()[d] : (i + 1 < n ? out_sizes[i + 1] * out_strides[i + 1] : 1);
+    int64_t stride = d >= 0 ? self.strides()[d] : new_dim_stride(out_sizes, out_strides, i + 1);
     int64_t target = sizes[i];
     if (target == -1) {
       if (d < 0) {
@@ -234,6 +232,7 @@ Tensor expand(const Tensor& self, IntArrayRef sizes) {
     out_sizes[i] = size;
     out_strides[i] = stride;
   }
+  compute_numel(out_sizes, "expand");  // ShapeError when the count overflows int64
   return make_view(self, std::move(out_sizes), std::move(out_strides), self.storage_offset());
 }
 
@@ -241,7 +240,7 @@ Tensor unsqueeze(const Tensor& self, int64_t dim) {
   int64_t d = wrap_dim(dim, self.dim() + 1, "unsqueeze");
   DimVector sizes = to_dims(self.sizes());
   DimVector strides = to_dims(self.strides());
-  int64_t stride = d >= self.dim() ? 1 : sizes[d] * strides[d];
+  int64_t stride = new_dim_stride(sizes, strides, d);
   sizes.insert(d, 1);
   strides.insert(d, stride);
   return make_view(self, std::move(sizes), std::move(strides), self.storage_offset());
@@ -308,9 +307,8 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   if (s == e) return self;  // as PyTorch: the same tensor, not a new view
   DimVector shape;
   for (int64_t i = 0; i < s; ++i) shape.push_back(self.sizes()[i]);
-  int64_t merged = 1;
-  for (int64_t i = s; i <= e; ++i) merged *= self.sizes()[i];
-  shape.push_back(merged);
+  const IntArrayRef merged(self.sizes().data() + s, static_cast<size_t>(e - s + 1));
+  shape.push_back(compute_numel(merged, "flatten"));
   for (int64_t i = e + 1; i < self.dim(); ++i) shape.push_back(self.sizes()[i]);
   return reshape(self, shape);
 }

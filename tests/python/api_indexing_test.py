@@ -42,11 +42,7 @@ def test_setitem_with_python_indices_matches_torch(index):
         x[index] = 7.0
         return x, x._version
 
-    if index is False:  # documented: mutagrad bumps once, torch not at all
-        same(run(torch)[0], run(mg)[0])
-        assert (run(torch)[1], run(mg)[1]) == (0, 1)
-    else:
-        same_ok(run)
+    same_ok(run)  # a bare False bumps nothing, in both (tests/python/empty_write_test.py)
 
 
 @pytest.mark.parametrize("index", [
@@ -127,8 +123,8 @@ def test_false_index_semantics():
 
     (xt, vt), (xm, vm) = bare(torch), bare(mg)
     same(xt, xm)
-    # Documented difference (docs/indexing.md): every successful set bumps once; torch: 0.
-    assert (vt, vm) == (0, 1)
+    # As torch: a bare False writes nothing and does not bump (tests/python/empty_write_test.py).
+    assert (vt, vm) == (0, 0)
     assert same_outcome(tupled) == "RuntimeError"
 
 

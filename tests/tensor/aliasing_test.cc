@@ -84,8 +84,8 @@ TEST(Aliasing, AllViewsShareOneVersionCounter) {
   EXPECT_EQ(x.version(), 1u);
   x.version_counter().bump({"add_", __FILE__, __LINE__});
   EXPECT_EQ(views[0].version(), 2u);
-  const MutationSite* site = views[8].version_counter().site_of_bump(0);
-  ASSERT_NE(site, nullptr);
+  const std::optional<MutationSite> site = views[8].version_counter().site_of_bump(0);
+  ASSERT_TRUE(site.has_value());
   EXPECT_STREQ(site->op, "fill_");
 }
 

@@ -99,6 +99,8 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
     unbind,
     split,
     chunk,
+    IntOverflowError,
+    IndexOverflowError,
 )
 from mutagrad._types import Size, device  # noqa: F401
 from mutagrad.grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: F401
