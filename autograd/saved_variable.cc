@@ -39,6 +39,9 @@ SavedVariable::SavedVariable(const Tensor& tensor, bool is_output, bool is_inpla
     is_leaf_ = true;
     grad_accumulator_ = grad_accumulator(tensor);
     data_ = native::detach(tensor);
+  } else if (is_differentiable_view(tensor)) {
+    // See Note [Saved views do not own their base].
+    data_ = alias_with_current_edge(tensor);
   } else {
     data_ = tensor;
   }

@@ -27,6 +27,13 @@ class ViewFn;
 // Likewise a leaf that requires grad is kept as a data alias plus a weak reference to its
 // AccumulateGrad: with create_graph=true the leaf's .grad holds a graph that may save the leaf,
 // and holding the leaf itself would be a cycle (PyTorch's documented create_graph leak).
+// Note [Saved views do not own their base]
+// A differentiable view holds its base. Saving the view itself would let a later in-place write
+// into the base close a cycle: base -> CopySlices -> the write's node -> ... -> the node that
+// saved the view -> view -> base (`v = a[:2]; w = v * v; a[2:].copy_(w)`). A saved view is
+// therefore kept as an alias of its data with the view's grad_fn at save time and no view
+// metadata (alias_with_current_edge): the same values, version counter and gradient edge.
+//
 // Note [Saved result of an in-place op on a view]
 // `v.sigmoid_()` on a view v of a non-leaf: the node (SigmoidBackward0) becomes the `fn` of
 // the base's CopySlices and is not itself in the graph; the value it saves (v after the write)

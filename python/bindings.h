@@ -8,10 +8,17 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "mutagrad.h"
 
 namespace mutagrad::python {
+
+// The named forms of the Python operators: module functions (mg.mul(a, b)) and Tensor methods
+// (a.mul(b)) both dispatch to the operator, so a number on either side behaves the same.
+inline constexpr std::pair<const char*, const char*> kNamedOperators[] = {
+    {"mul", "__mul__"}, {"div", "__truediv__"}, {"eq", "__eq__"}, {"ne", "__ne__"},
+    {"lt", "__lt__"},   {"le", "__le__"},       {"gt", "__gt__"}, {"ge", "__ge__"}};
 
 namespace py = pybind11;
 

@@ -100,41 +100,49 @@ void bind_operators(py::module_& m) {
             return self;
           },
           py::arg("other"), py::kw_only(), py::arg("alpha") = 1)
-      .def("mul_",
-           [](Self self, py::handle other) {
-             Tensor& s = self.cast<Tensor&>();
-             if (py::isinstance<Tensor>(other)) {
-               s.mul_(other.cast<Tensor>(), python_call_site());
-             } else {
-               s.mul_(to_scalar(other), python_call_site());
-             }
-             return self;
-           })
-      .def("div_",
-           [](Self self, py::handle other) {
-             Tensor& s = self.cast<Tensor&>();
-             if (py::isinstance<Tensor>(other)) {
-               s.div_(other.cast<Tensor>(), python_call_site());
-             } else {
-               s.div_(to_scalar(other), python_call_site());
-             }
-             return self;
-           })
-      .def("fill_",
-           [](Self self, py::handle value) {
-             Tensor& s = self.cast<Tensor&>();
-             if (py::isinstance<Tensor>(value)) {
-               s.fill_(value.cast<Tensor>(), python_call_site());
-             } else {
-               s.fill_(to_scalar(value), python_call_site());
-             }
-             return self;
-           })
-      .def("copy_",
-           [](Self self, const Tensor& src) {
-             self.cast<Tensor&>().copy_(src, python_call_site());
-             return self;
-           })
+      .def(
+          "mul_",
+          [](Self self, py::handle other) {
+            Tensor& s = self.cast<Tensor&>();
+            if (py::isinstance<Tensor>(other)) {
+              s.mul_(other.cast<Tensor>(), python_call_site());
+            } else {
+              s.mul_(to_scalar(other), python_call_site());
+            }
+            return self;
+          },
+          py::arg("other"))
+      .def(
+          "div_",
+          [](Self self, py::handle other) {
+            Tensor& s = self.cast<Tensor&>();
+            if (py::isinstance<Tensor>(other)) {
+              s.div_(other.cast<Tensor>(), python_call_site());
+            } else {
+              s.div_(to_scalar(other), python_call_site());
+            }
+            return self;
+          },
+          py::arg("other"))
+      .def(
+          "fill_",
+          [](Self self, py::handle value) {
+            Tensor& s = self.cast<Tensor&>();
+            if (py::isinstance<Tensor>(value)) {
+              s.fill_(value.cast<Tensor>(), python_call_site());
+            } else {
+              s.fill_(to_scalar(value), python_call_site());
+            }
+            return self;
+          },
+          py::arg("value"))
+      .def(
+          "copy_",
+          [](Self self, const Tensor& src) {
+            self.cast<Tensor&>().copy_(src, python_call_site());
+            return self;
+          },
+          py::arg("src"))
       .def(
           "masked_fill_",
           [](Self self, const Tensor& mask, py::handle value) {
@@ -320,14 +328,7 @@ void bind_operators(py::module_& m) {
             return py::cast(s - times(to_scalar(o), to_scalar(alpha)));
           },
           py::arg("other"), py::kw_only(), py::arg("alpha") = 1);
-  for (auto [method, op] : {std::pair{"mul", "__mul__"},
-                            {"div", "__truediv__"},
-                            {"eq", "__eq__"},
-                            {"ne", "__ne__"},
-                            {"lt", "__lt__"},
-                            {"le", "__le__"},
-                            {"gt", "__gt__"},
-                            {"ge", "__ge__"}}) {
+  for (auto [method, op] : kNamedOperators) {
     t.def(method, [op = op, method = method](py::handle self, py::handle other) {
       py::object r = self.attr(op)(other);
       if (r.ptr() == Py_NotImplemented) {

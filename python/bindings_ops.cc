@@ -206,14 +206,7 @@ void bind_ops(py::module_& m) {
         return other_or_tensor(a, b, "__sub__");
       },
       py::arg("input"), py::arg("other"), py::kw_only(), py::arg("alpha") = 1);
-  for (auto [name, op] : {std::pair{"mul", "__mul__"},
-                          {"div", "__truediv__"},
-                          {"eq", "__eq__"},
-                          {"ne", "__ne__"},
-                          {"lt", "__lt__"},
-                          {"le", "__le__"},
-                          {"gt", "__gt__"},
-                          {"ge", "__ge__"}}) {
+  for (auto [name, op] : kNamedOperators) {
     m.def(
         name, [op = op](py::handle a, py::handle b) { return other_or_tensor(a, b, op); },
         py::arg("input"), py::arg("other"));

@@ -167,6 +167,26 @@ TEST(InplaceGradGradRegression, SigmoidOnViewDoubleBackward) {
                              1e-10);
 }
 
+// Note [Saved views do not own their base]: saving a view of `a` and then writing into `a` a
+// value computed from it must not make a reference cycle (found by LeakSanitizer on the
+// aliasing test above): once the tensors are gone, so is the graph.
+TEST(InplaceGradGradRegression, SavedViewAndAWriteIntoItsBaseLeaveNoCycle) {
+  std::weak_ptr<autograd::Node> copy_slices, mul;
+  {
+    Tensor x = leaf({4}, 5, 0.5, 1.5);
+    Tensor a = x * 1.25;
+    Tensor view = a.narrow(0, 0, 2);
+    Tensor value = view * view;  // MulBackward0 saves the view (twice)
+    mul = value.grad_fn();
+    a.narrow(0, 2, 2).copy_(value);
+    copy_slices = a.grad_fn();
+    EXPECT_STREQ(a.grad_fn()->name(), "CopySlices");
+    EXPECT_THROW((a * a).sum().backward(), AutogradError);  // the saved view is stale
+  }
+  EXPECT_TRUE(copy_slices.expired());
+  EXPECT_TRUE(mul.expired());
+}
+
 INSTANTIATE_TEST_SUITE_P(Policies, InplaceGradGrad,
                          ::testing::Values(autograd::MutationPolicy::kError,
                                            autograd::MutationPolicy::kSnapshot),

@@ -269,7 +269,7 @@ def test_huge_size_is_a_type_error_like_torch(name):
 
 
 VALUES = {  # torch: RuntimeError "Overflow when unpacking long"
-    "fill_": (lambda lib: lib.ones(2).fill_(BIG), "fill_(): argument 1"),
+    "fill_": (lambda lib: lib.ones(2).fill_(BIG), "fill_(): argument 'value' (position 1)"),
     "fill_ int64 2**63": (lambda lib: lib.ones(2, dtype=lib.int64).fill_(2**63), "fill_()"),
     "add_": (lambda lib: lib.ones(2).add_(BIG), "add_(): argument 'other' (position 1)"),
     "add_ alpha": (lambda lib: lib.ones(1).add_(1, alpha=BIG), "add_(): argument 'alpha'"),
