@@ -4,6 +4,7 @@
 //   using namespace mutagrad;
 //   Tensor x = arange(6, kFloat64).view({2, 3});
 //   x.select(0, 1).fill_(7);     // writes through a view: x sees it, x.version() == 1
+//   if (cuda::is_available()) x = x.cuda();   // docs/cuda.md
 #pragma once
 
 #include "autograd/engine.h"
@@ -14,6 +15,7 @@
 #include "autograd/graph_export.h"
 #include "autograd/mutation_policy.h"
 #include "autograd/ops.h"
+#include "cuda/cuda.h"
 #include "indexing/indexing.h"
 #include "tensor/backend.h"
 #include "tensor/native/copy.h"

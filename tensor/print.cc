@@ -31,7 +31,10 @@ struct Value {
 // Reads elements of a CPU tensor by storage position.
 class Reader {
  public:
-  explicit Reader(const Tensor& t) : t_(t), floating_(t.is_floating_point()) {}
+  explicit Reader(const Tensor& t) : t_(t), floating_(t.is_floating_point()) {
+    MG_INTERNAL_ASSERT(t.device().is_cpu(), "printing reads a host copy, got a tensor on ",
+                       t.device());
+  }
   Value at(int64_t pos) const {
     Value v;
     dispatch_dtype(t_.dtype(), [&](auto tag) {

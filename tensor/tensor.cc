@@ -1,5 +1,8 @@
 #include "tensor/tensor.h"
 
+#include "tensor/native/copy.h"
+#include "tensor/native/factories.h"
+#include "tensor/native/views.h"
 #include "tensor/shape.h"
 
 namespace mutagrad {
@@ -18,13 +21,21 @@ Scalar Tensor::item() const {
                          ") cannot be converted to a Scalar; only one-element tensors can. "
                          "Index or reduce it first"));
   }
-  if (!device().is_cpu()) {
-    throw DeviceError(str("item(): the tensor is on ", device(), "; copy it to the CPU first"));
+  if (!device().is_cpu()) {  // one explicit device-to-host copy of the element
+    Tensor host = empty({}, dtype());
+    native::copy_(host, native::reshape(*this, {}));
+    return host.item();
   }
   return dispatch_dtype(dtype(), [&](auto tag) -> Scalar {
     using T = typename decltype(tag)::type;
     return Scalar(*static_cast<const T*>(impl_->data()));
   });
+}
+
+void Tensor::throw_device_access(const char* accessor) const {
+  throw DeviceError(str(accessor, "(): the tensor is on ", device(),
+                        "; host code cannot read device memory. Copy it to the CPU first "
+                        "(.cpu() or .to(kCPU)); see Note [Host code never reads device memory]"));
 }
 
 }  // namespace mutagrad

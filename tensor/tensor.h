@@ -11,6 +11,14 @@
 //   Tensor x = mutagrad::arange(6).view({2, 3});   // [[0, 1, 2], [3, 4, 5]]
 //   Tensor row = x.select(0, 1);                  // a view: shares storage and version
 //   row.fill_(7);                                 // x[1] is now 7s; x.version() == 1
+//
+// Note [Host code never reads device memory]
+// data_ptr<T>() and raw_data() hand out host pointers: on a tensor that is not on the CPU they
+// throw DeviceError, in every build. On a real GPU, host code dereferencing device memory
+// crashes; in the host-run CUDA build (docs/cuda.md) that memory is host memory and the read
+// would silently work, hiding the bug. So host paths (item(), printing, tolist(), index
+// validation) go through an explicit device-to-host copy, and backends, which do work on device
+// memory, take the address with unsafe_impl()->data().
 #pragma once
 
 #include <cstdint>
@@ -68,10 +76,14 @@ class Tensor {
   int64_t element_size() const { return mutagrad::element_size(dtype()); }
   const Storage& storage() const { return impl_->storage(); }
 
-  // Typed pointer to element [0, ..., 0]; DTypeError if T is not the tensor's dtype.
+  // Host pointer to element [0, ..., 0]; DTypeError if T is not the tensor's dtype, DeviceError
+  // if the tensor is not on the CPU (Note [Host code never reads device memory]).
   template <typename T>
   T* data_ptr() const;
-  void* raw_data() const { return impl_->data(); }
+  void* raw_data() const {
+    check_host_access("raw_data");
+    return impl_->data();
+  }
 
   // The value of a one-element tensor (any shape with numel 1); ValueError otherwise.
   Scalar item() const;
@@ -160,6 +172,14 @@ class Tensor {
   Tensor clone() const;
   Tensor contiguous() const;
   Tensor to(ScalarType dtype) const;
+  // A copy on `device` (converted to `dtype` when given), or self when nothing changes:
+  // x.to(kCPU), x.to(Device(DeviceType::CUDA, 0)). Differentiable (ToCopyBackward0: the
+  // gradient goes back to self's device). non_blocking is accepted as in PyTorch; the copy has
+  // completed when this returns.
+  Tensor to(Device device, std::optional<ScalarType> dtype = std::nullopt,
+            bool non_blocking = false) const;
+  Tensor cuda(int8_t index = 0) const;  // to(Device(DeviceType::CUDA, index))
+  Tensor cpu() const;                   // to(kCPU)
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
   Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
 
@@ -242,6 +262,11 @@ class Tensor {
   indexing::TensorIndexProxy operator[](std::initializer_list<indexing::TensorIndex> indices);
 
  private:
+  void check_host_access(const char* accessor) const {
+    if (__builtin_expect(!impl_->device().is_cpu(), 0)) throw_device_access(accessor);
+  }
+  [[noreturn]] void throw_device_access(const char* accessor) const;
+
   std::shared_ptr<TensorImpl> impl_;
 };
 
@@ -254,6 +279,7 @@ T* Tensor::data_ptr() const {
                          ">(): the tensor's dtype is ", dtype_name(dtype()),
                          "; call data_ptr<T>() with the matching C++ type or convert with .to()"));
   }
+  check_host_access("data_ptr");
   return static_cast<T*>(impl_->data());
 }
 

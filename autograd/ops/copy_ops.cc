@@ -23,8 +23,11 @@ class CloneBackward0 final : public Node {
 class ToCopyBackward0 final : public Node {
  public:
   const char* name() const override { return "ToCopyBackward0"; }
-  VariableList apply(VariableList&& grads) override { return {grads[0].to(self_dtype_)}; }
+  VariableList apply(VariableList&& grads) override {
+    return {mutagrad::to(grads[0], self_device_, self_dtype_)};
+  }
   ScalarType self_dtype_ = kFloat32;
+  Device self_device_ = kCPU;
 };
 
 // masked_fill with a scalar (MaskedFillBackward0) or a 0-dim tensor value (MaskedFillBackward1).
@@ -74,12 +77,16 @@ Tensor clone(const Tensor& self) {
 
 Tensor contiguous(const Tensor& self) { return self.is_contiguous() ? self : clone(self); }
 
-Tensor to(const Tensor& self, ScalarType dtype) {
-  if (self.dtype() == dtype) return self;
-  Tensor result = native::to(self, dtype);
-  if (is_floating_point(dtype) && compute_requires_grad(self)) {
+Tensor to(const Tensor& self, ScalarType dtype) { return to(self, self.device(), dtype); }
+
+Tensor to(const Tensor& self, Device device, std::optional<ScalarType> dtype) {
+  const ScalarType dt = dtype.value_or(self.dtype());
+  if (self.device() == device && self.dtype() == dt) return self;
+  Tensor result = native::to(self, device, dt);
+  if (is_floating_point(dt) && compute_requires_grad(self)) {
     auto node = make_node<autograd::ToCopyBackward0>(self);
     node->self_dtype_ = self.dtype();
+    node->self_device_ = self.device();
     set_history(result, node);
   }
   return result;
@@ -124,6 +131,13 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) 
 Tensor Tensor::clone() const { return mutagrad::clone(*this); }
 Tensor Tensor::contiguous() const { return mutagrad::contiguous(*this); }
 Tensor Tensor::to(ScalarType dtype) const { return mutagrad::to(*this, dtype); }
+Tensor Tensor::to(Device device, std::optional<ScalarType> dtype, bool /*non_blocking*/) const {
+  return mutagrad::to(*this, device, dtype);
+}
+Tensor Tensor::cuda(int8_t index) const {
+  return mutagrad::to(*this, Device(DeviceType::CUDA, index));
+}
+Tensor Tensor::cpu() const { return mutagrad::to(*this, kCPU); }
 Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
   return mutagrad::masked_fill(*this, mask, value);
 }

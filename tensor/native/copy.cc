@@ -14,15 +14,15 @@ namespace {
 
 // [first byte, one past the last byte) that `t` can touch; empty tensors touch nothing.
 std::pair<const char*, const char*> byte_range(const Tensor& t) {
-  const char* begin = static_cast<const char*>(t.raw_data());
+  const char* begin = static_cast<const char*>(t.unsafe_impl()->data());
   int64_t last = 0;
   for (int64_t d = 0; d < t.dim(); ++d) last += (t.sizes()[d] - 1) * t.strides()[d];
   return {begin, begin + (last + 1) * t.element_size()};
 }
 
 bool same_geometry(const Tensor& a, const Tensor& b) {
-  return a.raw_data() == b.raw_data() && a.dtype() == b.dtype() && a.sizes() == b.sizes() &&
-         a.strides() == b.strides();
+  return a.unsafe_impl()->data() == b.unsafe_impl()->data() && a.dtype() == b.dtype() &&
+         a.sizes() == b.sizes() && a.strides() == b.strides();
 }
 
 // The backend that runs a copy between two devices: the non-CPU one when they differ.
@@ -87,6 +87,14 @@ Tensor to(const Tensor& self, ScalarType dtype) {
   if (self.dtype() == dtype) return self;
   Tensor out = empty(self.sizes(), TensorOptions(dtype).device(self.device()));
   if (self.numel() > 0) backend_for(self.device()).copy(out, self);
+  return out;
+}
+
+Tensor to(const Tensor& self, Device device, std::optional<ScalarType> dtype) {
+  const ScalarType dt = dtype.value_or(self.dtype());
+  if (self.device() == device && self.dtype() == dt) return self;
+  Tensor out = empty(self.sizes(), TensorOptions(dt).device(device));
+  if (self.numel() > 0) copy_backend(out, self).copy(out, self);
   return out;
 }
 

@@ -23,6 +23,9 @@ Tensor clone(const Tensor& self);
 Tensor contiguous(const Tensor& self);
 // self when already of `dtype`, a converted copy otherwise.
 Tensor to(const Tensor& self, ScalarType dtype);
+// self when already on `device` (and of `dtype`, when given), else a contiguous copy there:
+// the transfer between the CPU and a CUDA device is the device backend's copy.
+Tensor to(const Tensor& self, Device device, std::optional<ScalarType> dtype = std::nullopt);
 
 // ValueError with PyTorch's message if several elements of `t` share a memory location.
 void assert_no_internal_overlap(const Tensor& t, const char* op);

@@ -57,8 +57,8 @@ void check_can_cast(ScalarType result, const Tensor& out, const char* op) {
 }
 
 bool same_geometry(const Tensor& a, const Tensor& b) {
-  return a.raw_data() == b.raw_data() && a.dtype() == b.dtype() && a.sizes() == b.sizes() &&
-         a.strides() == b.strides();
+  return a.unsafe_impl()->data() == b.unsafe_impl()->data() && a.dtype() == b.dtype() &&
+         a.sizes() == b.sizes() && a.strides() == b.strides();
 }
 
 // An input of an op writing into `out`: a partial overlap is read first (cloned); the exact

@@ -1,0 +1,107 @@
+"""cuda_kernels: one set of kernel sources (.cu), built two ways.
+
+    cuda_kernels(
+        name = "kernels",
+        srcs = ["copy.cu", "pointwise.cu"],
+        hdrs = ["kernel_util.h"],
+        header_deps = ["//tensor:headers"],
+        deps = ["//tensor:core"],
+    )
+
+defines two libraries, both `manual` (built only when something selects them):
+
+- `kernels_device`: each .cu compiled by nvcc (genrule, outside the sandbox: nvcc needs
+  /usr/local/cuda) for sm_80 and sm_90 plus PTX for newer GPUs; links cudart statically.
+- `kernels_host`: the same .cu files compiled by g++ as C++ with Thrust's OpenMP (or CPP) device
+  system, so Thrust algorithms run on the host. See Note [Two builds of one kernel source] in
+  cuda/kernel_util.h.
+"""
+
+load("//:copts.bzl", "MUTAGRAD_COPTS")
+
+NVCC = "/usr/local/cuda/bin/nvcc"
+
+# sm_80 (A100) and sm_90 (H100) machine code, plus compute_90 PTX that newer GPUs JIT-compile.
+NVCC_GENCODE = [
+    "-gencode=arch=compute_80,code=sm_80",
+    "-gencode=arch=compute_90,code=sm_90",
+    "-gencode=arch=compute_90,code=compute_90",
+]
+
+# --fmad=false: no contraction of a*b+c into an FMA, so device results round as the CPU's do
+# (Note [Bitwise equal to the CPU backend] in cuda/device_math.h).
+NVCC_FLAGS = [
+    "-std=c++17",
+    "-O3",
+    "--fmad=false",
+    "--expt-relaxed-constexpr",
+    "-Werror=all-warnings",
+    "-Xcompiler=-fPIC,-Wall,-Wextra,-Werror,-Wno-unused-parameter",
+    "-isystem /usr/local/cuda/include/cccl",
+    "-I.",
+    "-I$(GENDIR)",
+    "-DMUTAGRAD_CUDA_DEVICE_BUILD=1",
+]
+
+CUDART_LINKOPTS = [
+    "-L/usr/local/cuda/lib64",
+    "-lcudart_static",
+    "-ldl",
+    "-lrt",
+    "-lpthread",
+]
+
+# The host-run build: Thrust's device system is OpenMP (parallel) unless the build asks for the
+# sequential CPP system (--define=mutagrad_thrust=cpp, which --config=asan sets).
+HOST_RUN_COPTS = select({
+    "//cuda:thrust_cpp": [
+        "-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP",
+        "-DMUTAGRAD_HOST_RUN_SYSTEM=\\\"CPP\\\"",
+    ],
+    "//conditions:default": [
+        "-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP",
+        "-DMUTAGRAD_HOST_RUN_SYSTEM=\\\"OMP\\\"",
+        "-fopenmp",
+    ],
+})
+
+HOST_RUN_LINKOPTS = select({
+    "//cuda:thrust_cpp": [],
+    "//conditions:default": ["-fopenmp"],
+})
+
+def cuda_kernels(name, srcs, hdrs = [], header_deps = [], deps = []):
+    objs = []
+    for src in srcs:
+        stem = src[:-len(".cu")]
+        obj = "_nvcc/%s/%s.o" % (name, stem)
+        objs.append(obj)
+        native.genrule(
+            name = "%s_nvcc_%s" % (name, stem),
+            srcs = [src] + hdrs + header_deps,
+            outs = [obj],
+            cmd = " ".join([NVCC] + NVCC_FLAGS + NVCC_GENCODE + ["-c $(location %s) -o $@" % src]),
+            message = "nvcc %s" % src,
+            tags = ["no-sandbox", "manual"],
+        )
+    native.cc_library(
+        name = name + "_device",
+        srcs = objs,
+        hdrs = hdrs,
+        linkopts = CUDART_LINKOPTS,
+        alwayslink = 1,
+        tags = ["manual"],
+        deps = deps + ["@cuda//:cudart_headers"],
+    )
+    native.cc_library(
+        name = name + "_host",
+        srcs = srcs,
+        hdrs = hdrs,
+        # g++ does not know the .cu extension: compile it as C++. Thrust's headers come in as
+        # -isystem (through @cuda//:cccl), so their warnings do not trip -Werror.
+        copts = MUTAGRAD_COPTS + ["-x", "c++"] + HOST_RUN_COPTS,
+        linkopts = HOST_RUN_LINKOPTS,
+        alwayslink = 1,
+        tags = ["manual"],
+        deps = deps + ["@cuda//:cccl"],
+    )

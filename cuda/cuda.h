@@ -1,0 +1,52 @@
+// mutagrad::cuda: whether a CUDA device is there, what it is, and the memory its tensors hold
+// (torch.cuda's names).
+//
+//   if (mutagrad::cuda::is_available()) {
+//     Tensor g = x.cuda();                         // or x.to(Device(DeviceType::CUDA, 0))
+//     std::cout << mutagrad::cuda::device_name();  // "NVIDIA H100 ..." or "host-run (Thrust OMP)"
+//     int64_t bytes = mutagrad::cuda::memory_allocated();
+//   }
+//
+// What "available" means depends on the build (docs/cuda.md): the device build asks the CUDA
+// driver; the host-run build (tests, --config=cuda_host) is always available and says so in
+// device_name(); a build with neither is never available.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tensor/error.h"
+
+namespace mutagrad::cuda {
+
+// The device ran out of memory, even after the caching allocator released its cache. Says what
+// was asked, what is allocated and what is cached. Nothing was written.
+class OutOfMemoryError : public Error {
+  using Error::Error;
+};
+
+bool is_available();
+int device_count();
+// Why is_available() is false ("" when it is true): the CUDA error string, or the build.
+std::string unavailable_reason();
+// The device's name; in the host-run build "host-run (Thrust OMP)" (or CPP).
+std::string device_name(int device = 0);
+// "device (nvcc)", "host-run (Thrust OMP)", or "none (built without CUDA)".
+std::string build_name();
+// Waits for all kernels launched so far (a no-op in the host-run build).
+void synchronize();
+
+// Bytes held by live tensors (rounded to the allocator's block sizes), its peak, and the bytes
+// the caching allocator holds in total (live + cached).
+int64_t memory_allocated();
+int64_t max_memory_allocated();
+int64_t memory_reserved();
+void reset_peak_memory_stats();
+// Returns cached, unused blocks to the device.
+void empty_cache();
+
+// DeviceError naming the reason when no CUDA device is usable; called before a CUDA tensor is
+// created.
+void check_available();
+
+}  // namespace mutagrad::cuda

@@ -1,0 +1,95 @@
+// CudaBackend: its registration, transfers between the CPU and the device, and the ops that
+// have no kernel yet. Compiled into both builds (backend_device, backend_host).
+#include "cuda/cuda_backend.h"
+
+#include "cuda/allocator.h"
+#include "cuda/kernels.h"
+#include "cuda/runtime.h"
+#include "tensor/native/factories.h"
+#include "tensor/tensor.h"
+
+namespace mutagrad::cuda {
+namespace {
+
+void* address(const Tensor& t) { return t.unsafe_impl()->data(); }
+
+size_t nbytes(const Tensor& t) { return static_cast<size_t>(t.numel() * t.element_size()); }
+
+// Note [Transfers]
+// A copy between the CPU and the device moves one contiguous block of the source's dtype with
+// one memcpy; strides and dtype conversion are handled on the side that has the kernels for
+// them: host -> device uploads src as it is (made contiguous on the CPU if needed) and converts
+// and scatters on the device; device -> host gathers on the device (if src is not contiguous),
+// downloads, and converts and scatters on the CPU. Both conversions are the same formula
+// (convert_value), so the values do not depend on the direction. An expanded CPU source is
+// materialized before the upload. When dst is contiguous and of src's dtype, the memcpy goes
+// straight into it.
+void upload(const Tensor& dst, const Tensor& src) {
+  Tensor host = src.is_contiguous() ? src : empty(src.sizes(), src.dtype());
+  if (!src.is_contiguous()) backend_for(kCPU).copy(host, src);
+  const bool direct = dst.is_contiguous() && dst.dtype() == src.dtype();
+  Tensor staging =
+      direct ? dst : empty(src.sizes(), TensorOptions(src.dtype()).device(dst.device()));
+  runtime().memcpy(address(staging), address(host), nbytes(host), CopyKind::kHostToDevice);
+  if (!direct) copy_kernel(dst, staging);
+}
+
+void download(const Tensor& dst, const Tensor& src) {
+  Tensor device = src;
+  if (!src.is_contiguous()) {
+    device = empty(src.sizes(), TensorOptions(src.dtype()).device(src.device()));
+    copy_kernel(device, src);
+  }
+  const bool direct = dst.is_contiguous() && dst.dtype() == src.dtype();
+  Tensor host = direct ? dst : empty(src.sizes(), src.dtype());
+  runtime().memcpy(address(host), address(device), nbytes(device), CopyKind::kDeviceToHost);
+  if (!direct) backend_for(kCPU).copy(dst, host);
+}
+
+}  // namespace
+
+Allocator& CudaBackend::allocator() { return caching_allocator(); }
+
+void CudaBackend::fill(const Tensor& dst, const Scalar& value) {
+  if (dst.numel() > 0) fill_kernel(dst, value);
+}
+
+void CudaBackend::copy(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  if (src.device().is_cpu()) return upload(dst, src);
+  if (dst.device().is_cpu()) return download(dst, src);
+  copy_kernel(dst, src);
+}
+
+void CudaBackend::unary(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) {
+  if (out.numel() > 0) unary_kernel(op, out, in, args);
+}
+
+void CudaBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (out.numel() > 0) binary_kernel(op, out, a, b);
+}
+
+void CudaBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  if (out.numel() > 0) where_kernel(out, cond, a, b);
+}
+
+void CudaBackend::reduce(ReduceOp, const Tensor&, const Tensor&, const std::vector<bool>&) {
+  missing("reduce (sum/mean/prod/max/min)");
+}
+
+void CudaBackend::argmax(const Tensor&, const Tensor&, int64_t) { missing("argmax"); }
+
+void CudaBackend::matmul(const Tensor&, const Tensor&, const Tensor&) { missing("matmul"); }
+
+void CudaBackend::arange(const Tensor&, const Scalar&, const Scalar&) { missing("arange"); }
+
+Tensor CudaBackend::nonzero(const Tensor&) { missing("nonzero"); }
+
+namespace {
+const bool registered = [] {
+  register_backend(DeviceType::CUDA, new CudaBackend());  // never destroyed, as the CPU's
+  return true;
+}();
+}  // namespace
+
+}  // namespace mutagrad::cuda

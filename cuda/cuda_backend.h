@@ -1,0 +1,38 @@
+// CudaBackend: the kernels of DeviceType::CUDA, registered with backend_for() at load time by
+// whichever build is linked (device or host-run; see docs/cuda.md).
+//
+// Arguments arrive validated by mutagrad::native (tensor/backend.h). Same-device work runs the
+// kernels of cuda/*.cu; copy() also moves data between the CPU and the device. Ops without a
+// kernel yet throw DeviceError ("<op> has no cuda implementation"), listed in docs/cuda.md.
+//
+//   Backend& gpu = backend_for(Device(DeviceType::CUDA, 0));
+//   gpu.fill(t, 1.5);
+//   gpu.copy(cuda_dst, cpu_src);   // host -> device, any strides and dtypes
+#pragma once
+
+#include <vector>
+
+#include "tensor/backend.h"
+
+namespace mutagrad::cuda {
+
+class CudaBackend : public Backend {
+ public:
+  DeviceType device_type() const override { return DeviceType::CUDA; }
+  Allocator& allocator() override;
+
+  void fill(const Tensor& dst, const Scalar& value) override;
+  // Either operand may be on the CPU (a transfer); see Note [Transfers] in cuda_backend.cc.
+  void copy(const Tensor& dst, const Tensor& src) override;
+  void unary(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) override;
+  void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) override;
+  void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) override;
+  void reduce(ReduceOp op, const Tensor& out, const Tensor& in,
+              const std::vector<bool>& reduce_dim) override;
+  void argmax(const Tensor& out, const Tensor& in, int64_t dim) override;
+  void matmul(const Tensor& out, const Tensor& a, const Tensor& b) override;
+  void arange(const Tensor& out, const Scalar& start, const Scalar& step) override;
+  Tensor nonzero(const Tensor& in) override;
+};
+
+}  // namespace mutagrad::cuda

@@ -1,0 +1,117 @@
+// What every kernel source (cuda/*.cu) uses: MG_HOST_DEVICE, the strided offset calculator,
+// and launch(), which runs a functor over [0, n) with Thrust on the build's device system.
+//
+//   struct Neg { float* o; const float* a; OffsetCalc<2> calc;
+//                MG_HOST_DEVICE void operator()(int64_t i) const { ... } };
+//   launch("neg", n, Neg{...});    // thrust::for_each_n over a counting iterator
+//
+// Note [Two builds of one kernel source]
+// A kernel is a Thrust algorithm with a small __host__ __device__ functor (no lambdas, no raw
+// __global__ kernels), launched with exec_policy(). nvcc (device build) compiles it for the
+// GPU and exec_policy() is thrust::cuda::par_nosync on the runtime's stream. g++ (host-run
+// build, -DTHRUST_DEVICE_SYSTEM=..._OMP or _CPP) compiles the same file as C++, MG_HOST_DEVICE
+// is empty and exec_policy() is thrust::device, which is then the host's OpenMP (or
+// sequential) system: the same functor runs on the same pointers, which are host memory there.
+// So the suite, which links the host-run build, runs these exact algorithms.
+#pragma once
+
+#include <thrust/execution_policy.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/system_error.h>
+
+#include <array>
+#include <cstdint>
+
+#include "cuda/runtime.h"
+#include "tensor/tensor.h"
+
+#ifdef __CUDACC__
+#include <thrust/system/cuda/execution_policy.h>
+#define MG_HOST_DEVICE __host__ __device__
+#else
+#define MG_HOST_DEVICE
+#endif
+
+namespace mutagrad::cuda {
+
+// Dims a kernel operand may have after coalescing (Note [Offset calculator]).
+constexpr int kMaxKernelDims = 16;
+
+// The address of element [0, ..., 0] on the device: for kernels only (host code must not
+// dereference it; see Note [Host code never reads device memory] in tensor/tensor.h).
+inline char* device_data(const Tensor& t) { return static_cast<char*>(t.unsafe_impl()->data()); }
+
+// Note [Offset calculator]
+// Operands of one kernel share a shape; each has its own byte strides. On the host, size-1 dims
+// are dropped and neighbouring dims merged where every operand is contiguous across them; the
+// kernel turns a linear (row-major) element index into each operand's byte offset with one
+// div/mod per remaining dim. Row-major order is kept (no permutation as the CPU's
+// StridedLoop does): the order only affects speed, never a value, since every element is
+// computed independently.
+template <int N>
+struct OffsetCalc {
+  int ndim = 0;
+  int64_t sizes[kMaxKernelDims] = {};       // innermost first
+  int64_t strides[N][kMaxKernelDims] = {};  // bytes
+
+  MG_HOST_DEVICE void get(int64_t linear, int64_t (&offsets)[N]) const {
+    for (int k = 0; k < N; ++k) offsets[k] = 0;
+    for (int d = 0; d < ndim; ++d) {
+      const int64_t i = linear % sizes[d];
+      linear /= sizes[d];
+      for (int k = 0; k < N; ++k) offsets[k] += i * strides[k][d];
+    }
+  }
+};
+
+// The offset calculator of operands that all have ops[0]'s shape (inputs already expanded).
+template <int N>
+OffsetCalc<N> make_offset_calc(const std::array<const Tensor*, N>& ops) {
+  OffsetCalc<N> calc;
+  const IntArrayRef shape = ops[0]->sizes();
+  for (int64_t d = ops[0]->dim() - 1; d >= 0; --d) {
+    if (shape[d] == 1) continue;
+    int64_t bytes[N];
+    for (int k = 0; k < N; ++k) bytes[k] = ops[k]->strides()[d] * ops[k]->element_size();
+    bool merge = calc.ndim > 0;
+    for (int k = 0; k < N && merge; ++k) {
+      merge = bytes[k] == calc.strides[k][calc.ndim - 1] * calc.sizes[calc.ndim - 1];
+    }
+    if (merge) {
+      calc.sizes[calc.ndim - 1] *= shape[d];
+      continue;
+    }
+    if (calc.ndim == kMaxKernelDims) {
+      throw DeviceError(str("CUDA kernels take at most ", kMaxKernelDims,
+                            " non-mergeable dims; this operand of shape ", shape,
+                            " has more. "
+                            "Make it contiguous first (.contiguous())"));
+    }
+    calc.sizes[calc.ndim] = shape[d];
+    for (int k = 0; k < N; ++k) calc.strides[k][calc.ndim] = bytes[k];
+    ++calc.ndim;
+  }
+  return calc;
+}
+
+inline auto exec_policy() {
+#ifdef __CUDACC__
+  return thrust::cuda::par_nosync.on(static_cast<cudaStream_t>(runtime().stream()));
+#else
+  return thrust::device;
+#endif
+}
+
+// Runs f(i) for i in [0, n) on the device; a launch failure becomes a DeviceError naming `op`.
+template <typename F>
+void launch(const char* op, int64_t n, const F& f) {
+  if (n <= 0) return;
+  try {
+    thrust::for_each_n(exec_policy(), thrust::counting_iterator<int64_t>(0), n, f);
+  } catch (const thrust::system_error& e) {
+    throw DeviceError(str(op, ": the CUDA kernel failed: ", e.what()));
+  }
+}
+
+}  // namespace mutagrad::cuda

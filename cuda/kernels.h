@@ -1,0 +1,24 @@
+// The CUDA kernels, one function per Backend op, all operands on the device (same-device work
+// only: CudaBackend in cuda_backend.cc moves data across devices and calls these). Arguments
+// are validated and broadcast by mutagrad::native, as for every backend (tensor/backend.h).
+//
+//   fill_kernel(t, 1.5);                       // copy.cu
+//   binary_kernel(BinaryOp::kAdd, out, a, b);  // pointwise.cu
+#pragma once
+
+#include "tensor/backend.h"
+#include "tensor/tensor.h"
+
+namespace mutagrad::cuda {
+
+// copy.cu
+void fill_kernel(const Tensor& dst, const Scalar& value);
+// dst = src converted to dst's dtype; both on the device, src of dst's shape.
+void copy_kernel(const Tensor& dst, const Tensor& src);
+
+// pointwise.cu
+void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args);
+void binary_kernel(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
+void where_kernel(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
+
+}  // namespace mutagrad::cuda

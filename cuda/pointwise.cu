@@ -1,0 +1,280 @@
+// CUDA element-wise kernels: unary, binary and where; the CPU's are in tensor/cpu/pointwise.cc.
+//
+// Note [One kernel per dtype]
+// The op is a runtime switch inside the functor rather than a template parameter: one kernel
+// per (dtype, result kind) instead of one per (op, dtype), which keeps nvcc's time and the
+// binary's size small (every kernel is compiled for three GPU targets). The switch is uniform
+// across a launch, so GPU threads never diverge on it. Each case is the CPU's scalar formula:
+// Note [Bitwise equal to the CPU backend] in cuda/device_math.h.
+#include <cmath>
+#include <type_traits>
+
+#include "cuda/device_math.h"
+#include "cuda/kernel_util.h"
+#include "cuda/kernels.h"
+
+namespace mutagrad::cuda {
+namespace {
+
+template <typename T>
+MG_HOST_DEVICE T& at(char* base, int64_t offset) {
+  return *reinterpret_cast<T*>(base + offset);
+}
+template <typename T>
+MG_HOST_DEVICE const T& at(const char* base, int64_t offset) {
+  return *reinterpret_cast<const T*>(base + offset);
+}
+
+// The scalar operands of pow (a) and clamp (a = min, b = max), in the compute dtype.
+template <typename T>
+struct UnaryParams {
+  UnaryOp op;
+  T a;
+  T b;
+  bool has_a;
+  bool has_b;
+};
+
+template <typename T>
+MG_HOST_DEVICE T unary_value(const UnaryParams<T>& p, T x) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  constexpr bool kBool = std::is_same_v<T, bool>;
+  switch (p.op) {
+    case UnaryOp::kNeg:
+      if constexpr (!kBool) return dmath::wrapping_neg<T>(x);
+      break;
+    case UnaryOp::kAbs:
+      if constexpr (kBool) {
+        return x;
+      } else {
+        return dmath::wrapping_abs<T>(x);
+      }
+    case UnaryOp::kRelu:
+      return x < T(0) ? T(0) : x;
+    case UnaryOp::kClamp: {
+      T y = x;
+      if (p.has_a) y = y < p.a ? p.a : y;
+      if (p.has_b) y = y > p.b ? p.b : y;
+      return y;
+    }
+    case UnaryOp::kPowScalar:
+      if constexpr (kFloat) {
+        // The CPU's special exponents, then pow.
+        if (p.a == T(2)) return x * x;
+        if (p.a == T(1)) return x;
+        if (p.a == T(0.5)) return std::sqrt(x);
+        if (p.a == T(-1)) return T(1) / x;
+        return std::pow(x, p.a);
+      } else if constexpr (kBool) {
+        return x || !p.a;
+      } else {
+        return dmath::int_pow<T>(x, p.a);
+      }
+    default:
+      break;
+  }
+  if constexpr (kFloat) {
+    switch (p.op) {
+      case UnaryOp::kExp:
+        return std::exp(x);
+      case UnaryOp::kLog:
+        return std::log(x);
+      case UnaryOp::kSqrt:
+        return std::sqrt(x);
+      case UnaryOp::kSin:
+        return std::sin(x);
+      case UnaryOp::kCos:
+        return std::cos(x);
+      case UnaryOp::kTanh:
+        return std::tanh(x);
+      case UnaryOp::kSigmoid:
+        return T(1) / (T(1) + std::exp(-x));
+      default:
+        break;
+    }
+  }
+  return x;  // not reached: native validated the op for this dtype
+}
+
+template <typename T>
+struct UnaryFunctor {
+  char* out;
+  const char* in;
+  OffsetCalc<2> calc;
+  UnaryParams<T> params;
+  MG_HOST_DEVICE void operator()(int64_t i) const {
+    int64_t off[2];
+    calc.get(i, off);
+    at<T>(out, off[0]) = unary_value<T>(params, at<T>(in, off[1]));
+  }
+};
+
+template <typename T>
+struct LogicalNotFunctor {
+  char* out;
+  const char* in;
+  OffsetCalc<2> calc;
+  MG_HOST_DEVICE void operator()(int64_t i) const {
+    int64_t off[2];
+    calc.get(i, off);
+    at<bool>(out, off[0]) = at<T>(in, off[1]) == T(0);
+  }
+};
+
+template <typename T>
+MG_HOST_DEVICE T binary_value(BinaryOp op, T x, T y) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  constexpr bool kBool = std::is_same_v<T, bool>;
+  switch (op) {
+    case BinaryOp::kAdd:
+      if constexpr (kBool) {
+        return x || y;
+      } else {
+        return dmath::wrapping_add<T>(x, y);
+      }
+    case BinaryOp::kSub:
+      if constexpr (kBool) {
+        return x != y;
+      } else {
+        return dmath::wrapping_sub<T>(x, y);
+      }
+    case BinaryOp::kMul:
+      if constexpr (kBool) {
+        return x && y;
+      } else {
+        return dmath::wrapping_mul<T>(x, y);
+      }
+    case BinaryOp::kDiv:
+      if constexpr (kFloat) {
+        return x / y;
+      } else if constexpr (kBool) {
+        return x;
+      } else {
+        return y == 0 ? T(0) : static_cast<T>(x / y);  // not reached from native
+      }
+    case BinaryOp::kPow:
+      if constexpr (kFloat) {
+        return std::pow(x, y);
+      } else if constexpr (kBool) {
+        return x || !y;
+      } else {
+        return dmath::int_pow<T>(x, y);
+      }
+    case BinaryOp::kMaximum:
+      return dmath::max_propagate_nan<T>(x, y);
+    case BinaryOp::kMinimum:
+      return dmath::min_propagate_nan<T>(x, y);
+    default:
+      return x;  // comparisons go through compare_value
+  }
+}
+
+template <typename T>
+MG_HOST_DEVICE bool compare_value(BinaryOp op, T x, T y) {
+  switch (op) {
+    case BinaryOp::kEq:
+      return x == y;
+    case BinaryOp::kNe:
+      return x != y;
+    case BinaryOp::kLt:
+      return x < y;
+    case BinaryOp::kLe:
+      return x <= y;
+    case BinaryOp::kGt:
+      return x > y;
+    case BinaryOp::kGe:
+      return x >= y;
+    case BinaryOp::kLogicalAnd:
+      return x != T(0) && y != T(0);
+    case BinaryOp::kLogicalOr:
+      return x != T(0) || y != T(0);
+    default:
+      return false;  // arithmetic goes through binary_value
+  }
+}
+
+template <typename T>
+struct BinaryFunctor {
+  char* out;
+  const char* a;
+  const char* b;
+  OffsetCalc<3> calc;
+  BinaryOp op;
+  MG_HOST_DEVICE void operator()(int64_t i) const {
+    int64_t off[3];
+    calc.get(i, off);
+    at<T>(out, off[0]) = binary_value<T>(op, at<T>(a, off[1]), at<T>(b, off[2]));
+  }
+};
+
+template <typename T>
+struct CompareFunctor {
+  char* out;
+  const char* a;
+  const char* b;
+  OffsetCalc<3> calc;
+  BinaryOp op;
+  MG_HOST_DEVICE void operator()(int64_t i) const {
+    int64_t off[3];
+    calc.get(i, off);
+    at<bool>(out, off[0]) = compare_value<T>(op, at<T>(a, off[1]), at<T>(b, off[2]));
+  }
+};
+
+template <typename T>
+struct WhereFunctor {
+  char* out;
+  const char* cond;
+  const char* a;
+  const char* b;
+  OffsetCalc<4> calc;
+  MG_HOST_DEVICE void operator()(int64_t i) const {
+    int64_t off[4];
+    calc.get(i, off);
+    at<T>(out, off[0]) = at<bool>(cond, off[1]) ? at<T>(a, off[2]) : at<T>(b, off[3]);
+  }
+};
+
+}  // namespace
+
+void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) {
+  const OffsetCalc<2> calc = make_offset_calc<2>({&out, &in});
+  dispatch_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (op == UnaryOp::kLogicalNot) {
+      launch("logical_not", out.numel(),
+             LogicalNotFunctor<T>{device_data(out), device_data(in), calc});
+      return;
+    }
+    const UnaryParams<T> params{op, args.arg.to<T>(), args.arg2.to<T>(), args.has_arg,
+                                args.has_arg2};
+    launch(unary_op_name(op), out.numel(),
+           UnaryFunctor<T>{device_data(out), device_data(in), calc, params});
+  });
+}
+
+void binary_kernel(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  const OffsetCalc<3> calc = make_offset_calc<3>({&out, &a, &b});
+  dispatch_dtype(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (is_comparison(op)) {
+      launch(binary_op_name(op), out.numel(),
+             CompareFunctor<T>{device_data(out), device_data(a), device_data(b), calc, op});
+    } else {
+      launch(binary_op_name(op), out.numel(),
+             BinaryFunctor<T>{device_data(out), device_data(a), device_data(b), calc, op});
+    }
+  });
+}
+
+void where_kernel(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  const OffsetCalc<4> calc = make_offset_calc<4>({&out, &cond, &a, &b});
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch(
+        "where", out.numel(),
+        WhereFunctor<T>{device_data(out), device_data(cond), device_data(a), device_data(b), calc});
+  });
+}
+
+}  // namespace mutagrad::cuda

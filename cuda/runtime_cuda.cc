@@ -1,0 +1,100 @@
+// The device build's runtime: the CUDA runtime API, every call checked and reported with its
+// name and cudaGetErrorString. See Note [Two runtimes] in cuda/runtime.h. Registers itself at
+// load time. Only device 0 is used (docs/cuda.md: multi-GPU is not implemented).
+#include <cuda_runtime_api.h>
+
+#include <mutex>
+
+#include "cuda/runtime.h"
+#include "tensor/error.h"
+
+namespace mutagrad::cuda {
+namespace {
+
+std::string describe(const char* call, cudaError_t err) {
+  return str(call, " failed: ", cudaGetErrorString(err), " (", cudaGetErrorName(err), ")");
+}
+
+void check(cudaError_t err, const char* call) {
+  if (err != cudaSuccess) throw DeviceError(describe(call, err));
+}
+
+class CudaRuntime final : public Runtime {
+ public:
+  std::string build_name() const override {
+    return str("device (nvcc, CUDA runtime ", CUDART_VERSION / 1000, ".",
+               CUDART_VERSION % 1000 / 10, ")");
+  }
+
+  int device_count(std::string* reason) override {
+    std::call_once(init_, [this] {
+      int count = 0;
+      cudaError_t err = cudaGetDeviceCount(&count);
+      if (err != cudaSuccess) {
+        (void)cudaGetLastError();  // clear it: the process may go on without CUDA
+        reason_ = describe("cudaGetDeviceCount", err);
+        count = 0;
+      } else if (count == 0) {
+        reason_ = "cudaGetDeviceCount found no CUDA device";
+      }
+      count_ = count;
+      if (count_ > 0) {
+        check(cudaSetDevice(0), "cudaSetDevice");
+        check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+              "cudaStreamCreateWithFlags");
+      }
+    });
+    if (count_ == 0 && reason != nullptr) *reason = reason_;
+    return count_;
+  }
+
+  std::string device_name(int index) override {
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties");
+    return prop.name;
+  }
+
+  void* malloc(size_t nbytes) override {
+    void* p = nullptr;
+    cudaError_t err = cudaMalloc(&p, nbytes);
+    if (err == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();  // not sticky: the caching allocator retries or reports
+      return nullptr;
+    }
+    check(err, "cudaMalloc");
+    return p;
+  }
+
+  void free(void* ptr, size_t) override { check(cudaFree(ptr), "cudaFree"); }
+
+  void memcpy(void* dst, const void* src, size_t nbytes, CopyKind kind) override {
+    if (nbytes == 0) return;
+    const cudaMemcpyKind k = kind == CopyKind::kHostToDevice   ? cudaMemcpyHostToDevice
+                             : kind == CopyKind::kDeviceToHost ? cudaMemcpyDeviceToHost
+                                                               : cudaMemcpyDeviceToDevice;
+    check(cudaMemcpyAsync(dst, src, nbytes, k, stream_), "cudaMemcpyAsync");
+    // A host buffer (pageable, possibly a temporary) is only safe to reuse, and device-to-host
+    // results only readable, once the copy is done; device-to-device copies stay queued.
+    if (kind != CopyKind::kDeviceToDevice) {
+      check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    }
+  }
+
+  void synchronize() override { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+
+  void* stream() override { return stream_; }
+
+ private:
+  std::once_flag init_;
+  int count_ = 0;
+  std::string reason_;
+  cudaStream_t stream_ = nullptr;
+};
+
+const bool registered = [] {
+  register_runtime(new CudaRuntime());  // never destroyed: tensors may outlive main
+  return true;
+}();
+
+}  // namespace
+}  // namespace mutagrad::cuda

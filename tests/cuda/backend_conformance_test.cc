@@ -1,0 +1,406 @@
+// Backend conformance: every implemented Backend op, on every device, over random shapes and
+// geometry (permuted, gappy, offset, expanded, zero-size, 0-dim), every dtype and special
+// values, compared with the CPU backend on contiguous copies of the same inputs. Exact ops must
+// agree bit for bit (Note [Bitwise equal to the CPU backend] in cuda/device_math.h); libm ops
+// within kUlps, and in the host-run build the CUDA result is also bitwise std:: per element.
+// An input the CPU refuses must be refused by the device too, with the same error text.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cuda/cuda.h"
+#include "tensor/backend.h"
+#include "tensor/native/copy.h"
+#include "tensor/native/factories.h"
+#include "tensor/native/pointwise.h"
+#include "tensor/native/views.h"
+#include "tests/tensor/test_util.h"
+
+namespace mutagrad {
+namespace {
+
+using tensor_testing::kAllDtypes;
+using tensor_testing::Random;
+using tensor_testing::strided_view;
+
+constexpr int64_t kUlps = 8;
+const Device kGpu(DeviceType::CUDA, 0);
+
+bool host_run() { return cuda::build_name().rfind("host-run", 0) == 0; }
+
+// A tensor on `device` with the same geometry (sizes, strides, offset) and storage bytes as the
+// CPU tensor `t`: the whole storage is transferred, then viewed the same way.
+Tensor same_on(const Tensor& t, Device device) {
+  if (device.is_cpu()) return t;
+  const int64_t n = static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
+  Tensor flat(std::make_shared<TensorImpl>(t.storage(), DimVector{n}, DimVector{1}, 0, t.dtype(),
+                                           VersionCounter()));
+  Tensor moved = native::to(flat, device);
+  return strided_view(moved, t.sizes(), t.strides(), t.storage_offset());
+}
+
+// A contiguous CPU copy.
+Tensor host(const Tensor& t) { return native::contiguous(native::to(t, kCPU)); }
+
+// Random values with the edge cases of each dtype mixed in (nan, infinities, -0.0, subnormals,
+// values beyond int32/int64 for conversions).
+void sprinkle(const Tensor& t, Random& rnd) {
+  const int64_t n = static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
+  Tensor flat(std::make_shared<TensorImpl>(t.storage(), DimVector{n}, DimVector{1}, 0, t.dtype(),
+                                           VersionCounter()));
+  dispatch_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      using L = std::numeric_limits<T>;
+      const T specials[] = {
+          T(0),    -T(0),   L::quiet_NaN(), L::infinity(), -L::infinity(), L::denorm_min(),
+          T(1e10), T(-3e9), T(0.5),         T(2),          T(-1),          L::max()};
+      T* p = flat.data_ptr<T>();
+      for (int64_t i = 0; i < n; ++i) {
+        if (rnd.uniform(0, 3) == 0) p[i] = specials[rnd.uniform(0, 11)];
+      }
+    } else if constexpr (!std::is_same_v<T, bool>) {  // wrap-around at the extremes
+      using L = std::numeric_limits<T>;
+      const T specials[] = {L::max(), L::min(), T(-1), T(0), T(2)};
+      T* p = flat.data_ptr<T>();
+      for (int64_t i = 0; i < n; ++i) {
+        if (rnd.uniform(0, 5) == 0) p[i] = specials[rnd.uniform(0, 4)];
+      }
+    }
+  });
+}
+
+Tensor input(Random& rnd, IntArrayRef sizes, ScalarType dtype) {
+  Tensor t = rnd.tensor(sizes, dtype);
+  sprinkle(t, rnd);
+  return t;
+}
+
+template <typename T>
+int64_t ulp_distance(T a, T b) {
+  using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  I ia, ib;
+  std::memcpy(&ia, &a, sizeof(T));
+  std::memcpy(&ib, &b, sizeof(T));
+  if (ia < 0) ia = std::numeric_limits<I>::min() - ia;
+  if (ib < 0) ib = std::numeric_limits<I>::min() - ib;
+  return ia > ib ? static_cast<int64_t>(ia) - ib : static_cast<int64_t>(ib) - ia;
+}
+
+// Same shape and dtype; every element bitwise equal, or (ulps > 0, floating) within `ulps`.
+void expect_same(const Tensor& got_any, const Tensor& want_any, int64_t ulps,
+                 const std::string& what) {
+  Tensor got = host(got_any), want = host(want_any);
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  dispatch_dtype(got.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* g = got.data_ptr<T>();
+    const T* w = want.data_ptr<T>();
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      if (std::memcmp(&g[i], &w[i], sizeof(T)) == 0) continue;
+      if constexpr (std::is_floating_point_v<T>) {
+        if (ulps > 0 && !std::isnan(g[i]) && !std::isnan(w[i]) &&
+            ulp_distance(g[i], w[i]) <= ulps) {
+          continue;
+        }
+      }
+      ADD_FAILURE() << what << ": element " << i << " is " << +g[i] << ", expected " << +w[i];
+      return;
+    }
+  });
+}
+
+// Runs `op` on the CPU inputs (contiguous copies) and on `device`'s copies of them, and
+// compares; an error on the CPU must be the same error on the device.
+void check_op(Device device, const std::vector<Tensor>& cpu_inputs,
+              const std::function<Tensor(const std::vector<Tensor>&)>& op, int64_t ulps,
+              const std::string& what) {
+  std::vector<Tensor> contiguous, on_device;
+  for (const Tensor& t : cpu_inputs) {
+    contiguous.push_back(native::clone(t));
+    on_device.push_back(same_on(t, device));
+  }
+  Tensor want;
+  std::string want_error;
+  try {
+    want = op(contiguous);
+  } catch (const Error& e) {
+    want_error = e.what();
+  }
+  try {
+    Tensor got = op(on_device);
+    ASSERT_TRUE(want_error.empty()) << what << ": the CPU raised \"" << want_error << "\"";
+    ASSERT_EQ(got.device(), device) << what;
+    expect_same(got, want, ulps, what);
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), want_error) << what;
+  }
+}
+
+bool exact(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kExp:
+    case UnaryOp::kLog:
+    case UnaryOp::kSin:
+    case UnaryOp::kCos:
+    case UnaryOp::kTanh:
+    case UnaryOp::kSigmoid:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// The CPU's pow is std::pow (glibc): bitwise equal in the host-run build, not on a GPU.
+int64_t ulps_of(UnaryOp op) {
+  return exact(op) && (op != UnaryOp::kPowScalar || host_run()) ? 0 : kUlps;
+}
+int64_t ulps_of(BinaryOp op) { return op != BinaryOp::kPow || host_run() ? 0 : kUlps; }
+
+class BackendConformance : public ::testing::TestWithParam<Device> {
+ protected:
+  void SetUp() override {
+    if (GetParam().is_cuda() && !cuda::is_available()) {
+      GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason();
+    }
+  }
+  // Shapes: random ones plus the edge geometries every op must handle.
+  std::vector<DimVector> shapes() {
+    std::vector<DimVector> out = {{}, {0}, {3, 0}, {1}, {5}, {2, 1, 3}};
+    for (int i = 0; i < 6; ++i) out.push_back(rnd_.shape());
+    return out;
+  }
+  Random rnd_{20240521};
+};
+
+TEST_P(BackendConformance, Fill) {
+  for (const DimVector& shape : shapes()) {
+    for (ScalarType dtype : kAllDtypes) {
+      for (Scalar value : {Scalar(true), Scalar(-7), Scalar(2.5), Scalar(-0.0)}) {
+        if (!value.fits(dtype)) continue;
+        Tensor t = input(rnd_, shape, dtype);
+        check_op(
+            GetParam(), {t},
+            [&](const std::vector<Tensor>& x) {
+              native::fill_(x[0], value);
+              return x[0];
+            },
+            0, str("fill_ ", dtype, shape, " with ", value));
+      }
+    }
+  }
+}
+
+TEST_P(BackendConformance, CopyConvertsAnyDtypeAndGeometry) {
+  for (const DimVector& shape : shapes()) {
+    for (ScalarType to : kAllDtypes) {
+      for (ScalarType from : kAllDtypes) {
+        Tensor dst = input(rnd_, shape, to);
+        Tensor src = input(rnd_, shape, from);
+        check_op(
+            GetParam(), {dst, src},
+            [](const std::vector<Tensor>& x) {
+              native::copy_(x[0], x[1]);
+              return x[0];
+            },
+            0, str("copy_ ", from, " -> ", to, " ", shape));
+      }
+    }
+  }
+}
+
+TEST_P(BackendConformance, CopyBroadcastsAnExpandedSource) {
+  for (ScalarType dtype : kAllDtypes) {
+    Tensor dst = input(rnd_, {4, 3, 2}, dtype);
+    Tensor src = input(rnd_, {3, 1}, kFloat64);
+    check_op(
+        GetParam(), {dst, src},
+        [](const std::vector<Tensor>& x) {
+          native::copy_(x[0], x[1]);
+          return x[0];
+        },
+        0, str("copy_ expanded into ", dtype));
+  }
+}
+
+TEST_P(BackendConformance, CopyBetweenOverlappingViews) {
+  Tensor base = input(rnd_, {10}, kFloat32);
+  check_op(
+      GetParam(), {base},
+      [](const std::vector<Tensor>& x) {
+        native::copy_(native::slice(x[0], 0, 1, 10, 1), native::slice(x[0], 0, 0, 9, 1));
+        return x[0];
+      },
+      0, "x[1:] = x[:-1]");
+}
+
+TEST_P(BackendConformance, UnaryOps) {
+  const UnaryOp ops[] = {UnaryOp::kNeg,     UnaryOp::kAbs,  UnaryOp::kExp,       UnaryOp::kLog,
+                         UnaryOp::kSqrt,    UnaryOp::kSin,  UnaryOp::kCos,       UnaryOp::kTanh,
+                         UnaryOp::kSigmoid, UnaryOp::kRelu, UnaryOp::kLogicalNot};
+  for (const DimVector& shape : shapes()) {
+    for (ScalarType dtype : kAllDtypes) {
+      for (UnaryOp op : ops) {
+        Tensor x = input(rnd_, shape, dtype);
+        check_op(
+            GetParam(), {x}, [op](const std::vector<Tensor>& t) { return native::unary(op, t[0]); },
+            ulps_of(op), str(unary_op_name(op), " ", dtype, shape));
+        // In place, through a non-contiguous output.
+        check_op(
+            GetParam(), {x},
+            [op](const std::vector<Tensor>& t) {
+              native::unary_out(op, t[0], t[0]);
+              return t[0];
+            },
+            ulps_of(op), str(unary_op_name(op), "_ ", dtype, shape));
+      }
+    }
+  }
+}
+
+TEST_P(BackendConformance, PowAndClampWithScalars) {
+  for (const DimVector& shape : shapes()) {
+    for (ScalarType dtype : kAllDtypes) {
+      for (Scalar e :
+           {Scalar(2), Scalar(0.5), Scalar(-1.0), Scalar(3), Scalar(1.7), Scalar(true)}) {
+        Tensor x = input(rnd_, shape, dtype);
+        UnaryArgs args;
+        args.arg = e;
+        args.has_arg = true;
+        check_op(
+            GetParam(), {x},
+            [&](const std::vector<Tensor>& t) {
+              return native::unary(UnaryOp::kPowScalar, t[0], args);
+            },
+            ulps_of(UnaryOp::kPowScalar), str("pow ", dtype, shape, " ** ", e));
+      }
+      for (auto [lo, hi] : {std::pair<std::optional<Scalar>, std::optional<Scalar>>{-1, 2},
+                            {std::nullopt, 0},
+                            {Scalar(0.5), std::nullopt}}) {
+        Tensor x = input(rnd_, shape, dtype);
+        check_op(
+            GetParam(), {x},
+            [&](const std::vector<Tensor>& t) {
+              return native::unary(UnaryOp::kClamp, t[0], native::clamp_args(lo, hi, "clamp"));
+            },
+            0, str("clamp ", dtype, shape));
+      }
+    }
+  }
+}
+
+TEST_P(BackendConformance, BinaryOpsBroadcastAndPromote) {
+  const BinaryOp ops[] = {BinaryOp::kAdd,     BinaryOp::kSub,        BinaryOp::kMul,
+                          BinaryOp::kDiv,     BinaryOp::kPow,        BinaryOp::kMaximum,
+                          BinaryOp::kMinimum, BinaryOp::kEq,         BinaryOp::kNe,
+                          BinaryOp::kLt,      BinaryOp::kLe,         BinaryOp::kGt,
+                          BinaryOp::kGe,      BinaryOp::kLogicalAnd, BinaryOp::kLogicalOr};
+  for (const DimVector& shape : shapes()) {
+    // b broadcasts: each dim of a's shape kept or set to 1, maybe fewer dims.
+    DimVector bshape;
+    for (int64_t s : shape) bshape.push_back(rnd_.uniform(0, 1) ? s : 1);
+    if (!bshape.empty() && rnd_.uniform(0, 1)) bshape.erase(0);
+    for (ScalarType da : kAllDtypes) {
+      ScalarType db = kAllDtypes[rnd_.uniform(0, 4)];
+      for (BinaryOp op : ops) {
+        Tensor a = input(rnd_, shape, da);
+        Tensor b = input(rnd_, bshape, db);
+        const std::string what = str(binary_op_name(op), " ", da, shape, " ", db, bshape);
+        check_op(
+            GetParam(), {a, b},
+            [op](const std::vector<Tensor>& t) { return native::binary(op, t[0], t[1]); },
+            ulps_of(op), what);
+        check_op(
+            GetParam(), {a, b},
+            [op](const std::vector<Tensor>& t) {
+              native::binary_out(op, t[0], t[0], t[1]);
+              return t[0];
+            },
+            ulps_of(op), what + " in place");
+      }
+    }
+  }
+}
+
+TEST_P(BackendConformance, ZeroDimCpuOperandsJoinDeviceTensors) {
+  // A 0-dim CPU tensor combines with a tensor on any device, as in torch.
+  Tensor a = same_on(input(rnd_, {3, 2}, kFloat32), GetParam());
+  Tensor s = full({}, 2.5, kFloat64);
+  Tensor r = native::binary(BinaryOp::kMul, a, s);
+  EXPECT_EQ(r.device(), GetParam());
+  expect_same(r, native::binary(BinaryOp::kMul, host(a), s), 0, "a * cpu scalar");
+}
+
+TEST_P(BackendConformance, Where) {
+  for (const DimVector& shape : shapes()) {
+    for (ScalarType dtype : kAllDtypes) {
+      Tensor cond = input(rnd_, shape, kBool);
+      Tensor a = input(rnd_, shape, dtype);
+      DimVector bshape = shape.empty() ? DimVector{} : DimVector{shape.back()};
+      Tensor b = input(rnd_, bshape, dtype);
+      check_op(
+          GetParam(), {cond, a, b},
+          [](const std::vector<Tensor>& t) { return native::where(t[0], t[1], t[2]); }, 0,
+          str("where ", dtype, shape));
+    }
+  }
+}
+
+TEST_P(BackendConformance, TransfersRoundTripExactly) {
+  for (const DimVector& shape : shapes()) {
+    for (ScalarType dtype : kAllDtypes) {
+      Tensor x = input(rnd_, shape, dtype);  // non-contiguous, offset
+      Tensor there = native::to(x, GetParam());
+      EXPECT_EQ(there.device(), GetParam());
+      expect_same(native::to(there, kCPU), x, 0, str("round trip ", dtype, shape));
+      // Into non-contiguous destinations of another dtype, in both directions.
+      ScalarType other = kAllDtypes[rnd_.uniform(0, 4)];
+      Tensor want = input(rnd_, shape, other);
+      Tensor dst = same_on(want, GetParam());
+      native::copy_(want, x);
+      native::copy_(dst, x);
+      expect_same(dst, want, 0, str("cpu -> device copy_ ", dtype, " -> ", other, shape));
+      Tensor back = input(rnd_, shape, other);
+      Tensor back_want = native::clone(back);
+      native::copy_(back, there);
+      native::copy_(back_want, x);
+      expect_same(back, back_want, 0, str("device -> cpu copy_ ", dtype, " -> ", other, shape));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, BackendConformance, ::testing::Values(kCPU, kGpu),
+                         [](const ::testing::TestParamInfo<Device>& info) {
+                           return info.param.is_cpu() ? std::string("cpu") : std::string("cuda");
+                         });
+
+// The libm ops on CUDA, bitwise against std:: per element in the host-run build (the CPU's
+// contiguous runs use Eigen instead, see the file comment).
+TEST(HostRunKernels, TranscendentalsAreStdPerElement) {
+  if (!host_run()) GTEST_SKIP() << "a GPU's libm is not glibc";
+  Random rnd(5);
+  const std::pair<UnaryOp, double (*)(double)> ops[] = {
+      {UnaryOp::kExp, [](double x) { return std::exp(x); }},
+      {UnaryOp::kLog, [](double x) { return std::log(x); }},
+      {UnaryOp::kSin, [](double x) { return std::sin(x); }},
+      {UnaryOp::kCos, [](double x) { return std::cos(x); }},
+      {UnaryOp::kTanh, [](double x) { return std::tanh(x); }},
+      {UnaryOp::kSigmoid, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }}};
+  for (auto [op, f] : ops) {
+    Tensor x = input(rnd, {7, 33}, kFloat64);
+    Tensor want = empty({7, 33}, kFloat64);
+    Tensor xc = host(x);
+    for (int64_t i = 0; i < xc.numel(); ++i)
+      want.data_ptr<double>()[i] = f(xc.data_ptr<double>()[i]);
+    expect_same(native::unary(op, same_on(x, kGpu)), want, 0, unary_op_name(op));
+  }
+}
+
+}  // namespace
+}  // namespace mutagrad

@@ -1,0 +1,133 @@
+// The CUDA device as users see it in the host-run build (or on a GPU in the device build):
+// what it says it is, transfers, autograd across devices, the caching allocator and its
+// typed OOM, ops without a kernel, and host code refusing to read device memory.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cuda/allocator.h"
+#include "mutagrad.h"
+
+namespace mutagrad {
+namespace {
+
+const Device kGpu(DeviceType::CUDA, 0);
+
+template <typename E, typename Fn>
+void expect_error(Fn&& fn, const std::string& substring) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an exception containing \"" << substring << "\"";
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
+  }
+}
+
+// The elements of any tensor, row-major, as doubles (through an explicit copy to the CPU).
+std::vector<double> values(const Tensor& t) {
+  Tensor c = t.cpu().contiguous().to(kFloat64);
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+class CudaDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cuda::is_available()) GTEST_SKIP() << cuda::unavailable_reason();
+  }
+};
+
+TEST_F(CudaDevice, SaysWhatItIs) {
+  EXPECT_EQ(cuda::device_count(), 1);
+  const std::string name = cuda::device_name();
+  if (cuda::build_name().rfind("host-run", 0) == 0) {
+    EXPECT_TRUE(name == "host-run (Thrust OMP)" || name == "host-run (Thrust CPP)") << name;
+    EXPECT_EQ(cuda::build_name(), name);
+  }
+  expect_error<DeviceError>([] { cuda::device_name(3); }, "device 3 does not exist");
+  Tensor x = ones({2}).cuda();
+  EXPECT_EQ(x.device(), kGpu);
+  EXPECT_NE(x.to_string().find("device='cuda:0'"), std::string::npos) << x.to_string();
+}
+
+TEST_F(CudaDevice, HostCodeCannotReadDeviceMemory) {
+  // Note [Host code never reads device memory]: loud in every build, though in the host-run
+  // build the memory is host memory.
+  Tensor x = arange(6, kFloat32).view({2, 3}).cuda();
+  expect_error<DeviceError>([&] { x.data_ptr<float>(); }, "host code cannot read device memory");
+  expect_error<DeviceError>([&] { x.raw_data(); }, "raw_data(): the tensor is on cuda:0");
+  // The host paths copy explicitly.
+  EXPECT_EQ(x.select(0, 1).select(0, 2).item<float>(), 5.0f);
+  EXPECT_EQ(x.to_string(), "tensor([[0., 1., 2.],\n        [3., 4., 5.]], device='cuda:0')");
+}
+
+TEST_F(CudaDevice, ToCudaAndCpuRoundTrip) {
+  Tensor x = arange(12, kFloat64).view({3, 4}).t();  // non-contiguous
+  Tensor g = x.cuda();
+  EXPECT_EQ(g.device(), kGpu);
+  EXPECT_TRUE(g.is_contiguous());
+  EXPECT_TRUE(g.to(kGpu).is_same(g));  // already there: no copy
+  Tensor back = g.cpu();
+  EXPECT_TRUE(back.device().is_cpu());
+  EXPECT_EQ(values(back), values(x));
+  Tensor f = x.to(kGpu, kFloat32, /*non_blocking=*/true);
+  EXPECT_EQ(f.dtype(), kFloat32);
+  EXPECT_EQ(values(f), values(x));
+}
+
+TEST_F(CudaDevice, MixedDevicesAreADeviceError) {
+  Tensor a = ones({2}).cuda(), b = ones({2});
+  expect_error<DeviceError>([&] { (a + b); },
+                            "expected all tensors to be on the same device, but found at least "
+                            "two devices, cuda:0 and cpu");
+}
+
+TEST_F(CudaDevice, GradientsFlowBackToTheSourceDevice) {
+  Tensor x = tensor({1.0, -2.0, 3.0}, kFloat64).requires_grad_();
+  Tensor g = x.cuda();
+  EXPECT_EQ(g.grad_fn()->name(), std::string("ToCopyBackward0"));
+  Tensor y = (g * g).cpu();
+  y.backward(ones({3}, kFloat64));
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_TRUE(x.grad().device().is_cpu());
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{2.0, -4.0, 6.0}));
+}
+
+TEST_F(CudaDevice, CachingAllocatorReusesBlocksAndCounts) {
+  cuda::empty_cache();
+  const int64_t before = cuda::memory_allocated();
+  {
+    Tensor a = empty({1000}, TensorOptions(kFloat32).device(kGpu));  // 4000 -> 4096 bytes
+    EXPECT_EQ(cuda::memory_allocated() - before, 4096);
+    EXPECT_GE(cuda::max_memory_allocated(), cuda::memory_allocated());
+  }
+  EXPECT_EQ(cuda::memory_allocated(), before);
+  const int64_t reserved = cuda::memory_reserved();
+  {
+    Tensor b = empty({1010}, TensorOptions(kFloat32).device(kGpu));  // the same 4096-byte bin
+    EXPECT_EQ(cuda::memory_reserved(), reserved);
+  }
+  cuda::empty_cache();
+  EXPECT_LT(cuda::memory_reserved(), reserved);
+  EXPECT_EQ(cuda::CachingAllocator::round_size(1), 512u);
+  EXPECT_EQ(cuda::CachingAllocator::round_size((1u << 20) + 1), (1u << 20) + (1u << 18));
+}
+
+TEST_F(CudaDevice, OutOfMemoryIsATypedErrorAndChangesNothing) {
+  Tensor x = ones({4}).cuda();
+  const int64_t allocated = cuda::memory_allocated();
+  expect_error<cuda::OutOfMemoryError>(
+      [] { empty({int64_t{1} << 50}, TensorOptions(kFloat32).device(kGpu)); },
+      "CUDA out of memory: tried to allocate");
+  EXPECT_EQ(cuda::memory_allocated(), allocated);
+  EXPECT_EQ(values(x + x), (std::vector<double>{2, 2, 2, 2}));  // the device is still usable
+}
+
+TEST_F(CudaDevice, OpsWithoutAKernelSaySo) {
+  Tensor x = ones({2, 2}).cuda();
+  expect_error<DeviceError>([&] { x.matmul(x); }, "matmul has no cuda implementation");
+  expect_error<DeviceError>([&] { x.sum(); }, "reduce (sum/mean/prod/max/min) has no cuda");
+}
+
+}  // namespace
+}  // namespace mutagrad
