@@ -52,7 +52,7 @@ CUDART_LINKOPTS = [
 ]
 
 # The host-run build: Thrust's device system is OpenMP (parallel) unless the build asks for the
-# sequential CPP system (--define=mutagrad_thrust=cpp, which --config=asan sets).
+# sequential CPP system (--define=mutagrad_thrust=cpp; --config=asan keeps OpenMP, docs/cuda.md).
 HOST_RUN_COPTS = select({
     "//cuda:thrust_cpp": [
         "-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP",
