@@ -1,8 +1,8 @@
 // CUDA fill and copy (strided, dtype-converting) kernels; the CPU's are in tensor/cpu/copy.cc.
 // A copy between two contiguous tensors of one dtype is a device-to-device memcpy.
-#include "cuda/device_math.h"
 #include "cuda/kernel_util.h"
 #include "cuda/kernels.h"
+#include "tensor/element_math.h"
 
 namespace mutagrad::cuda {
 namespace {
@@ -28,7 +28,7 @@ struct CopyFunctor {
     int64_t off[2];
     calc.get(i, off);
     *reinterpret_cast<To*>(out + off[0]) =
-        dmath::convert<To>(*reinterpret_cast<const From*>(in + off[1]));
+        convert_value<To>(*reinterpret_cast<const From*>(in + off[1]));
   }
 };
 

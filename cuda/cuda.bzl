@@ -29,7 +29,7 @@ NVCC_GENCODE = [
 ]
 
 # --fmad=false: no contraction of a*b+c into an FMA, so device results round as the CPU's do
-# (Note [Bitwise equal to the CPU backend] in cuda/device_math.h).
+# (Note [Bitwise equal to the CPU backend] in cuda/kernel_util.h).
 NVCC_FLAGS = [
     "-std=c++17",
     "-O3",

@@ -13,6 +13,19 @@
 // is empty and exec_policy() is thrust::device, which is then the host's OpenMP (or
 // sequential) system: the same functor runs on the same pointers, which are host memory there.
 // So the suite, which links the host-run build, runs these exact algorithms.
+// Note [Bitwise equal to the CPU backend]
+// Every elementwise CUDA kernel computes each element with the CPU backend's scalar formula,
+// so the two backends agree bit for bit where the formula is exactly rounded: integer ops,
+// comparisons, conversions, + - * / and sqrt (IEEE in both; nvcc builds with --fmad=false so
+// no a*b+c becomes an FMA), abs, neg, relu, clamp, max/min. The transcendental functions (exp,
+// log, sin, cos, tanh, sigmoid, pow with a non-special exponent) are std:: per element here:
+// in the host-run build that is glibc, the same as the CPU backend's scalar path, while the
+// CPU backend's contiguous runs use Eigen's SIMD versions (within a few ulps; Note
+// [Vectorized transcendental edges] in tensor/cpu/pointwise.cc); on a GPU they are CUDA's
+// libdevice functions (within CUDA's documented ulp bounds). The conformance test checks the
+// first group bitwise against the CPU and the second bitwise against std:: per element.
+// The integer, comparison and conversion formulas are the CPU backend's own functions
+// (tensor/element_math.h, convert_value in tensor/scalar.h), compiled for the device.
 #pragma once
 
 #include <thrust/execution_policy.h>
@@ -24,13 +37,11 @@
 #include <cstdint>
 
 #include "cuda/runtime.h"
+#include "tensor/host_device.h"
 #include "tensor/tensor.h"
 
 #ifdef __CUDACC__
 #include <thrust/system/cuda/execution_policy.h>
-#define MG_HOST_DEVICE __host__ __device__
-#else
-#define MG_HOST_DEVICE
 #endif
 
 namespace mutagrad::cuda {

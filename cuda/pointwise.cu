@@ -5,13 +5,13 @@
 // per (dtype, result kind) instead of one per (op, dtype), which keeps nvcc's time and the
 // binary's size small (every kernel is compiled for three GPU targets). The switch is uniform
 // across a launch, so GPU threads never diverge on it. Each case is the CPU's scalar formula:
-// Note [Bitwise equal to the CPU backend] in cuda/device_math.h.
+// Note [Bitwise equal to the CPU backend] in cuda/kernel_util.h.
 #include <cmath>
 #include <type_traits>
 
-#include "cuda/device_math.h"
 #include "cuda/kernel_util.h"
 #include "cuda/kernels.h"
+#include "tensor/element_math.h"
 
 namespace mutagrad::cuda {
 namespace {
@@ -41,13 +41,13 @@ MG_HOST_DEVICE T unary_value(const UnaryParams<T>& p, T x) {
   constexpr bool kBool = std::is_same_v<T, bool>;
   switch (p.op) {
     case UnaryOp::kNeg:
-      if constexpr (!kBool) return dmath::wrapping_neg<T>(x);
+      if constexpr (!kBool) return math::wrapping_neg<T>(x);
       break;
     case UnaryOp::kAbs:
       if constexpr (kBool) {
         return x;
       } else {
-        return dmath::wrapping_abs<T>(x);
+        return math::wrapping_abs<T>(x);
       }
     case UnaryOp::kRelu:
       return x < T(0) ? T(0) : x;
@@ -68,7 +68,7 @@ MG_HOST_DEVICE T unary_value(const UnaryParams<T>& p, T x) {
       } else if constexpr (kBool) {
         return x || !p.a;
       } else {
-        return dmath::int_pow<T>(x, p.a);
+        return math::int_pow<T>(x, p.a);
       }
     default:
       break;
@@ -130,19 +130,19 @@ MG_HOST_DEVICE T binary_value(BinaryOp op, T x, T y) {
       if constexpr (kBool) {
         return x || y;
       } else {
-        return dmath::wrapping_add<T>(x, y);
+        return math::wrapping_add<T>(x, y);
       }
     case BinaryOp::kSub:
       if constexpr (kBool) {
         return x != y;
       } else {
-        return dmath::wrapping_sub<T>(x, y);
+        return math::wrapping_sub<T>(x, y);
       }
     case BinaryOp::kMul:
       if constexpr (kBool) {
         return x && y;
       } else {
-        return dmath::wrapping_mul<T>(x, y);
+        return math::wrapping_mul<T>(x, y);
       }
     case BinaryOp::kDiv:
       if constexpr (kFloat) {
@@ -158,12 +158,12 @@ MG_HOST_DEVICE T binary_value(BinaryOp op, T x, T y) {
       } else if constexpr (kBool) {
         return x || !y;
       } else {
-        return dmath::int_pow<T>(x, y);
+        return math::int_pow<T>(x, y);
       }
     case BinaryOp::kMaximum:
-      return dmath::max_propagate_nan<T>(x, y);
+      return math::max_propagate_nan<T>(x, y);
     case BinaryOp::kMinimum:
-      return dmath::min_propagate_nan<T>(x, y);
+      return math::min_propagate_nan<T>(x, y);
     default:
       return x;  // comparisons go through compare_value
   }

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "tensor/dtype.h"
+#include "tensor/host_device.h"
 
 namespace mutagrad {
 
@@ -23,7 +24,7 @@ namespace mutagrad {
 // reached by tensor-to-tensor casts, whose out-of-range results PyTorch also leaves
 // unspecified.
 template <typename To, typename From>
-inline To convert_value(From v) {
+MG_HOST_DEVICE inline To convert_value(From v) {
   if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {

@@ -9,12 +9,21 @@
 #include <type_traits>
 
 #include "tensor/cpu/cpu_backend.h"
-#include "tensor/cpu/math.h"
 #include "tensor/cpu/parallel.h"
 #include "tensor/cpu/strided_loop.h"
+#include "tensor/element_math.h"
 #include "tensor/tensor.h"
 
 namespace mutagrad::cpu {
+
+using math::int_pow;
+using math::max_propagate_nan;
+using math::min_propagate_nan;
+using math::wrapping_abs;
+using math::wrapping_add;
+using math::wrapping_mul;
+using math::wrapping_neg;
+using math::wrapping_sub;
 namespace {
 
 template <typename T>
@@ -161,23 +170,6 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const F& f
       }
     });
   });
-}
-
-// Integer power by squaring; a negative exponent gives 1/base truncated (only +-1 survive).
-template <typename T>
-T int_pow(T base, T exp) {
-  if (exp < 0) {
-    if (base == 1) return 1;
-    if (base == -1) return (exp % 2 == 0) ? 1 : -1;
-    return 0;
-  }
-  T result = 1;
-  while (exp) {
-    if (exp & 1) result = wrapping_mul<T>(result, base);
-    exp = static_cast<T>(exp >> 1);
-    base = wrapping_mul<T>(base, base);
-  }
-  return result;
 }
 
 template <typename T>

@@ -10,13 +10,18 @@
 #include <type_traits>
 
 #include "tensor/cpu/cpu_backend.h"
-#include "tensor/cpu/math.h"
 #include "tensor/cpu/parallel.h"
 #include "tensor/cpu/strided_loop.h"
+#include "tensor/element_math.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
 namespace mutagrad::cpu {
+
+using math::max_propagate_nan;
+using math::min_propagate_nan;
+using math::wrapping_add;
+using math::wrapping_mul;
 namespace {
 
 Tensor make_cpu_tensor(const Storage& storage, IntArrayRef sizes, IntArrayRef strides,

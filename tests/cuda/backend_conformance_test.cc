@@ -1,7 +1,7 @@
 // Backend conformance: every implemented Backend op, on every device, over random shapes and
 // geometry (permuted, gappy, offset, expanded, zero-size, 0-dim), every dtype and special
 // values, compared with the CPU backend on contiguous copies of the same inputs. Exact ops must
-// agree bit for bit (Note [Bitwise equal to the CPU backend] in cuda/device_math.h); libm ops
+// agree bit for bit (Note [Bitwise equal to the CPU backend] in cuda/kernel_util.h); libm ops
 // within kUlps, and in the host-run build the CUDA result is also bitwise std:: per element.
 // An input the CPU refuses must be refused by the device too, with the same error text.
 #include <gtest/gtest.h>
