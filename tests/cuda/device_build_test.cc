@@ -14,9 +14,10 @@ namespace mutagrad {
 namespace {
 
 TEST(DeviceBuild, WithoutAGpuCudaIsUnavailableAndSaysWhy) {
-  if (cuda::build_name().rfind("device", 0) != 0) {
-    GTEST_SKIP() << "not the device build (" << cuda::build_name() << "): build with --config=cuda";
-  }
+  // A manual target, run by name under --config=cuda (tests/cuda/BUILD.bazel): anywhere else
+  // it is run by mistake, and says so by failing.
+  ASSERT_EQ(cuda::build_name().rfind("device", 0), 0u)
+      << "not the device build (" << cuda::build_name() << "): build with --config=cuda";
   const char* expect_no_gpu = std::getenv("MUTAGRAD_EXPECT_NO_GPU");
   if (cuda::is_available() && expect_no_gpu == nullptr) {
     // A GPU machine: the same binary must compute there.
