@@ -43,8 +43,12 @@ NVCC_FLAGS = [
     "-DMUTAGRAD_CUDA_DEVICE_BUILD=1",
 ]
 
+# cuBLAS is linked as a shared library (its static archive would add hundreds of MB to every
+# test binary); the rpath finds it where the toolkit is installed.
 CUDART_LINKOPTS = [
     "-L/usr/local/cuda/lib64",
+    "-Wl,-rpath,/usr/local/cuda/lib64",
+    "-lcublas",
     "-lcudart_static",
     "-ldl",
     "-lrt",

@@ -37,6 +37,11 @@ Runtime*& slot() {
 
 }  // namespace
 
+void Runtime::gemm(const GemmArgs&) {
+  throw DeviceError(
+      str("matmul: ", build_name(), " has no BLAS; its matmul runs the Thrust kernel"));
+}
+
 Runtime& runtime() {
   static NoCudaRuntime* none = new NoCudaRuntime();  // never destroyed, as the backends
   Runtime* r = slot();

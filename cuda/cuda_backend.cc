@@ -1,8 +1,10 @@
-// CudaBackend: its registration, transfers between the CPU and the device, and the ops that
-// have no kernel yet. Compiled into both builds (backend_device, backend_host).
+// CudaBackend: its registration, transfers between the CPU and the device, and the kernels of
+// cuda/kernels.h behind Backend's virtuals. Compiled into both builds (backend_device,
+// backend_host).
 #include "cuda/cuda_backend.h"
 
 #include "cuda/allocator.h"
+#include "cuda/cuda.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
 #include "tensor/native/factories.h"
@@ -50,6 +52,16 @@ void download(const Tensor& dst, const Tensor& src) {
 
 Allocator& CudaBackend::allocator() { return caching_allocator(); }
 
+void CudaBackend::check_device(Device device) {
+  if (device.index() == 0) return;
+  check_available();
+  throw DeviceError(str("cannot create a tensor on ", device,
+                        ": mutagrad drives one CUDA device "
+                        "per process, cuda:0 (this machine has ",
+                        device_count(), "); select the GPU with CUDA_VISIBLE_DEVICES=",
+                        static_cast<int>(device.index()), " and use cuda:0"));
+}
+
 void CudaBackend::fill(const Tensor& dst, const Scalar& value) {
   if (dst.numel() > 0) fill_kernel(dst, value);
 }
@@ -73,17 +85,29 @@ void CudaBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, 
   if (out.numel() > 0) where_kernel(out, cond, a, b);
 }
 
-void CudaBackend::reduce(ReduceOp, const Tensor&, const Tensor&, const std::vector<bool>&) {
-  missing("reduce (sum/mean/prod/max/min)");
+void CudaBackend::reduce(ReduceOp op, const Tensor& out, const Tensor& in,
+                         const std::vector<bool>& reduce_dim) {
+  if (out.numel() > 0) reduce_kernel(op, out, in, reduce_dim);
 }
 
-void CudaBackend::argmax(const Tensor&, const Tensor&, int64_t) { missing("argmax"); }
+void CudaBackend::argmax(const Tensor& out, const Tensor& in, int64_t dim) {
+  if (out.numel() > 0) argmax_kernel(out, in, dim);
+}
 
-void CudaBackend::matmul(const Tensor&, const Tensor&, const Tensor&) { missing("matmul"); }
+void CudaBackend::matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (out.numel() > 0) matmul_kernel(out, a, b);
+}
 
-void CudaBackend::arange(const Tensor&, const Scalar&, const Scalar&) { missing("arange"); }
+void CudaBackend::arange(const Tensor& out, const Scalar& start, const Scalar& step) {
+  if (out.numel() > 0) arange_kernel(out, start, step);
+}
 
-Tensor CudaBackend::nonzero(const Tensor&) { missing("nonzero"); }
+Tensor CudaBackend::nonzero(const Tensor& in) { return nonzero_kernel(in); }
+
+void CudaBackend::random(const Tensor& out, RandomDist dist, uint64_t seed, uint64_t offset,
+                         int64_t low, int64_t high) {
+  if (out.numel() > 0) random_kernel(out, dist, seed, offset, low, high);
+}
 
 namespace {
 const bool registered = [] {

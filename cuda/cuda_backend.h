@@ -3,7 +3,8 @@
 //
 // Arguments arrive validated by mutagrad::native (tensor/backend.h). Same-device work runs the
 // kernels of cuda/*.cu; copy() also moves data between the CPU and the device. Ops without a
-// kernel yet throw DeviceError ("<op> has no cuda implementation"), listed in docs/cuda.md.
+// kernel yet (the advanced-indexing ones, issue 11) throw DeviceError ("<op> has no cuda
+// implementation"), listed in docs/cuda.md.
 //
 //   Backend& gpu = backend_for(Device(DeviceType::CUDA, 0));
 //   gpu.fill(t, 1.5);
@@ -20,6 +21,8 @@ class CudaBackend : public Backend {
  public:
   DeviceType device_type() const override { return DeviceType::CUDA; }
   Allocator& allocator() override;
+  // Only cuda:0 (docs/cuda.md: one device per process, chosen with CUDA_VISIBLE_DEVICES).
+  void check_device(Device device) override;
 
   void fill(const Tensor& dst, const Scalar& value) override;
   // Either operand may be on the CPU (a transfer); see Note [Transfers] in cuda_backend.cc.
@@ -33,6 +36,9 @@ class CudaBackend : public Backend {
   void matmul(const Tensor& out, const Tensor& a, const Tensor& b) override;
   void arange(const Tensor& out, const Scalar& start, const Scalar& step) override;
   Tensor nonzero(const Tensor& in) override;
+  // Philox4x32-10 (cuda/philox.h, Note [Philox draws] in cuda/misc.cu).
+  void random(const Tensor& out, RandomDist dist, uint64_t seed, uint64_t offset, int64_t low,
+              int64_t high) override;
 };
 
 }  // namespace mutagrad::cuda

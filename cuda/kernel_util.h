@@ -38,6 +38,7 @@
 
 #include "cuda/runtime.h"
 #include "tensor/host_device.h"
+#include "tensor/native/factories.h"
 #include "tensor/tensor.h"
 
 #ifdef __CUDACC__
@@ -52,6 +53,28 @@ constexpr int kMaxKernelDims = 16;
 // The address of element [0, ..., 0] on the device: for kernels only (host code must not
 // dereference it; see Note [Host code never reads device memory] in tensor/tensor.h).
 inline char* device_data(const Tensor& t) { return static_cast<char*>(t.unsafe_impl()->data()); }
+
+// The element at byte `offset` from `base`.
+template <typename T>
+MG_HOST_DEVICE T& at(char* base, int64_t offset) {
+  return *reinterpret_cast<T*>(base + offset);
+}
+template <typename T>
+MG_HOST_DEVICE const T& at(const char* base, int64_t offset) {
+  return *reinterpret_cast<const T*>(base + offset);
+}
+
+// `t`'s memory seen with other sizes and strides (same storage, offset and dtype), for building
+// offset calculators over a subset of dims; no autograd, no version counter of its own.
+inline Tensor restride(const Tensor& t, IntArrayRef sizes, IntArrayRef strides) {
+  return Tensor(std::make_shared<TensorImpl>(t.storage(), DimVector(sizes), DimVector(strides),
+                                             t.storage_offset(), t.dtype(), VersionCounter()));
+}
+
+// A temporary contiguous buffer of `numel` elements on `device` (from the caching allocator).
+inline Tensor device_buffer(int64_t numel, ScalarType dtype, Device device) {
+  return empty({numel}, TensorOptions(dtype).device(device));
+}
 
 // Note [Offset calculator]
 // Operands of one kernel share a shape; each has its own byte strides. On the host, size-1 dims

@@ -4,6 +4,7 @@
 //
 //   fill_kernel(t, 1.5);                       // copy.cu
 //   binary_kernel(BinaryOp::kAdd, out, a, b);  // pointwise.cu
+//   reduce_kernel(ReduceOp::kSum, out, in, {true, false});  // reduce.cu
 #pragma once
 
 #include "tensor/backend.h"
@@ -20,5 +21,19 @@ void copy_kernel(const Tensor& dst, const Tensor& src);
 void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args);
 void binary_kernel(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
 void where_kernel(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
+
+// reduce.cu
+void reduce_kernel(ReduceOp op, const Tensor& out, const Tensor& in,
+                   const std::vector<bool>& reduce_dim);
+void argmax_kernel(const Tensor& out, const Tensor& in, int64_t dim);
+
+// linalg.cu
+void matmul_kernel(const Tensor& out, const Tensor& a, const Tensor& b);
+
+// misc.cu
+void arange_kernel(const Tensor& out, const Scalar& start, const Scalar& step);
+Tensor nonzero_kernel(const Tensor& in);
+void random_kernel(const Tensor& out, RandomDist dist, uint64_t seed, uint64_t offset, int64_t low,
+                   int64_t high);
 
 }  // namespace mutagrad::cuda

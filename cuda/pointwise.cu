@@ -16,15 +16,6 @@
 namespace mutagrad::cuda {
 namespace {
 
-template <typename T>
-MG_HOST_DEVICE T& at(char* base, int64_t offset) {
-  return *reinterpret_cast<T*>(base + offset);
-}
-template <typename T>
-MG_HOST_DEVICE const T& at(const char* base, int64_t offset) {
-  return *reinterpret_cast<const T*>(base + offset);
-}
-
 // The scalar operands of pow (a) and clamp (a = min, b = max), in the compute dtype.
 template <typename T>
 struct UnaryParams {

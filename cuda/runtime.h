@@ -22,6 +22,23 @@ namespace mutagrad::cuda {
 
 enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 
+// C = A B for `batch` matrices in row-major memory: A is m x k, B k x n, C m x n. A matrix is
+// stored row-major with leading dimension ld, or (trans) as the row-major matrix of its
+// transpose; matrix i of a batch starts `stride` elements after matrix i - 1 (0: the same
+// matrix for every i). Elements are float (f64 false) or double.
+struct GemmArgs {
+  bool f64 = false;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  int64_t lda = 0, stride_a = 0;
+  bool trans_a = false;
+  const void* b = nullptr;
+  int64_t ldb = 0, stride_b = 0;
+  bool trans_b = false;
+  void* c = nullptr;
+  int64_t ldc = 0, stride_c = 0;
+};
+
 class Runtime {
  public:
   virtual ~Runtime() = default;
@@ -40,6 +57,11 @@ class Runtime {
   virtual void synchronize() = 0;
   // The stream kernels are launched on (a cudaStream_t); nullptr in the host-run build.
   virtual void* stream() = 0;
+  // Whether gemm() is there: cuBLAS in the device build; the host-run runtime has no BLAS (its
+  // matmul is the Thrust kernel).
+  virtual bool has_blas() const { return false; }
+  // Runs `args` with the device's BLAS on the stream; every size fits in int (32 bits).
+  virtual void gemm(const GemmArgs& args);
 };
 
 // The registered runtime, or one that reports "built without CUDA" and allocates nothing.

@@ -1,6 +1,7 @@
 // The device build's runtime: the CUDA runtime API, every call checked and reported with its
 // name and cudaGetErrorString. See Note [Two runtimes] in cuda/runtime.h. Registers itself at
 // load time. Only device 0 is used (docs/cuda.md: multi-GPU is not implemented).
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <mutex>
@@ -17,6 +18,12 @@ std::string describe(const char* call, cudaError_t err) {
 
 void check(cudaError_t err, const char* call) {
   if (err != cudaSuccess) throw DeviceError(describe(call, err));
+}
+
+void check_blas(cublasStatus_t status, const char* call) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw DeviceError(str(call, " failed: ", cublasGetStatusString(status)));
+  }
 }
 
 class CudaRuntime final : public Runtime {
@@ -84,11 +91,49 @@ class CudaRuntime final : public Runtime {
 
   void* stream() override { return stream_; }
 
+  // Note [cuBLAS from row-major tensors]
+  // cuBLAS is column-major. A row-major matrix with leading dimension ld is, to cuBLAS, the
+  // column-major matrix of its transpose with the same ld, so row-major C = A B is computed as
+  // column-major C^T = B^T A^T: B is passed first, each operand with OP_N when it is stored
+  // row-major and OP_T when it is stored transposed (Runtime::GemmArgs). Default math mode:
+  // no TF32 for float, so float32 products keep float32 rounding as on the CPU.
+  bool has_blas() const override { return true; }
+
+  void gemm(const GemmArgs& g) override {
+    std::call_once(blas_init_, [this] {
+      check_blas(cublasCreate(&blas_), "cublasCreate");
+      check_blas(cublasSetStream(blas_, stream_), "cublasSetStream");
+      check_blas(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    });
+    const cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
+    const int lda = static_cast<int>(g.lda), ldb = static_cast<int>(g.ldb);
+    const int ldc = static_cast<int>(g.ldc), batch = static_cast<int>(g.batch);
+    if (g.f64) {
+      const double one = 1.0, zero = 0.0;
+      check_blas(cublasDgemmStridedBatched(blas_, op_b, op_a, n, m, k, &one,
+                                           static_cast<const double*>(g.b), ldb, g.stride_b,
+                                           static_cast<const double*>(g.a), lda, g.stride_a, &zero,
+                                           static_cast<double*>(g.c), ldc, g.stride_c, batch),
+                 "cublasDgemmStridedBatched");
+    } else {
+      const float one = 1.0f, zero = 0.0f;
+      check_blas(cublasSgemmStridedBatched(blas_, op_b, op_a, n, m, k, &one,
+                                           static_cast<const float*>(g.b), ldb, g.stride_b,
+                                           static_cast<const float*>(g.a), lda, g.stride_a, &zero,
+                                           static_cast<float*>(g.c), ldc, g.stride_c, batch),
+                 "cublasSgemmStridedBatched");
+    }
+  }
+
  private:
   std::once_flag init_;
   int count_ = 0;
   std::string reason_;
   cudaStream_t stream_ = nullptr;
+  std::once_flag blas_init_;
+  cublasHandle_t blas_ = nullptr;
 };
 
 const bool registered = [] {

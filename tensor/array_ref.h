@@ -21,7 +21,7 @@ class ArrayRef {
       : data_(list.begin()), size_(list.size()) {}
 #pragma GCC diagnostic pop
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
-  ArrayRef(const T& single) : data_(&single), size_(1) {}                 // NOLINT
+  ArrayRef(const T& single) : data_(&single), size_(1) {}                  // NOLINT
 
   constexpr const T* data() const { return data_; }
   constexpr size_t size() const { return size_; }

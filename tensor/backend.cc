@@ -14,51 +14,84 @@ Backend*& slot(DeviceType type) {
 
 const char* unary_op_name(UnaryOp op) {
   switch (op) {
-    case UnaryOp::kNeg: return "neg";
-    case UnaryOp::kAbs: return "abs";
-    case UnaryOp::kExp: return "exp";
-    case UnaryOp::kLog: return "log";
-    case UnaryOp::kSqrt: return "sqrt";
-    case UnaryOp::kSin: return "sin";
-    case UnaryOp::kCos: return "cos";
-    case UnaryOp::kTanh: return "tanh";
-    case UnaryOp::kSigmoid: return "sigmoid";
-    case UnaryOp::kRelu: return "relu";
-    case UnaryOp::kLogicalNot: return "logical_not";
-    case UnaryOp::kPowScalar: return "pow";
-    case UnaryOp::kClamp: return "clamp";
+    case UnaryOp::kNeg:
+      return "neg";
+    case UnaryOp::kAbs:
+      return "abs";
+    case UnaryOp::kExp:
+      return "exp";
+    case UnaryOp::kLog:
+      return "log";
+    case UnaryOp::kSqrt:
+      return "sqrt";
+    case UnaryOp::kSin:
+      return "sin";
+    case UnaryOp::kCos:
+      return "cos";
+    case UnaryOp::kTanh:
+      return "tanh";
+    case UnaryOp::kSigmoid:
+      return "sigmoid";
+    case UnaryOp::kRelu:
+      return "relu";
+    case UnaryOp::kLogicalNot:
+      return "logical_not";
+    case UnaryOp::kPowScalar:
+      return "pow";
+    case UnaryOp::kClamp:
+      return "clamp";
   }
   return "unknown";
 }
 
 const char* binary_op_name(BinaryOp op) {
   switch (op) {
-    case BinaryOp::kAdd: return "add";
-    case BinaryOp::kSub: return "sub";
-    case BinaryOp::kMul: return "mul";
-    case BinaryOp::kDiv: return "div";
-    case BinaryOp::kPow: return "pow";
-    case BinaryOp::kMaximum: return "maximum";
-    case BinaryOp::kMinimum: return "minimum";
-    case BinaryOp::kEq: return "eq";
-    case BinaryOp::kNe: return "ne";
-    case BinaryOp::kLt: return "lt";
-    case BinaryOp::kLe: return "le";
-    case BinaryOp::kGt: return "gt";
-    case BinaryOp::kGe: return "ge";
-    case BinaryOp::kLogicalAnd: return "logical_and";
-    case BinaryOp::kLogicalOr: return "logical_or";
+    case BinaryOp::kAdd:
+      return "add";
+    case BinaryOp::kSub:
+      return "sub";
+    case BinaryOp::kMul:
+      return "mul";
+    case BinaryOp::kDiv:
+      return "div";
+    case BinaryOp::kPow:
+      return "pow";
+    case BinaryOp::kMaximum:
+      return "maximum";
+    case BinaryOp::kMinimum:
+      return "minimum";
+    case BinaryOp::kEq:
+      return "eq";
+    case BinaryOp::kNe:
+      return "ne";
+    case BinaryOp::kLt:
+      return "lt";
+    case BinaryOp::kLe:
+      return "le";
+    case BinaryOp::kGt:
+      return "gt";
+    case BinaryOp::kGe:
+      return "ge";
+    case BinaryOp::kLogicalAnd:
+      return "logical_and";
+    case BinaryOp::kLogicalOr:
+      return "logical_or";
   }
   return "unknown";
 }
 
 const char* reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kMean: return "mean";
-    case ReduceOp::kProd: return "prod";
-    case ReduceOp::kMax: return "max";
-    case ReduceOp::kMin: return "min";
+    case ReduceOp::kSum:
+      return "sum";
+    case ReduceOp::kMean:
+      return "mean";
+    case ReduceOp::kProd:
+      return "prod";
+    case ReduceOp::kMax:
+      return "max";
+    case ReduceOp::kMin:
+      return "min";
   }
   return "unknown";
 }
@@ -73,6 +106,10 @@ void Backend::index(const Tensor&, const Tensor&, const std::vector<Tensor>&) { 
 void Backend::index_put(const Tensor&, const std::vector<Tensor>&, const Tensor&,
                         const IndexPutDescriptor&) {
   missing("index_put_");
+}
+
+void Backend::random(const Tensor&, RandomDist, uint64_t, uint64_t, int64_t, int64_t) {
+  missing("random (counter-based generator)");
 }
 
 void Backend::masked_fill(const Tensor&, const Tensor&, const Scalar&) { missing("masked_fill_"); }

@@ -71,6 +71,9 @@ constexpr bool is_comparison(BinaryOp op) { return op >= BinaryOp::kEq; }
 enum class ReduceOp : int8_t { kSum, kMean, kProd, kMax, kMin };
 const char* reduce_op_name(ReduceOp op);
 
+// What Backend::random draws: uniform in [0, 1), standard normal, or integers in [low, high).
+enum class RandomDist : int8_t { kUniform, kNormal, kInteger };
+
 // Options of an index_put kernel. accumulate=false: for duplicate indices the last occurrence
 // in index order wins; accumulate=true: the sum in a fixed order, bitwise reproducible.
 struct IndexPutDescriptor {
@@ -82,6 +85,9 @@ class Backend {
   virtual ~Backend() = default;
   virtual DeviceType device_type() const = 0;
   virtual Allocator& allocator() = 0;
+  // DeviceError when tensors cannot be created on `device` (e.g. a CUDA index this build does
+  // not drive); called before every allocation.
+  virtual void check_device(Device device) {}
 
   // dst[...] = value.
   virtual void fill(const Tensor& dst, const Scalar& value) = 0;
@@ -107,6 +113,12 @@ class Backend {
   virtual void arange(const Tensor& out, const Scalar& start, const Scalar& step) = 0;
   // The coordinates of the nonzero elements, int64 of shape [count, ndim], row-major order.
   virtual Tensor nonzero(const Tensor& in) = 0;
+  // out (contiguous) = random numbers of a counter-based generator: element i (row-major)
+  // from counter `offset` + i under key `seed` (Note [Generators per device] in
+  // tensor/native/factories.h). CPU generators draw on the host, so only devices with
+  // counter-based generators implement it; the rest say missing().
+  virtual void random(const Tensor& out, RandomDist dist, uint64_t seed, uint64_t offset,
+                      int64_t low, int64_t high);
 
   // Advanced indexing (indexing/): out = self[indices], index tensors int64, broadcast to one
   // shape, in range, one per leading dim of self (undefined = that dim is sliced whole).

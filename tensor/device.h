@@ -20,7 +20,9 @@ class Device {
   constexpr int8_t index() const { return index_; }
   constexpr bool is_cpu() const { return type_ == DeviceType::CPU; }
   constexpr bool is_cuda() const { return type_ == DeviceType::CUDA; }
-  constexpr bool operator==(const Device& o) const { return type_ == o.type_ && index_ == o.index_; }
+  constexpr bool operator==(const Device& o) const {
+    return type_ == o.type_ && index_ == o.index_;
+  }
   constexpr bool operator!=(const Device& o) const { return !(*this == o); }
 
  private:
@@ -32,5 +34,10 @@ constexpr Device kCPU{DeviceType::CPU};
 
 std::ostream& operator<<(std::ostream& os, DeviceType t);
 std::ostream& operator<<(std::ostream& os, const Device& d);
+
+// DeviceError with PyTorch's text when an op meets tensors on two devices `a` != `b`:
+// "add(): Expected all tensors to be on the same device, but found at least two devices,
+// cuda:0 and cpu! Move them to one device with .to(device) first".
+void check_same_device(const char* op, Device a, Device b);
 
 }  // namespace mutagrad

@@ -48,7 +48,8 @@ constexpr bool is_floating_point(ScalarType t) {
   return t == ScalarType::Float32 || t == ScalarType::Float64;
 }
 constexpr bool is_integral(ScalarType t, bool include_bool) {
-  return t == ScalarType::Int32 || t == ScalarType::Int64 || (include_bool && t == ScalarType::Bool);
+  return t == ScalarType::Int32 || t == ScalarType::Int64 ||
+         (include_bool && t == ScalarType::Bool);
 }
 
 // "float32", "int64", ... as PyTorch prints them after "torch.".
@@ -65,7 +66,7 @@ ScalarType promote_types(ScalarType a, ScalarType b);
 // within a category a dimensioned tensor wins over a 0-dim tensor or a Python scalar.
 enum class TypeCategory : int8_t { Bool = 0, Integral = 1, Floating = 2 };
 constexpr TypeCategory category(ScalarType t) {
-  return is_floating_point(t) ? TypeCategory::Floating
+  return is_floating_point(t)    ? TypeCategory::Floating
          : t == ScalarType::Bool ? TypeCategory::Bool
                                  : TypeCategory::Integral;
 }

@@ -62,10 +62,10 @@ namespace detail {
 
 }  // namespace mutagrad
 
-#define MG_INTERNAL_ASSERT(cond, ...)                                                         \
-  do {                                                                                        \
-    if (__builtin_expect(!(cond), 0)) {                                                       \
-      ::mutagrad::detail::internal_assert_fail(#cond, __FILE__, __LINE__,                     \
+#define MG_INTERNAL_ASSERT(cond, ...)                                         \
+  do {                                                                        \
+    if (__builtin_expect(!(cond), 0)) {                                       \
+      ::mutagrad::detail::internal_assert_fail(#cond, __FILE__, __LINE__,     \
                                                ::mutagrad::str(__VA_ARGS__)); \
-    }                                                                                         \
+    }                                                                         \
   } while (0)

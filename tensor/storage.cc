@@ -5,7 +5,9 @@
 namespace mutagrad {
 
 Storage Storage::allocate(Device device, size_t nbytes) {
-  std::shared_ptr<void> mem = backend_for(device).allocator().allocate(nbytes);
+  Backend& backend = backend_for(device);
+  backend.check_device(device);
+  std::shared_ptr<void> mem = backend.allocator().allocate(nbytes);
   void* data = mem.get();
   return Storage(std::make_shared<Impl>(Impl{std::move(mem), data, nbytes, device}));
 }

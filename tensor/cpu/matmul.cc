@@ -5,10 +5,14 @@
 
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/native/factories.h"
+#include "tensor/native/linalg.h"
 #include "tensor/tensor.h"
 
 namespace mutagrad::cpu {
 namespace {
+
+using native::matrix_layout;
+using native::MatrixLayout;
 
 template <typename T>
 using RowMajorMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>,
@@ -17,29 +21,6 @@ template <typename T>
 using ConstRowMajorMap =
     Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>,
                Eigen::Unaligned, Eigen::OuterStride<>>;
-
-// How the last two dims of an operand map onto Eigen: row-major (unit column stride) or
-// transposed (unit row stride), with the leading dimension.
-struct MatrixLayout {
-  bool transposed = false;
-  int64_t ld = 0;
-};
-
-// False when neither a row nor a column of `t`'s matrices is contiguous (or rows overlap).
-bool layout_of(const Tensor& t, MatrixLayout* layout) {
-  const int64_t nd = t.dim();
-  const int64_t r = t.sizes()[nd - 2], c = t.sizes()[nd - 1];
-  const int64_t rs = t.strides()[nd - 2], cs = t.strides()[nd - 1];
-  if ((cs == 1 || c <= 1) && (rs >= std::max<int64_t>(c, 1) || r <= 1)) {
-    *layout = {false, r <= 1 ? std::max<int64_t>(c, 1) : rs};
-    return true;
-  }
-  if ((rs == 1 || r <= 1) && (cs >= std::max<int64_t>(r, 1) || c <= 1)) {
-    *layout = {true, c <= 1 ? std::max<int64_t>(r, 1) : cs};
-    return true;
-  }
-  return false;
-}
 
 Tensor contiguous_copy(const Tensor& t) {
   Tensor c = empty(t.sizes(), TensorOptions(t.dtype()));
@@ -98,13 +79,13 @@ void CpuBackend::matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
   if (out.numel() == 0) return;
   MatrixLayout la, lb;
   Tensor ac = a, bc = b;
-  if (!layout_of(ac, &la)) {
+  if (!matrix_layout(ac, &la)) {
     ac = contiguous_copy(a);
-    layout_of(ac, &la);
+    matrix_layout(ac, &la);
   }
-  if (!layout_of(bc, &lb)) {
+  if (!matrix_layout(bc, &lb)) {
     bc = contiguous_copy(b);
-    layout_of(bc, &lb);
+    matrix_layout(bc, &lb);
   }
   // The output is written as row-major matrices with leading dimension n.
   const int64_t nd = out.dim();

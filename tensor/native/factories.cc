@@ -69,6 +69,23 @@ void fill_from_host(const Tensor& out, Draw&& draw) {
   if (!out.device().is_cpu()) native::copy_(out, host);
 }
 
+// A factory takes a generator of its own device type (as torch).
+void check_generator(const Generator& gen, Device device, const char* op) {
+  if (gen.device().type() != device.type()) {
+    throw DeviceError(str(op, "(): Expected a '", device.type(),
+                          "' device type for generator but found '", gen.device().type(),
+                          "'; pass a generator of the tensor's device (Generator(seed, ", device,
+                          ") or cuda::default_generator())"));
+  }
+}
+
+// Fills `t` from a counter-based generator on t's device (Note [Generators per device]).
+void draw_on_device(const Tensor& t, Generator& gen, RandomDist dist, int64_t low, int64_t high) {
+  if (t.numel() == 0) return;
+  const uint64_t offset = gen.reserve_counters(static_cast<uint64_t>(t.numel()));
+  backend_for(t.device()).random(t, dist, gen.seed(), offset, low, high);
+}
+
 void fill_value(const Tensor& t, const Scalar& value) {
   if (t.numel() > 0) backend_for(t.device()).fill(t, value);
 }
@@ -232,12 +249,12 @@ Tensor full(IntArrayRef sizes, const Scalar& value, std::optional<ScalarType> dt
   return t;
 }
 
-Tensor arange(const Scalar& end, std::optional<ScalarType> dtype) {
-  return arange(0, end, 1, dtype);
+Tensor arange(const Scalar& end, std::optional<ScalarType> dtype, Device device) {
+  return arange(0, end, 1, dtype, device);
 }
 
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
-              std::optional<ScalarType> dtype) {
+              std::optional<ScalarType> dtype, Device device) {
   bool any_float = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
   ScalarType dt = dtype.value_or(any_float ? kFloat32 : kInt64);
   if (dt == kBool) {
@@ -245,7 +262,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
   }
   int64_t n = arange_length(start, end, step, dt);
   compute_storage_nbytes({n}, element_size(dt), "arange");  // the op's name in the error
-  Tensor t = empty({n}, dt);
+  Tensor t = empty({n}, TensorOptions(dt).device(device));
   if (n > 0) backend_for(t.device()).arange(t, start, step);
   return t;
 }
@@ -282,15 +299,28 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType 
 
 Tensor rand(IntArrayRef sizes, Generator& gen, TensorOptions options) {
   check_floating(options.dtype(), "rand");
+  check_generator(gen, options.device(), "rand");
   Tensor t = empty(sizes, options);
-  fill_from_host(t, [&] { return gen.next_double(); });
+  if (!gen.device().is_cpu()) {
+    draw_on_device(t, gen, RandomDist::kUniform, 0, 0);
+  } else if (t.dtype() == kFloat32) {
+    // 24 random bits, exact in float: 53 bits rounded to float could give 1.0f.
+    fill_from_host(t, [&] { return static_cast<double>(gen.next_u64() >> 40) * 0x1.0p-24; });
+  } else {
+    fill_from_host(t, [&] { return gen.next_double(); });
+  }
   return t;
 }
 
 Tensor randn(IntArrayRef sizes, Generator& gen, TensorOptions options) {
   check_floating(options.dtype(), "randn");
+  check_generator(gen, options.device(), "randn");
   Tensor t = empty(sizes, options);
-  fill_from_host(t, [&] { return gen.next_normal(); });
+  if (!gen.device().is_cpu()) {
+    draw_on_device(t, gen, RandomDist::kNormal, 0, 0);
+  } else {
+    fill_from_host(t, [&] { return gen.next_normal(); });
+  }
   return t;
 }
 
@@ -304,7 +334,12 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, Generator& gen,
     throw ValueError(
         str("randint(): the range [", low, ", ", high, ") does not fit dtype bool; use [0, 2)"));
   }
+  check_generator(gen, options.device(), "randint");
   Tensor t = empty(sizes, options);
+  if (!gen.device().is_cpu()) {
+    draw_on_device(t, gen, RandomDist::kInteger, low, high);
+    return t;
+  }
   uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
   fill_from_host(
       t, [&] { return static_cast<int64_t>(static_cast<uint64_t>(low) + gen.next_u64() % range); });

@@ -21,8 +21,8 @@ namespace mutagrad {
 class TensorOptions {
  public:
   TensorOptions() = default;
-  TensorOptions(ScalarType dtype) : dtype_(dtype) {}  // NOLINT: implicit by design
-  TensorOptions(Device device) : device_(device) {}   // NOLINT: implicit by design
+  TensorOptions(ScalarType dtype) : dtype_(dtype) {}     // NOLINT: implicit by design
+  TensorOptions(Device device) : device_(device) {}      // NOLINT: implicit by design
   TensorOptions(DeviceType device) : device_(device) {}  // NOLINT: implicit by design
   TensorOptions dtype(ScalarType dtype) const {
     TensorOptions o = *this;
@@ -43,19 +43,42 @@ class TensorOptions {
 };
 
 // A seeded random source; the same seed gives the same numbers on every platform.
+//
+// Note [Generators per device]
+// A CPU generator is a Mersenne Twister (mt19937_64) drawn on the host, one number after the
+// other. A CUDA generator (Generator(seed, Device(DeviceType::CUDA, 0)), or
+// cuda::default_generator()) is counter-based (Philox4x32-10, cuda/philox.h): element i of a
+// draw of n numbers uses counter offset + i, and the generator's offset then advances by n, so
+// every element is computed independently on the device and the numbers depend only on (seed,
+// offset), not on the device's thread count (the host-run build and a GPU draw the same bits;
+// randn's transform is within libm ulps on a GPU). As in torch, a factory takes a generator of
+// its own device type only, and the two kinds give different numbers for the same seed.
 class Generator {
  public:
-  explicit Generator(uint64_t seed = 0) : engine_(seed) {}
+  explicit Generator(uint64_t seed = 0, Device device = kCPU)
+      : engine_(seed), seed_(seed), device_(device) {}
+  Device device() const { return device_; }
+  uint64_t seed() const { return seed_; }
+  // CPU generators.
   uint64_t next_u64() { return engine_(); }
   // Uniform in [0, 1), 53 random bits.
   double next_double() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
   // Standard normal (Box-Muller).
   double next_normal();
+  // Counter-based generators: reserves `n` counters and returns the first.
+  uint64_t reserve_counters(uint64_t n) {
+    const uint64_t first = offset_;
+    offset_ += n;
+    return first;
+  }
 
  private:
   std::mt19937_64 engine_;
   bool has_spare_ = false;
   double spare_ = 0.0;
+  uint64_t seed_ = 0;
+  uint64_t offset_ = 0;
+  Device device_;
 };
 
 // A nested list of numbers: tensor({{1, 2}, {3, 4}}). Its dtype, unless given, is PyTorch's:
@@ -63,12 +86,12 @@ class Generator {
 class TensorInit {
  public:
   TensorInit(const Scalar& value) : value_(value), is_scalar_(true) {}  // NOLINT: implicit
-  TensorInit(double v) : TensorInit(Scalar(v)) {}                         // NOLINT
-  TensorInit(float v) : TensorInit(Scalar(v)) {}                          // NOLINT
-  TensorInit(int v) : TensorInit(Scalar(v)) {}                            // NOLINT
-  TensorInit(int64_t v) : TensorInit(Scalar(v)) {}                        // NOLINT
-  TensorInit(bool v) : TensorInit(Scalar(v)) {}                           // NOLINT
-  TensorInit(std::initializer_list<TensorInit> children)                  // NOLINT
+  TensorInit(double v) : TensorInit(Scalar(v)) {}                       // NOLINT
+  TensorInit(float v) : TensorInit(Scalar(v)) {}                        // NOLINT
+  TensorInit(int v) : TensorInit(Scalar(v)) {}                          // NOLINT
+  TensorInit(int64_t v) : TensorInit(Scalar(v)) {}                      // NOLINT
+  TensorInit(bool v) : TensorInit(Scalar(v)) {}                         // NOLINT
+  TensorInit(std::initializer_list<TensorInit> children)                // NOLINT
       : children_(children), is_scalar_(false) {}
 
   bool is_scalar() const { return is_scalar_; }
@@ -89,9 +112,10 @@ Tensor ones(IntArrayRef sizes, TensorOptions options = {});
 Tensor full(IntArrayRef sizes, const Scalar& value, std::optional<ScalarType> dtype = std::nullopt,
             Device device = kCPU);
 // [start, end) by step; int64 when all of them are integers, float32 otherwise (as PyTorch).
-Tensor arange(const Scalar& end, std::optional<ScalarType> dtype = std::nullopt);
+Tensor arange(const Scalar& end, std::optional<ScalarType> dtype = std::nullopt,
+              Device device = kCPU);
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1,
-              std::optional<ScalarType> dtype = std::nullopt);
+              std::optional<ScalarType> dtype = std::nullopt, Device device = kCPU);
 Tensor tensor(const TensorInit& values, std::optional<ScalarType> dtype = std::nullopt);
 // A 0-dim tensor holding `value`, of the value's dtype unless given.
 Tensor scalar_tensor(const Scalar& value, std::optional<ScalarType> dtype = std::nullopt);

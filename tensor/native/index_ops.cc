@@ -356,10 +356,7 @@ AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Te
                          " for the source. Convert the values first with .to(",
                          dtype_name(self.dtype()), ")"));
   }
-  if (values.device() != self.device()) {
-    throw DeviceError(str("index_put_(): values are on ", values.device(),
-                          " but the destination is on ", self.device(), "; move them first"));
-  }
+  check_same_device("index_put_", self.device(), values.device());
   assert_no_internal_overlap(self, "index_put_");
   check_index_bounds(self, adv);
   return adv;
@@ -397,10 +394,7 @@ void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value,
     throw DTypeError(str("masked_fill_ only supports boolean masks, but got mask with dtype ",
                          dtype_name(mask.dtype()), "; build it with a comparison or .to(kBool)"));
   }
-  if (mask.device() != self.device()) {
-    throw DeviceError(str("masked_fill_(): the mask is on ", mask.device(),
-                          " but the tensor is on ", self.device(), "; move the mask first"));
-  }
+  check_same_device("masked_fill_", self.device(), mask.device());
   if (!is_expandable_to(mask.sizes(), self.sizes())) {
     throw ShapeError(str("masked_fill_(): the mask of shape ", mask.sizes(),
                          " does not broadcast to the tensor's shape ", self.sizes(),

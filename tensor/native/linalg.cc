@@ -2,6 +2,8 @@
 // See tensor/native/linalg.h.
 #include "tensor/native/linalg.h"
 
+#include <algorithm>
+
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/pointwise.h"
@@ -25,10 +27,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     throw ShapeError(str("matmul(): both arguments to matmul need to be at least 1D, but they are ",
                          a.dim(), "D and ", b.dim(), "D; use mul() for scalars"));
   }
-  if (a.device() != b.device()) {
-    throw DeviceError(str("matmul(): expected both tensors on the same device, but got ",
-                          a.device(), " and ", b.device(), "; move them with .to(device) first"));
-  }
+  check_same_device("matmul", a.device(), b.device());
   ScalarType dtype = result_type(a, b);
   if (dtype == kBool) {
     throw DTypeError(
@@ -75,6 +74,21 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (b.dim() > 1) final_shape.push_back(n);
   if (final_shape.size() == out_shape.size()) return out;
   return restride(out, final_shape, contiguous_strides(final_shape));
+}
+
+bool matrix_layout(const Tensor& t, MatrixLayout* layout) {
+  const int64_t nd = t.dim();
+  const int64_t r = t.sizes()[nd - 2], c = t.sizes()[nd - 1];
+  const int64_t rs = t.strides()[nd - 2], cs = t.strides()[nd - 1];
+  if ((cs == 1 || c <= 1) && (rs >= std::max<int64_t>(c, 1) || r <= 1)) {
+    *layout = {false, r <= 1 ? std::max<int64_t>(c, 1) : rs};
+    return true;
+  }
+  if ((rs == 1 || r <= 1) && (cs >= std::max<int64_t>(r, 1) || c <= 1)) {
+    *layout = {true, c <= 1 ? std::max<int64_t>(r, 1) : cs};
+    return true;
+  }
+  return false;
 }
 
 }  // namespace mutagrad::native

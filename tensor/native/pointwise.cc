@@ -85,10 +85,8 @@ Tensor on_device(const Tensor& t, Device device, const char* op) {
     copy_(moved, t);
     return moved;
   }
-  throw DeviceError(str(op,
-                        "(): expected all tensors to be on the same device, but found at "
-                        "least two devices, ",
-                        device, " and ", t.device(), "; move them with .to(device) first"));
+  check_same_device(op, device, t.device());
+  return t;  // not reached
 }
 
 // Where an op over `ts` runs: the device of the first tensor that is not a 0-dim CPU tensor

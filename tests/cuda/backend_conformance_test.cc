@@ -19,129 +19,23 @@
 #include "tensor/native/factories.h"
 #include "tensor/native/pointwise.h"
 #include "tensor/native/views.h"
+#include "tests/cuda/conformance_util.h"
 #include "tests/tensor/test_util.h"
 
 namespace mutagrad {
 namespace {
 
+using conformance::check_op;
+using conformance::expect_same;
+using conformance::host;
+using conformance::host_run;
+using conformance::input;
+using conformance::kGpu;
+using conformance::same_on;
 using tensor_testing::kAllDtypes;
 using tensor_testing::Random;
-using tensor_testing::strided_view;
 
-constexpr int64_t kUlps = 8;
-const Device kGpu(DeviceType::CUDA, 0);
-
-bool host_run() { return cuda::build_name().rfind("host-run", 0) == 0; }
-
-// A tensor on `device` with the same geometry (sizes, strides, offset) and storage bytes as the
-// CPU tensor `t`: the whole storage is transferred, then viewed the same way.
-Tensor same_on(const Tensor& t, Device device) {
-  if (device.is_cpu()) return t;
-  const int64_t n = static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
-  Tensor flat(std::make_shared<TensorImpl>(t.storage(), DimVector{n}, DimVector{1}, 0, t.dtype(),
-                                           VersionCounter()));
-  Tensor moved = native::to(flat, device);
-  return strided_view(moved, t.sizes(), t.strides(), t.storage_offset());
-}
-
-// A contiguous CPU copy.
-Tensor host(const Tensor& t) { return native::contiguous(native::to(t, kCPU)); }
-
-// Random values with the edge cases of each dtype mixed in (nan, infinities, -0.0, subnormals,
-// values beyond int32/int64 for conversions).
-void sprinkle(const Tensor& t, Random& rnd) {
-  const int64_t n = static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
-  Tensor flat(std::make_shared<TensorImpl>(t.storage(), DimVector{n}, DimVector{1}, 0, t.dtype(),
-                                           VersionCounter()));
-  dispatch_dtype(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
-      using L = std::numeric_limits<T>;
-      const T specials[] = {
-          T(0),    -T(0),   L::quiet_NaN(), L::infinity(), -L::infinity(), L::denorm_min(),
-          T(1e10), T(-3e9), T(0.5),         T(2),          T(-1),          L::max()};
-      T* p = flat.data_ptr<T>();
-      for (int64_t i = 0; i < n; ++i) {
-        if (rnd.uniform(0, 3) == 0) p[i] = specials[rnd.uniform(0, 11)];
-      }
-    } else if constexpr (!std::is_same_v<T, bool>) {  // wrap-around at the extremes
-      using L = std::numeric_limits<T>;
-      const T specials[] = {L::max(), L::min(), T(-1), T(0), T(2)};
-      T* p = flat.data_ptr<T>();
-      for (int64_t i = 0; i < n; ++i) {
-        if (rnd.uniform(0, 5) == 0) p[i] = specials[rnd.uniform(0, 4)];
-      }
-    }
-  });
-}
-
-Tensor input(Random& rnd, IntArrayRef sizes, ScalarType dtype) {
-  Tensor t = rnd.tensor(sizes, dtype);
-  sprinkle(t, rnd);
-  return t;
-}
-
-template <typename T>
-int64_t ulp_distance(T a, T b) {
-  using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
-  I ia, ib;
-  std::memcpy(&ia, &a, sizeof(T));
-  std::memcpy(&ib, &b, sizeof(T));
-  if (ia < 0) ia = std::numeric_limits<I>::min() - ia;
-  if (ib < 0) ib = std::numeric_limits<I>::min() - ib;
-  return ia > ib ? static_cast<int64_t>(ia) - ib : static_cast<int64_t>(ib) - ia;
-}
-
-// Same shape and dtype; every element bitwise equal, or (ulps > 0, floating) within `ulps`.
-void expect_same(const Tensor& got_any, const Tensor& want_any, int64_t ulps,
-                 const std::string& what) {
-  Tensor got = host(got_any), want = host(want_any);
-  ASSERT_EQ(got.sizes(), want.sizes()) << what;
-  ASSERT_EQ(got.dtype(), want.dtype()) << what;
-  dispatch_dtype(got.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* g = got.data_ptr<T>();
-    const T* w = want.data_ptr<T>();
-    for (int64_t i = 0; i < got.numel(); ++i) {
-      if (std::memcmp(&g[i], &w[i], sizeof(T)) == 0) continue;
-      if constexpr (std::is_floating_point_v<T>) {
-        if (ulps > 0 && !std::isnan(g[i]) && !std::isnan(w[i]) &&
-            ulp_distance(g[i], w[i]) <= ulps) {
-          continue;
-        }
-      }
-      ADD_FAILURE() << what << ": element " << i << " is " << +g[i] << ", expected " << +w[i];
-      return;
-    }
-  });
-}
-
-// Runs `op` on the CPU inputs (contiguous copies) and on `device`'s copies of them, and
-// compares; an error on the CPU must be the same error on the device.
-void check_op(Device device, const std::vector<Tensor>& cpu_inputs,
-              const std::function<Tensor(const std::vector<Tensor>&)>& op, int64_t ulps,
-              const std::string& what) {
-  std::vector<Tensor> contiguous, on_device;
-  for (const Tensor& t : cpu_inputs) {
-    contiguous.push_back(native::clone(t));
-    on_device.push_back(same_on(t, device));
-  }
-  Tensor want;
-  std::string want_error;
-  try {
-    want = op(contiguous);
-  } catch (const Error& e) {
-    want_error = e.what();
-  }
-  try {
-    Tensor got = op(on_device);
-    ASSERT_TRUE(want_error.empty()) << what << ": the CPU raised \"" << want_error << "\"";
-    ASSERT_EQ(got.device(), device) << what;
-    expect_same(got, want, ulps, what);
-  } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), want_error) << what;
-  }
-}
+constexpr int64_t kUlps = conformance::kUlps;
 
 bool exact(UnaryOp op) {
   switch (op) {
@@ -163,21 +57,7 @@ int64_t ulps_of(UnaryOp op) {
 }
 int64_t ulps_of(BinaryOp op) { return op != BinaryOp::kPow || host_run() ? 0 : kUlps; }
 
-class BackendConformance : public ::testing::TestWithParam<Device> {
- protected:
-  void SetUp() override {
-    if (GetParam().is_cuda() && !cuda::is_available()) {
-      GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason();
-    }
-  }
-  // Shapes: random ones plus the edge geometries every op must handle.
-  std::vector<DimVector> shapes() {
-    std::vector<DimVector> out = {{}, {0}, {3, 0}, {1}, {5}, {2, 1, 3}};
-    for (int i = 0; i < 6; ++i) out.push_back(rnd_.shape());
-    return out;
-  }
-  Random rnd_{20240521};
-};
+using BackendConformance = conformance::DeviceTest;
 
 TEST_P(BackendConformance, Fill) {
   for (const DimVector& shape : shapes()) {
@@ -375,10 +255,8 @@ TEST_P(BackendConformance, TransfersRoundTripExactly) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, BackendConformance, ::testing::Values(kCPU, kGpu),
-                         [](const ::testing::TestParamInfo<Device>& info) {
-                           return info.param.is_cpu() ? std::string("cpu") : std::string("cuda");
-                         });
+INSTANTIATE_TEST_SUITE_P(Devices, BackendConformance, conformance::kDevices,
+                         conformance::device_name);
 
 // The libm ops on CUDA, bitwise against std:: per element in the host-run build (the CPU's
 // contiguous runs use Eigen instead, see the file comment).

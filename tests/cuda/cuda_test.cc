@@ -76,10 +76,38 @@ TEST_F(CudaDevice, ToCudaAndCpuRoundTrip) {
 }
 
 TEST_F(CudaDevice, MixedDevicesAreADeviceError) {
+  // Every op that takes two tensors, either order: PyTorch's text, nothing written.
   Tensor a = ones({2}).cuda(), b = ones({2});
-  expect_error<DeviceError>([&] { (a + b); },
-                            "expected all tensors to be on the same device, but found at least "
-                            "two devices, cuda:0 and cpu");
+  const std::string both =
+      "Expected all tensors to be on the same device, but found at least "
+      "two devices, ";
+  expect_error<DeviceError>([&] { (a + b); }, "add(): " + both + "cuda:0 and cpu!");
+  expect_error<DeviceError>([&] { (b * a); }, "mul(): " + both + "cpu and cuda:0!");
+  expect_error<DeviceError>([&] { a.add_(b); }, both + "cuda:0 and cpu!");
+  expect_error<DeviceError>([&] { b.sub_(a); }, both + "cpu and cuda:0!");
+  expect_error<DeviceError>([&] { where(b > 0, a, b); }, both);
+  expect_error<DeviceError>(
+      [&] {
+        a.view({1, 2}).matmul(b.view({2, 1}));
+      },
+      "matmul(): " + both + "cuda:0 and cpu!");
+  expect_error<DeviceError>([&] { a.masked_fill_(b > 0, 5.0); },
+                            "masked_fill_(): " + both + "cuda:0 and cpu!");
+  EXPECT_EQ(values(a), std::vector<double>({1, 1}));
+  EXPECT_EQ(values(b), std::vector<double>({1, 1}));
+  EXPECT_EQ(a.version(), 0u);
+  EXPECT_EQ(b.version(), 0u);
+  // copy_ is the one op that crosses devices.
+  a.copy_(b * 3);
+  EXPECT_EQ(values(a), std::vector<double>({3, 3}));
+}
+
+TEST_F(CudaDevice, OnlyCudaZeroIsDriven) {
+  expect_error<DeviceError>(
+      [&] { zeros({2}, TensorOptions().device(Device(DeviceType::CUDA, 1))); },
+      "cannot create a tensor on cuda:1: mutagrad drives one CUDA device per "
+      "process, cuda:0");
+  expect_error<DeviceError>([&] { ones({2}).to(Device(DeviceType::CUDA, 1)); }, "cuda:1");
 }
 
 TEST_F(CudaDevice, GradientsFlowBackToTheSourceDevice) {
@@ -124,9 +152,14 @@ TEST_F(CudaDevice, OutOfMemoryIsATypedErrorAndChangesNothing) {
 }
 
 TEST_F(CudaDevice, OpsWithoutAKernelSaySo) {
+  // The advanced-indexing kernels come with issue 11; until then the op names itself and the
+  // values are unchanged (the version counter is bumped before the kernel runs, as the
+  // snapshot policy's pre-write hook requires: Note [In-place writes bump after validation]).
   Tensor x = ones({2, 2}).cuda();
-  expect_error<DeviceError>([&] { x.matmul(x); }, "matmul has no cuda implementation");
-  expect_error<DeviceError>([&] { x.sum(); }, "reduce (sum/mean/prod/max/min) has no cuda");
+  Tensor mask = full({2, 2}, true).cuda();
+  expect_error<DeviceError>([&] { x.masked_fill_(mask, 3.0); },
+                            "masked_fill_ has no cuda implementation");
+  EXPECT_EQ(values(x), std::vector<double>({1, 1, 1, 1}));
 }
 
 }  // namespace

@@ -413,16 +413,16 @@ TEST(Binary, TensorsOnDifferentDevicesAreADeviceError) {
                                           VersionCounter()));
   Tensor cpu = zeros({2});
   expect_error<DeviceError>([&] { native::binary(BinaryOp::kAdd, cpu, gpu); },
-                            "expected all tensors to be on the same device");
+                            "Expected all tensors to be on the same device");
   expect_error<DeviceError>([&] { native::binary_out(BinaryOp::kAdd, cpu, cpu, gpu); },
-                            "expected all tensors to be on the same device");
+                            "Expected all tensors to be on the same device");
   expect_error<DeviceError>(
       [&] {
         native::where(tensor({true, false}), cpu, gpu);
       },
-      "expected all tensors to be on the same device");
+      "Expected all tensors to be on the same device");
   expect_error<DeviceError>([&] { native::unary_out(UnaryOp::kNeg, cpu, gpu); },
-                            "expected all tensors to be on the same device");
+                            "Expected all tensors to be on the same device");
   EXPECT_EQ(elements(cpu), (std::vector<double>{0, 0}));
 }
 

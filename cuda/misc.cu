@@ -1,0 +1,171 @@
+// CUDA arange, nonzero and random; the CPU's arange and nonzero are in tensor/cpu/misc.cc.
+//
+//   arange_kernel(out, 0, 2);                        // out[i] = 2 i
+//   Tensor coords = nonzero_kernel(mask);            // [count, ndim], row-major order
+//   random_kernel(out, RandomDist::kNormal, seed, offset, 0, 0);
+#include <thrust/copy.h>
+#include <thrust/count.h>
+
+#include <cmath>
+#include <type_traits>
+
+#include "cuda/kernel_util.h"
+#include "cuda/kernels.h"
+#include "cuda/philox.h"
+#include "tensor/shape.h"
+
+namespace mutagrad::cuda {
+namespace {
+
+// The CPU's formula: floating and bool values computed in double and rounded once, integers in
+// int64.
+template <typename T>
+struct ArangeFunctor {
+  char* out;
+  int64_t stride;  // bytes
+  double start_f, step_f;
+  int64_t start_i, step_i;
+  MG_HOST_DEVICE void operator()(int64_t i) const {
+    T& dst = at<T>(out, i * stride);
+    if constexpr (std::is_floating_point_v<T>) {
+      dst = static_cast<T>(start_f + step_f * static_cast<double>(i));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      dst = (start_f + step_f * static_cast<double>(i)) != 0.0;
+    } else {
+      dst = static_cast<T>(start_i + step_i * i);
+    }
+  }
+};
+
+template <typename T>
+struct IsNonzero {
+  const char* in;
+  OffsetCalc<1> calc;
+  MG_HOST_DEVICE bool operator()(int64_t i) const {
+    int64_t off[1];
+    calc.get(i, off);
+    return at<T>(in, off[0]) != T(0);
+  }
+};
+
+// coords[j, :] = the row-major coordinates of linear index positions[j] in `sizes`.
+struct Coordinates {
+  const int64_t* positions;
+  int64_t* coords;
+  int64_t ndim;
+  int64_t sizes[kMaxKernelDims];
+  MG_HOST_DEVICE void operator()(int64_t j) const {
+    int64_t linear = positions[j];
+    for (int64_t d = ndim - 1; d >= 0; --d) {
+      coords[j * ndim + d] = linear % sizes[d];
+      linear /= sizes[d];
+    }
+  }
+};
+
+// Note [Philox draws]
+// Element i takes the four words of counter (offset + i, 0) under key seed: uniform float uses
+// 24 bits of the first word, uniform double 53 bits of the first two; normal is Box-Muller on
+// two 53-bit uniforms (u1 in (0, 1] so the log is finite), computed in double and rounded
+// once; integers take low + (64 bits mod (high - low)), the CPU generator's formula.
+template <typename T>
+struct RandomFunctor {
+  T* out;
+  RandomDist dist;
+  uint64_t seed, offset;
+  int64_t low;
+  uint64_t range;
+  MG_HOST_DEVICE void operator()(int64_t i) const {
+    const Philox4 r = philox4x32_10(offset + static_cast<uint64_t>(i), 0, seed);
+    switch (dist) {
+      case RandomDist::kUniform:
+        if constexpr (std::is_same_v<T, float>) {
+          out[i] = uniform24(r.w[0]);
+        } else {
+          out[i] = static_cast<T>(uniform53(r.w[0], r.w[1]));
+        }
+        return;
+      case RandomDist::kNormal: {
+        const double u1 = 1.0 - uniform53(r.w[0], r.w[1]);
+        const double u2 = uniform53(r.w[2], r.w[3]);
+        out[i] = static_cast<T>(std::sqrt(-2.0 * std::log(u1)) *
+                                std::cos(6.283185307179586476925286766559 * u2));
+        return;
+      }
+      case RandomDist::kInteger:
+        out[i] = static_cast<T>(
+            static_cast<int64_t>(static_cast<uint64_t>(low) + join64(r.w[0], r.w[1]) % range));
+        return;
+    }
+  }
+};
+
+}  // namespace
+
+void arange_kernel(const Tensor& out, const Scalar& start, const Scalar& step) {
+  const int64_t stride = (out.dim() == 0 ? 0 : out.stride(0)) * out.element_size();
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch("arange", out.numel(),
+           ArangeFunctor<T>{
+               device_data(out), stride, start.to<double>(), step.to<double>(),
+               std::is_integral_v<T> && !std::is_same_v<T, bool> ? start.to<int64_t>() : 0,
+               std::is_integral_v<T> && !std::is_same_v<T, bool> ? step.to<int64_t>() : 0});
+  });
+}
+
+// Note [nonzero on the device]
+// Two passes over the input, both Thrust algorithms: count_if gives the result's size (the one
+// device-to-host synchronization, as in torch, since the shape depends on the data), then
+// copy_if writes the linear positions of the nonzero elements in increasing order (copy_if is
+// stable) and a third kernel turns each into its coordinates. The order is row-major, as the
+// CPU's.
+Tensor nonzero_kernel(const Tensor& in) {
+  const int64_t nd = in.dim();
+  if (nd > kMaxKernelDims) {
+    throw DeviceError(str("nonzero(): CUDA kernels take at most ", kMaxKernelDims,
+                          " dims; this tensor has ", nd, ". Reshape it first"));
+  }
+  const OffsetCalc<1> calc = make_offset_calc<1>({&in});
+  const int64_t n = in.numel();
+  return dispatch_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const IsNonzero<T> pred{device_data(in), calc};
+    int64_t count = 0;
+    try {
+      if (n > 0) {
+        count = static_cast<int64_t>(thrust::count_if(exec_policy(),
+                                                      thrust::counting_iterator<int64_t>(0),
+                                                      thrust::counting_iterator<int64_t>(n), pred));
+      }
+    } catch (const thrust::system_error& e) {
+      throw DeviceError(str("nonzero: the CUDA kernel failed: ", e.what()));
+    }
+    Tensor out = empty({count, nd}, TensorOptions(kInt64).device(in.device()));
+    if (count == 0) return out;
+    Tensor positions = device_buffer(count, kInt64, in.device());
+    int64_t* pos = static_cast<int64_t*>(positions.unsafe_impl()->data());
+    try {
+      thrust::copy_if(exec_policy(), thrust::counting_iterator<int64_t>(0),
+                      thrust::counting_iterator<int64_t>(n), pos, pred);
+    } catch (const thrust::system_error& e) {
+      throw DeviceError(str("nonzero: the CUDA kernel failed: ", e.what()));
+    }
+    Coordinates coords{pos, static_cast<int64_t*>(out.unsafe_impl()->data()), nd, {}};
+    for (int64_t d = 0; d < nd; ++d) coords.sizes[d] = in.size(d);
+    launch("nonzero", count, coords);
+    return out;
+  });
+}
+
+void random_kernel(const Tensor& out, RandomDist dist, uint64_t seed, uint64_t offset, int64_t low,
+                   int64_t high) {
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch("random", out.numel(),
+           RandomFunctor<T>{static_cast<T*>(out.unsafe_impl()->data()), dist, seed, offset, low,
+                            static_cast<uint64_t>(high) - static_cast<uint64_t>(low)});
+  });
+}
+
+}  // namespace mutagrad::cuda

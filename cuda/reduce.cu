@@ -1,0 +1,291 @@
+// CUDA reductions (sum, mean, prod, max, min over any dims) and argmax; the CPU's are in
+// tensor/cpu/reduce.cc.
+//
+//   reduce_kernel(ReduceOp::kSum, out, in, {false, true});   // out keepdim-shaped
+//
+// Note [Deterministic CUDA reductions]
+// out has M elements, each reducing K input elements. Pass 1 splits each output's K elements
+// into C chunks and reduces every (output, chunk) pair serially, in index order, into a
+// partial; pass 2 combines each output's C partials in chunk order. C depends only on M and K
+// (enough (output, chunk) pairs to fill a GPU, chunks of at least kMinChunk elements), so a
+// result depends only on the shape: the same bits on every run, in both builds, on any GPU.
+// No atomics, no shared-memory tree whose shape depends on the block size. sum/prod/mean
+// accumulate floats in double and integers in int64 as the CPU does; the order of additions
+// differs from the CPU's (eight lanes per run), so floating sums agree with the CPU's to a
+// rounding of the double accumulator (the conformance test's tolerance), integers exactly,
+// max/min/argmax exactly. argmax's partial is the first maximum of its chunk (a nan counts as
+// the maximum, the first one wins); combining those in chunk order with the same rule gives the
+// first maximum of the line, the CPU's answer.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "cuda/kernel_util.h"
+#include "cuda/kernels.h"
+#include "tensor/element_math.h"
+
+namespace mutagrad::cuda {
+namespace {
+
+// Enough (output, chunk) pairs for a GPU's threads; chunks no shorter than this.
+constexpr int64_t kTargetParallelism = 65536;
+constexpr int64_t kMinChunk = 256;
+
+template <typename A>
+struct SumOp {
+  MG_HOST_DEVICE static A identity() { return A(0); }
+  MG_HOST_DEVICE static A combine(A a, A b) { return math::wrapping_add<A>(a, b); }
+};
+template <typename A>
+struct ProdOp {
+  MG_HOST_DEVICE static A identity() { return A(1); }
+  MG_HOST_DEVICE static A combine(A a, A b) { return math::wrapping_mul<A>(a, b); }
+};
+template <typename A>
+struct MaxOp {
+  MG_HOST_DEVICE static A identity() {
+    if constexpr (std::is_floating_point_v<A>) return -std::numeric_limits<A>::infinity();
+    return std::numeric_limits<A>::lowest();
+  }
+  MG_HOST_DEVICE static A combine(A a, A b) { return math::max_propagate_nan<A>(a, b); }
+};
+template <typename A>
+struct MinOp {
+  MG_HOST_DEVICE static A identity() {
+    if constexpr (std::is_floating_point_v<A>) return std::numeric_limits<A>::infinity();
+    return std::numeric_limits<A>::max();
+  }
+  MG_HOST_DEVICE static A combine(A a, A b) { return math::min_propagate_nan<A>(a, b); }
+};
+
+// How the K elements of each output are split (Note [Deterministic CUDA reductions]).
+struct Chunking {
+  int64_t chunks = 1;  // C
+  int64_t length = 0;  // elements per chunk (the last may be shorter)
+};
+
+Chunking chunking(int64_t m, int64_t k) {
+  Chunking c;
+  if (k == 0) return c;
+  const int64_t by_length = (k + kMinChunk - 1) / kMinChunk;
+  const int64_t by_parallelism = std::max<int64_t>(1, kTargetParallelism / std::max<int64_t>(m, 1));
+  c.chunks = std::max<int64_t>(1, std::min(by_length, by_parallelism));
+  c.length = (k + c.chunks - 1) / c.chunks;
+  c.chunks = (k + c.length - 1) / c.length;
+  return c;
+}
+
+// The input seen two ways: `outer` walks the kept dims (one position per output, with the
+// output's own offsets), `inner` the reduced dims of one output.
+struct ReduceGeometry {
+  OffsetCalc<2> outer;  // {out, in}
+  OffsetCalc<1> inner;  // {in}
+  int64_t m = 1;
+  int64_t k = 1;
+};
+
+ReduceGeometry reduce_geometry(const Tensor& out, const Tensor& in,
+                               const std::vector<bool>& reduce_dim) {
+  DimVector kept_sizes, out_strides, in_kept_strides, red_sizes, red_strides;
+  ReduceGeometry g;
+  for (size_t d = 0; d < reduce_dim.size(); ++d) {
+    const int64_t size = in.sizes()[d];
+    if (reduce_dim[d]) {
+      red_sizes.push_back(size);
+      red_strides.push_back(in.strides()[d]);
+      g.k *= size;
+    } else {
+      kept_sizes.push_back(size);
+      out_strides.push_back(out.strides()[d]);
+      in_kept_strides.push_back(in.strides()[d]);
+      g.m *= size;
+    }
+  }
+  const Tensor out_kept = restride(out, kept_sizes, out_strides);
+  const Tensor in_kept = restride(in, kept_sizes, in_kept_strides);
+  const Tensor in_red = restride(in, red_sizes, red_strides);
+  g.outer = make_offset_calc<2>({&out_kept, &in_kept});
+  g.inner = make_offset_calc<1>({&in_red});
+  return g;
+}
+
+// Pass 1: partial[o * C + c] = Op over chunk c of output o's elements.
+template <typename T, typename A, typename Op>
+struct PartialReduce {
+  const char* in;
+  A* partial;
+  OffsetCalc<2> outer;
+  OffsetCalc<1> inner;
+  int64_t k;
+  Chunking chunk;
+  MG_HOST_DEVICE void operator()(int64_t i) const {
+    const int64_t o = i / chunk.chunks, c = i % chunk.chunks;
+    int64_t base[2];
+    outer.get(o, base);
+    A acc = Op::identity();
+    const int64_t end = c * chunk.length + chunk.length < k ? c * chunk.length + chunk.length : k;
+    for (int64_t j = c * chunk.length; j < end; ++j) {
+      int64_t off[1];
+      inner.get(j, off);
+      acc = Op::combine(acc, static_cast<A>(at<T>(in, base[1] + off[0])));
+    }
+    partial[i] = acc;
+  }
+};
+
+// Pass 2: out[o] = Op over partial[o * C .. o * C + C), in order; mean divides by K.
+template <typename Out, typename A, typename Op>
+struct FinishReduce {
+  const A* partial;
+  char* out;
+  OffsetCalc<2> outer;
+  int64_t chunks;
+  bool mean;
+  double count;
+  MG_HOST_DEVICE void operator()(int64_t o) const {
+    A acc = partial[o * chunks];
+    for (int64_t c = 1; c < chunks; ++c) acc = Op::combine(acc, partial[o * chunks + c]);
+    int64_t off[2];
+    outer.get(o, off);
+    if constexpr (std::is_floating_point_v<A>) {
+      if (mean) acc = acc / static_cast<A>(count);  // 0 / 0 is nan, as PyTorch
+    }
+    at<Out>(out, off[0]) = convert_value<Out>(acc);
+  }
+};
+
+template <typename T, typename A, typename Op>
+void run_reduce(const Tensor& out, const Tensor& in, const ReduceGeometry& g, bool mean) {
+  const Chunking chunk = chunking(g.m, g.k);
+  Tensor partial = device_buffer(g.m * chunk.chunks, scalar_type_of<A>(), out.device());
+  A* p = static_cast<A*>(partial.unsafe_impl()->data());
+  launch("reduce", g.m * chunk.chunks,
+         PartialReduce<T, A, Op>{device_data(in), p, g.outer, g.inner, g.k, chunk});
+  dispatch_dtype(out.dtype(), [&](auto out_tag) {
+    using Out = typename decltype(out_tag)::type;
+    launch("reduce", g.m,
+           FinishReduce<Out, A, Op>{p, device_data(out), g.outer, chunk.chunks, mean,
+                                    static_cast<double>(g.k)});
+  });
+}
+
+template <typename T>
+MG_HOST_DEVICE bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return v != v;
+  } else {
+    return false;
+  }
+}
+
+// The CPU's argmax rule: v replaces best when it is larger, or a nan while best is not.
+template <typename T>
+MG_HOST_DEVICE bool better(T v, T best) {
+  return !is_nan(best) && (is_nan(v) || v > best);
+}
+
+template <typename T>
+struct PartialArgmax {
+  const char* in;
+  T* best_value;
+  int64_t* best_index;
+  OffsetCalc<2> outer;
+  OffsetCalc<1> inner;
+  int64_t k;
+  Chunking chunk;
+  MG_HOST_DEVICE void operator()(int64_t i) const {
+    const int64_t o = i / chunk.chunks, c = i % chunk.chunks;
+    int64_t base[2];
+    outer.get(o, base);
+    const int64_t begin = c * chunk.length;
+    const int64_t end = begin + chunk.length < k ? begin + chunk.length : k;
+    int64_t off[1];
+    inner.get(begin, off);
+    T best = at<T>(in, base[1] + off[0]);
+    int64_t best_i = begin;
+    for (int64_t j = begin + 1; j < end; ++j) {
+      inner.get(j, off);
+      const T v = at<T>(in, base[1] + off[0]);
+      if (better(v, best)) {
+        best = v;
+        best_i = j;
+      }
+    }
+    best_value[i] = best;
+    best_index[i] = best_i;
+  }
+};
+
+template <typename T>
+struct FinishArgmax {
+  const T* best_value;
+  const int64_t* best_index;
+  char* out;
+  OffsetCalc<2> outer;
+  int64_t chunks;
+  MG_HOST_DEVICE void operator()(int64_t o) const {
+    T best = best_value[o * chunks];
+    int64_t best_i = best_index[o * chunks];
+    for (int64_t c = 1; c < chunks; ++c) {
+      if (better(best_value[o * chunks + c], best)) {
+        best = best_value[o * chunks + c];
+        best_i = best_index[o * chunks + c];
+      }
+    }
+    int64_t off[2];
+    outer.get(o, off);
+    at<int64_t>(out, off[0]) = best_i;
+  }
+};
+
+}  // namespace
+
+void reduce_kernel(ReduceOp op, const Tensor& out, const Tensor& in,
+                   const std::vector<bool>& reduce_dim) {
+  const ReduceGeometry g = reduce_geometry(out, in, reduce_dim);
+  const bool float_acc = is_floating_point(out.dtype());
+  const bool mean = op == ReduceOp::kMean;
+  dispatch_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    switch (op) {
+      case ReduceOp::kSum:
+      case ReduceOp::kMean:
+        if (float_acc)
+          run_reduce<T, double, SumOp<double>>(out, in, g, mean);
+        else
+          run_reduce<T, int64_t, SumOp<int64_t>>(out, in, g, mean);
+        break;
+      case ReduceOp::kProd:
+        if (float_acc)
+          run_reduce<T, double, ProdOp<double>>(out, in, g, mean);
+        else
+          run_reduce<T, int64_t, ProdOp<int64_t>>(out, in, g, mean);
+        break;
+      case ReduceOp::kMax:
+        run_reduce<T, T, MaxOp<T>>(out, in, g, mean);
+        break;
+      case ReduceOp::kMin:
+        run_reduce<T, T, MinOp<T>>(out, in, g, mean);
+        break;
+    }
+  });
+}
+
+void argmax_kernel(const Tensor& out, const Tensor& in, int64_t dim) {
+  std::vector<bool> reduce_dim(static_cast<size_t>(in.dim()), false);
+  reduce_dim[static_cast<size_t>(dim)] = true;
+  const ReduceGeometry g = reduce_geometry(out, in, reduce_dim);
+  const Chunking chunk = chunking(g.m, g.k);  // k >= 1: native refuses an empty line
+  dispatch_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor values = device_buffer(g.m * chunk.chunks, in.dtype(), out.device());
+    Tensor indices = device_buffer(g.m * chunk.chunks, kInt64, out.device());
+    T* v = static_cast<T*>(values.unsafe_impl()->data());
+    int64_t* ix = static_cast<int64_t*>(indices.unsafe_impl()->data());
+    launch("argmax", g.m * chunk.chunks,
+           PartialArgmax<T>{device_data(in), v, ix, g.outer, g.inner, g.k, chunk});
+    launch("argmax", g.m, FinishArgmax<T>{v, ix, device_data(out), g.outer, chunk.chunks});
+  });
+}
+
+}  // namespace mutagrad::cuda
