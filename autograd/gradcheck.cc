@@ -27,19 +27,22 @@ std::string multi_index(int64_t flat, IntArrayRef sizes) {
   return os.str();
 }
 
-// Memory offset (in elements from data_ptr) of the row-major flat element `flat`.
-int64_t element_offset(const Tensor& t, int64_t flat) {
-  int64_t offset = 0;
+// A 0-dim alias of the row-major flat element `flat` of `t` (on t's device), sharing its
+// version counter: the numeric Jacobian writes the perturbed value through it.
+Tensor element_alias(const Tensor& t, int64_t flat) {
+  int64_t offset = t.storage_offset();
   for (int64_t d = t.dim(); d-- > 0;) {
     const int64_t size = t.size(d);
     offset += (flat % size) * t.stride(d);
     flat /= size;
   }
-  return offset;
+  return Tensor(std::make_shared<TensorImpl>(t.storage(), DimVector{}, DimVector{}, offset,
+                                             t.dtype(), t.version_counter()));
 }
 
+// The values of any tensor, row-major, as doubles (through a copy to the CPU).
 std::vector<double> flat_values(const Tensor& t) {
-  Tensor c = native::contiguous(native::to(t, kFloat64));
+  Tensor c = native::contiguous(native::to(t, kCPU, kFloat64));
   const double* p = c.data_ptr<double>();
   return std::vector<double>(p, p + c.numel());
 }
@@ -117,16 +120,17 @@ GradcheckResult gradcheck(const TensorFunction& fn, const VariableList& inputs,
   for (size_t i : diff_inputs) {
     const Tensor& x = inputs[i];
     for (size_t o : diff_outputs) numeric[o][i].assign(outputs[o].numel() * x.numel(), 0.0);
-    double* base = x.data_ptr<double>();
+    const std::vector<double> original = flat_values(x);
     for (int64_t j = 0; j < x.numel(); ++j) {
-      double* p = base + element_offset(x, j);
-      const double orig = *p;
-      // Outputs are read at once: an output may alias the perturbed input.
-      *p = orig + options.eps;
+      // Written in place without a version bump (on any device): the perturbation is not a
+      // mutation of the user's program. Outputs are read at once: one may alias the input.
+      const Tensor element = element_alias(x, j);
+      const double orig = original[static_cast<size_t>(j)];
+      native::fill_(element, orig + options.eps);
       std::vector<std::vector<double>> plus = evaluate(fn, inputs, diff_outputs);
-      *p = orig - options.eps;
+      native::fill_(element, orig - options.eps);
       std::vector<std::vector<double>> minus = evaluate(fn, inputs, diff_outputs);
-      *p = orig;
+      native::fill_(element, orig);
       for (size_t n = 0; n < diff_outputs.size(); ++n) {
         const size_t o = diff_outputs[n];
         const std::vector<double>& fp = plus[n];
@@ -180,7 +184,8 @@ GradcheckResult gradgradcheck(const TensorFunction& fn, const VariableList& inpu
   Generator gen(options.seed);
   VariableList grad_outputs;
   for (size_t o : diff_outputs) {
-    grad_outputs.push_back(randn(outputs[o].sizes(), gen, kFloat64).requires_grad_());
+    grad_outputs.push_back(
+        native::to(randn(outputs[o].sizes(), gen, kFloat64), outputs[o].device()).requires_grad_());
   }
   std::vector<size_t> diff_inputs;
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -1,8 +1,10 @@
-// CUDA fill and copy (strided, dtype-converting) kernels; the CPU's are in tensor/cpu/copy.cc.
+// CUDA fill, masked_fill and copy (strided, dtype-converting) kernels; the CPU's are in
+// tensor/cpu/copy.cc and tensor/cpu/indexing.cc (masked_fill).
 // A copy between two contiguous tensors of one dtype is a device-to-device memcpy.
 #include "cuda/kernel_util.h"
 #include "cuda/kernels.h"
 #include "tensor/element_math.h"
+#include "tensor/native/views.h"
 
 namespace mutagrad::cuda {
 namespace {
@@ -16,6 +18,20 @@ struct FillFunctor {
     int64_t off[1];
     calc.get(i, off);
     *reinterpret_cast<T*>(out + off[0]) = value;
+  }
+};
+
+// dst[i] = value where mask[i] (mask expanded to dst's shape).
+template <typename T>
+struct MaskedFillFunctor {
+  char* out;
+  const char* mask;
+  OffsetCalc<2> calc;
+  T value;
+  MG_HOST_DEVICE void operator()(int64_t i) const {
+    int64_t off[2];
+    calc.get(i, off);
+    if (*reinterpret_cast<const bool*>(mask + off[1])) *reinterpret_cast<T*>(out + off[0]) = value;
   }
 };
 
@@ -39,6 +55,17 @@ void fill_kernel(const Tensor& dst, const Scalar& value) {
     using T = typename decltype(tag)::type;
     launch("fill_", dst.numel(),
            FillFunctor<T>{device_data(dst), make_offset_calc<1>({&dst}), value.to<T>()});
+  });
+}
+
+void masked_fill_kernel(const Tensor& dst, const Tensor& mask, const Scalar& value) {
+  const Tensor expanded =
+      mask.sizes().equals(dst.sizes()) ? mask : native::expand(mask, dst.sizes());
+  dispatch_dtype(dst.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch("masked_fill_", dst.numel(),
+           MaskedFillFunctor<T>{device_data(dst), device_data(expanded),
+                                make_offset_calc<2>({&dst, &expanded}), value.to<T>()});
   });
 }
 

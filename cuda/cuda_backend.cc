@@ -104,6 +104,19 @@ void CudaBackend::arange(const Tensor& out, const Scalar& start, const Scalar& s
 
 Tensor CudaBackend::nonzero(const Tensor& in) { return nonzero_kernel(in); }
 
+void CudaBackend::index(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices) {
+  if (out.numel() > 0) index_kernel(out, self, indices);
+}
+
+void CudaBackend::index_put(const Tensor& dst, const std::vector<Tensor>& indices,
+                            const Tensor& values, const IndexPutDescriptor& desc) {
+  if (dst.numel() > 0) index_put_kernel(dst, indices, values, desc.accumulate);
+}
+
+void CudaBackend::masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value) {
+  if (dst.numel() > 0) masked_fill_kernel(dst, mask, value);
+}
+
 void CudaBackend::random(const Tensor& out, RandomDist dist, uint64_t seed, uint64_t offset,
                          int64_t low, int64_t high) {
   if (out.numel() > 0) random_kernel(out, dist, seed, offset, low, high);

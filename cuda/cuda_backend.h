@@ -2,9 +2,8 @@
 // whichever build is linked (device or host-run; see docs/cuda.md).
 //
 // Arguments arrive validated by mutagrad::native (tensor/backend.h). Same-device work runs the
-// kernels of cuda/*.cu; copy() also moves data between the CPU and the device. Ops without a
-// kernel yet (the advanced-indexing ones, issue 11) throw DeviceError ("<op> has no cuda
-// implementation"), listed in docs/cuda.md.
+// kernels of cuda/*.cu; copy() also moves data between the CPU and the device. Every Backend
+// op has a kernel.
 //
 //   Backend& gpu = backend_for(Device(DeviceType::CUDA, 0));
 //   gpu.fill(t, 1.5);
@@ -36,6 +35,10 @@ class CudaBackend : public Backend {
   void matmul(const Tensor& out, const Tensor& a, const Tensor& b) override;
   void arange(const Tensor& out, const Scalar& start, const Scalar& step) override;
   Tensor nonzero(const Tensor& in) override;
+  void index(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices) override;
+  void index_put(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
+                 const IndexPutDescriptor& desc) override;
+  void masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value) override;
   // Philox4x32-10 (cuda/philox.h, Note [Philox draws] in cuda/misc.cu).
   void random(const Tensor& out, RandomDist dist, uint64_t seed, uint64_t offset, int64_t low,
               int64_t high) override;

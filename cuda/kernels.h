@@ -16,6 +16,8 @@ namespace mutagrad::cuda {
 void fill_kernel(const Tensor& dst, const Scalar& value);
 // dst = src converted to dst's dtype; both on the device, src of dst's shape.
 void copy_kernel(const Tensor& dst, const Tensor& src);
+// dst[mask] = value; mask (bool) broadcasts to dst's shape.
+void masked_fill_kernel(const Tensor& dst, const Tensor& mask, const Scalar& value);
 
 // pointwise.cu
 void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args);
@@ -26,6 +28,11 @@ void where_kernel(const Tensor& out, const Tensor& cond, const Tensor& a, const 
 void reduce_kernel(ReduceOp op, const Tensor& out, const Tensor& in,
                    const std::vector<bool>& reduce_dim);
 void argmax_kernel(const Tensor& out, const Tensor& in, int64_t dim);
+
+// indexing.cu (Note [Deterministic index_put_ on the device])
+void index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices);
+void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
+                      bool accumulate);
 
 // linalg.cu
 void matmul_kernel(const Tensor& out, const Tensor& a, const Tensor& b);

@@ -65,7 +65,8 @@ Tensor sum_to_shape(const Tensor& grad, IntArrayRef shape) {
 Tensor winner_mask(IntArrayRef self_sizes, Device device, const std::vector<Tensor>& indices) {
   Tensor scratch = full(self_sizes, -1, kInt64, device);
   native::AdvancedIndex adv = native::make_advanced_index(scratch, indices);
-  Tensor ids = native::view(arange(compute_numel(adv.result_shape), kInt64), adv.result_shape);
+  Tensor ids =
+      native::view(arange(compute_numel(adv.result_shape), kInt64, device), adv.result_shape);
   native::index_put_validated(scratch, adv, ids, /*accumulate=*/false);
   return native::binary(BinaryOp::kEq, native::index(scratch, indices), ids);
 }

@@ -175,8 +175,8 @@ class ExtremumDimBackward final : public Node {
     Tensor idx = keepdim_ ? indices : native::unsqueeze(indices, dim_);
     DimVector position_shape(self_sizes_.size(), 1);
     position_shape[static_cast<size_t>(dim_)] = self_sizes_[static_cast<size_t>(dim_)];
-    Tensor positions =
-        native::view(arange(self_sizes_[static_cast<size_t>(dim_)], kInt64), position_shape);
+    Tensor positions = native::view(
+        arange(self_sizes_[static_cast<size_t>(dim_)], kInt64, g.device()), position_shape);
     Tensor selected = native::binary(BinaryOp::kEq, positions, idx);
     return {g.expand(self_sizes_).masked_fill(selected.logical_not(), 0)};
   }

@@ -41,7 +41,8 @@ void scatter_into(const Tensor& dst, const Tensor& src, const Geometry& g, bool 
     native::copy_(view, src);
     return;
   }
-  Tensor positions = native::as_strided(arange(dst.numel(), kInt64), g.sizes, g.strides, g.offset);
+  Tensor positions =
+      native::as_strided(arange(dst.numel(), kInt64, dst.device()), g.sizes, g.strides, g.offset);
   Tensor values = native::to(native::expand(src, g.sizes), dst.dtype());
   native::index_put_(native::view(dst, {-1}), {native::reshape(positions, {-1})},
                      native::reshape(values, {-1}), /*accumulate=*/true);

@@ -22,6 +22,7 @@
 
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/cpu/parallel.h"
+#include "tensor/native/index_ops.h"
 #include "tensor/shape.h"
 
 namespace mutagrad::cpu {
@@ -104,70 +105,15 @@ struct Loop {
 constexpr int64_t kAhead = 16;
 
 Loop make_loop(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& dense) {
+  native::IndexLoop g = native::make_index_loop(self, indices, dense);
   Loop loop;
-  const int64_t ndim = self.dim();
-  int64_t first = -1;
-  int64_t last = -1;
-  int64_t count = 0;
-  DimVector shape;
-  for (size_t p = 0; p < indices.size(); ++p) {
-    if (!indices[p].defined()) continue;
-    if (first < 0) first = static_cast<int64_t>(p);
-    last = static_cast<int64_t>(p);
-    ++count;
-    shape = DimVector(indices[p].sizes());
-  }
-  const bool adjacent = count == 0 || last - first + 1 == count;
-  auto push_self = [&](int64_t d) {
-    loop.sizes.push_back(self.size(d));
-    loop.self_strides.push_back(self.stride(d));
-    loop.is_index_dim.push_back(0);
-  };
-  int64_t index_start = 0;
-  auto push_index_dims = [&] {
-    index_start = static_cast<int64_t>(loop.sizes.size());
-    for (int64_t s : shape) {
-      loop.sizes.push_back(s);
-      loop.self_strides.push_back(0);
-      loop.is_index_dim.push_back(1);
-    }
-  };
-  auto indexed = [&](int64_t d) {
-    return d < static_cast<int64_t>(indices.size()) && indices[static_cast<size_t>(d)].defined();
-  };
-  if (count == 0) {
-    for (int64_t d = 0; d < ndim; ++d) push_self(d);
-  } else if (adjacent) {
-    for (int64_t d = 0; d < first; ++d) push_self(d);
-    push_index_dims();
-    for (int64_t d = last + 1; d < ndim; ++d) push_self(d);
-  } else {
-    push_index_dims();
-    for (int64_t d = 0; d < ndim; ++d) {
-      if (!indexed(d)) push_self(d);
-    }
-  }
-  MG_INTERNAL_ASSERT(dense.sizes() == IntArrayRef(loop.sizes), "indexing kernel: operand shape ",
-                     dense.sizes(), " is not the indexed shape ", IntArrayRef(loop.sizes));
-  loop.dense_strides = DimVector(dense.strides());
-  for (size_t p = 0; p < indices.size(); ++p) {
-    const Tensor& t = indices[p];
-    if (!t.defined()) continue;
-    MG_INTERNAL_ASSERT(t.dtype() == kInt64 && t.sizes() == IntArrayRef(shape),
-                       "indexing kernel: index tensors must be int64 and expanded to one shape");
-    IndexOperand op{t.data_ptr<int64_t>(), DimVector(loop.sizes.size(), 0),
-                    self.size(static_cast<int64_t>(p)), self.stride(static_cast<int64_t>(p))};
-    for (size_t b = 0; b < shape.size(); ++b) {
-      op.strides[static_cast<size_t>(index_start) + b] = t.strides()[b];
-    }
-    loop.idx.push_back(std::move(op));
-  }
-  if (loop.sizes.empty()) {  // a 0-dim R: one element
-    loop.sizes.push_back(1);
-    loop.self_strides.push_back(0);
-    loop.dense_strides.push_back(0);
-    loop.is_index_dim.push_back(1);
-    for (IndexOperand& op : loop.idx) op.strides.push_back(0);
+  loop.sizes = std::move(g.sizes);
+  loop.self_strides = std::move(g.self_strides);
+  loop.dense_strides = std::move(g.dense_strides);
+  loop.is_index_dim = std::move(g.is_index_dim);
+  for (native::IndexLoop::Operand& op : g.idx) {
+    loop.idx.push_back(
+        IndexOperand{op.index.data_ptr<int64_t>(), std::move(op.strides), op.size, op.stride});
   }
   return loop;
 }

@@ -48,6 +48,32 @@ AdvancedIndex make_advanced_index(const Tensor& self, TensorList indices);
 // result is empty (nothing is accessed then), as PyTorch.
 void check_index_bounds(const Tensor& self, const AdvancedIndex& index);
 
+// Note [The index loop]
+// Every backend's gather and scatter kernel walks the indexed shape R (the shape of
+// self[indices]) in row-major order, which for one destination element is index order. A dim of
+// R is either a dim of self taken whole (self's stride) or a dim of the broadcast index shape
+// (stride 0 in self; each index tensor has its stride there). The element at R-coordinates c
+// is self at sum(c * self_strides) + sum over index operands of (value, wrapped if negative) *
+// operand.stride, and the dense operand (gather output / scattered values) at
+// sum(c * dense_strides). A 0-dim R is one element of a 1-dim loop.
+struct IndexLoop {
+  struct Operand {
+    Tensor index;       // int64, expanded to the index shape (on the kernel's device)
+    DimVector strides;  // per dim of R (elements); 0 on dims that are not index dims
+    int64_t size;       // size of the indexed dim of self (negative values wrap by it)
+    int64_t stride;     // stride of the indexed dim of self
+  };
+  DimVector sizes;
+  DimVector self_strides;  // 0 on index dims
+  DimVector dense_strides;
+  DimVector is_index_dim;  // 1 on dims that come from the index tensors
+  std::vector<Operand> idx;
+};
+// The loop of a kernel over self[indices] (normal form: AdvancedIndex::indices) with the dense
+// operand `dense` of the indexed shape.
+IndexLoop make_index_loop(const Tensor& self, const std::vector<Tensor>& indices,
+                          const Tensor& dense);
+
 // self[indices] as a new tensor (never a view): gather.
 Tensor index(const Tensor& self, TensorList indices);
 // self[indices] = values (accumulate: +=). values must have self's dtype (DTypeError otherwise,

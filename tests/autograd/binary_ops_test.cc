@@ -6,6 +6,7 @@ namespace mutagrad {
 namespace {
 
 using autograd::VariableList;
+using testing_util::dev;
 using testing_util::expect_close;
 using testing_util::leaf;
 using testing_util::strided_leaf;
@@ -65,15 +66,15 @@ TEST(BinaryOps, MaximumMinimum) {
 }
 
 TEST(BinaryOps, MaximumSplitsTiesEvenly) {
-  Tensor a = tensor({1.0, 2.0, 3.0}, kFloat64).requires_grad_();
-  Tensor b = tensor({1.0, 5.0, 0.0}, kFloat64).requires_grad_();
+  Tensor a = dev(tensor({1.0, 2.0, 3.0}, kFloat64)).requires_grad_();
+  Tensor b = dev(tensor({1.0, 5.0, 0.0}, kFloat64)).requires_grad_();
   a.maximum(b).sum().backward();
   expect_close(a.grad(), {0.5, 0, 1});
   expect_close(b.grad(), {0.5, 1, 0});
 }
 
 TEST(BinaryOps, Where) {
-  Tensor cond = tensor({{true, false, true}, {false, false, true}});
+  Tensor cond = dev(tensor({{true, false, true}, {false, false, true}}));
   uint64_t seed = 200;
   for (const ShapePair& s : kShapes) {
     CHECK_GRADS([](const VariableList& in) { return where(in[2], in[0], in[1]); },
@@ -134,8 +135,8 @@ TEST(BinaryOps, ComparisonsReturnBoolAndRecordNothing) {
 
 TEST(BinaryOps, PowGradientAtZeroBaseFollowsPyTorch) {
   // d/de 0^e = 0 for e >= 0 (not nan), as PyTorch.
-  Tensor base = tensor({0.0, 2.0}, kFloat64).requires_grad_();
-  Tensor e = tensor({2.0, 3.0}, kFloat64).requires_grad_();
+  Tensor base = dev(tensor({0.0, 2.0}, kFloat64)).requires_grad_();
+  Tensor e = dev(tensor({2.0, 3.0}, kFloat64)).requires_grad_();
   base.pow(e).sum().backward();
   expect_close(base.grad(), {0, 12});
   expect_close(e.grad(), {0, 8 * std::log(2.0)});

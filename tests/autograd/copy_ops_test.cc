@@ -5,6 +5,7 @@ namespace mutagrad {
 namespace {
 
 using autograd::VariableList;
+using testing_util::dev;
 using testing_util::expect_close;
 using testing_util::leaf;
 using testing_util::strided_leaf;
@@ -19,7 +20,7 @@ TEST(CopyOps, CloneContiguous) {
 }
 
 TEST(CopyOps, ToDtype) {
-  Tensor x = tensor({1.0f, -2.0f}).requires_grad_();
+  Tensor x = dev(tensor({1.0f, -2.0f})).requires_grad_();
   Tensor y = x.to(kFloat64);
   EXPECT_STREQ(y.grad_fn()->name(), "ToCopyBackward0");
   (y * y).sum().backward();
@@ -31,7 +32,7 @@ TEST(CopyOps, ToDtype) {
 }
 
 TEST(CopyOps, MaskedFill) {
-  Tensor mask = tensor({{true, false, true}, {false, false, true}});
+  Tensor mask = dev(tensor({{true, false, true}, {false, false, true}}));
   CHECK_GRADS([](const VariableList& in) { return in[0].masked_fill(in[1], 2.0); },
               {leaf({2, 3}, 5), mask});
   CHECK_GRADS([](const VariableList& in) { return in[0].masked_fill(in[1], 2.0); },

@@ -1,5 +1,9 @@
-// Helpers for the autograd tests: random float64 leaves (contiguous or not) and a check that
-// runs gradcheck and gradgradcheck on a function.
+// Helpers for the autograd tests: random float64 leaves (contiguous or not) on the test's
+// device and a check that runs gradcheck and gradgradcheck on a function.
+//
+// The op tests (*_ops_test.cc) run twice: on the CPU, and as the *_ops_test_cuda targets with
+// MUTAGRAD_TEST_DEVICE=cuda, where leaf(), strided_leaf() and dev() put every tensor on the
+// CUDA device (the host-run build in `./bazelw test //...`; tests/autograd/BUILD.bazel).
 //
 //   Tensor x = leaf({2, 3}, 1);                  // uniform in [-1, 1], requires grad
 //   Tensor y = strided_leaf({2, 3}, 2);          // same, non-contiguous (a transposed view)
@@ -8,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "mutagrad.h"
@@ -16,13 +21,26 @@ namespace mutagrad::testing_util {
 
 using autograd::VariableList;
 
-// Uniform in [lo, hi), float64, requires grad.
+// The device the tests put their tensors on: MUTAGRAD_TEST_DEVICE=cuda, else the CPU.
+inline Device test_device() {
+  static const Device device = [] {
+    const char* env = std::getenv("MUTAGRAD_TEST_DEVICE");
+    return env != nullptr && std::string(env) == "cuda" ? Device(DeviceType::CUDA, 0) : kCPU;
+  }();
+  return device;
+}
+
+// `t` (a constant built on the CPU) on the test's device.
+inline Tensor dev(const Tensor& t) { return native::to(t, test_device()); }
+
+// Uniform in [lo, hi), float64, requires grad; on the test's device (the values do not
+// depend on the device: drawn on the CPU, then moved).
 inline Tensor leaf(IntArrayRef sizes, uint64_t seed, double lo = -1.0, double hi = 1.0) {
   Generator gen(seed);
   Tensor t = rand(sizes, gen, kFloat64);
   native::binary_out(BinaryOp::kMul, t, t, native::wrap_scalar(hi - lo, kFloat64, kCPU));
   native::binary_out(BinaryOp::kAdd, t, t, native::wrap_scalar(lo, kFloat64, kCPU));
-  return t.requires_grad_();
+  return dev(t).requires_grad_();
 }
 
 // As leaf(), but a non-contiguous tensor: the transpose of a contiguous one (sizes reversed).
@@ -38,7 +56,7 @@ inline Tensor strided_leaf(IntArrayRef sizes, uint64_t seed, double lo = -1.0, d
 
 // Values of a tensor as doubles, row-major.
 inline std::vector<double> values(const Tensor& t) {
-  Tensor c = native::contiguous(native::to(t, kFloat64));
+  Tensor c = native::contiguous(native::to(t, kCPU, kFloat64));
   const double* p = c.data_ptr<double>();
   return std::vector<double>(p, p + c.numel());
 }

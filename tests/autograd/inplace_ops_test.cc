@@ -7,6 +7,7 @@ namespace {
 
 using autograd::AutogradError;
 using autograd::VariableList;
+using testing_util::dev;
 using testing_util::error_of;
 using testing_util::expect_close;
 using testing_util::leaf;
@@ -120,7 +121,7 @@ TEST(InplaceOps, CopyFillZeroMaskedFill) {
   Tensor x = leaf({2, 3}, 7);
   Tensor src = leaf({3}, 8);
   Tensor value = leaf({}, 9);
-  Tensor mask = tensor({{true, false, false}, {false, true, true}});
+  Tensor mask = dev(tensor({{true, false, false}, {false, true, true}}));
   CHECK_GRADS(
       [](const VariableList& in) {
         Tensor y = in[0] * 2.0;
@@ -209,7 +210,7 @@ TEST(InplaceOps, WritesThroughViewsRebaseTheBase) {
 }
 
 TEST(InplaceOps, WritingAGradValueIntoAViewOfAPlainTensor) {
-  Tensor base = zeros({2, 3}, kFloat64);
+  Tensor base = dev(zeros({2, 3}, kFloat64));
   Tensor w = leaf({3}, 15);
   base.select(0, 1).copy_(w);
   EXPECT_TRUE(base.requires_grad());
@@ -219,7 +220,7 @@ TEST(InplaceOps, WritingAGradValueIntoAViewOfAPlainTensor) {
 }
 
 TEST(InplaceOps, InplaceOnPlainTensorWithGradOperandGivesHistory) {
-  Tensor y = ones({3}, kFloat64);
+  Tensor y = dev(ones({3}, kFloat64));
   Tensor w = leaf({3}, 16);
   y.mul_(w);
   EXPECT_FALSE(y.is_leaf());
@@ -234,7 +235,7 @@ TEST(InplaceOps, LeafAndViewOfLeafErrors) {
   EXPECT_EQ(error_of([&] { x.slice(0, 0, 2).mul_(2.0); }), autograd::kViewOfLeafInplaceMessage);
   EXPECT_EQ(x.version(), 0u);  // rejected before the bump
   // A leaf that does not require grad may be written with a value that does.
-  Tensor plain = zeros({3}, kFloat64);
+  Tensor plain = dev(zeros({3}, kFloat64));
   plain.add_(x);
   EXPECT_TRUE(plain.requires_grad());
 }
@@ -254,7 +255,7 @@ TEST(InplaceOps, NoGradAllowsLeafWritesAndStillBumps) {
 TEST(InplaceOps, EachOpBumpsTheVersionExactlyOnce) {
   Tensor y = leaf({2, 3}, 19) * 1.0;
   Tensor w = leaf({3}, 20);
-  Tensor mask = tensor({true, false, true});
+  Tensor mask = dev(tensor({true, false, true}));
   const std::vector<std::function<void()>> ops = {[&] { y.add_(w); },
                                                   [&] { y.add_(1.0); },
                                                   [&] { y.sub_(w, 2); },
@@ -283,25 +284,26 @@ TEST(InplaceOps, EachOpBumpsTheVersionExactlyOnce) {
 }
 
 TEST(InplaceOps, FailedOpsChangeNothing) {
-  Tensor y = tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}, kFloat64);
+  Tensor y = dev(tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}, kFloat64));
   const std::vector<double> before = values(y);
-  EXPECT_THROW(y.add_(ones({4}, kFloat64)), ShapeError);
-  EXPECT_THROW(y.mul_(ones({3, 2, 3}, kFloat64)), ShapeError);  // would grow self
-  EXPECT_THROW(y.copy_(ones({2}, kFloat64)), ShapeError);
-  EXPECT_THROW(y.masked_fill_(tensor({1, 0, 1}), 0.0), DTypeError);
-  Tensor ints = tensor({1, 2, 3});
+  EXPECT_THROW(y.add_(dev(ones({4}, kFloat64))), ShapeError);
+  EXPECT_THROW(y.mul_(dev(ones({3, 2, 3}, kFloat64))), ShapeError);  // would grow self
+  EXPECT_THROW(y.copy_(dev(ones({2}, kFloat64))), ShapeError);
+  EXPECT_THROW(y.masked_fill_(dev(tensor({1, 0, 1})), 0.0), DTypeError);
+  Tensor ints = dev(tensor({1, 2, 3}));
   EXPECT_THROW(ints.mul_(0.5), DTypeError);  // float result into an int tensor
   EXPECT_THROW(ints.exp_(), DTypeError);
   // True division and float clamp bounds give float results: refused before the bump.
   EXPECT_EQ(error_of<DTypeError>([&] { ints.div_(2); }),
             "div_(): result type Float can't be cast to the desired output type Long; convert the "
             "tensor first (x = x.to(kFloat32)) or use the out-of-place op");
-  EXPECT_THROW(ints.div_(tensor({2, 2, 2})), DTypeError);
+  EXPECT_THROW(ints.div_(dev(tensor({2, 2, 2}))), DTypeError);
   EXPECT_THROW(ints.clamp_(0.5, 1.5), DTypeError);
   ints.clamp_(1, 2);  // integer bounds are fine
   EXPECT_EQ(values(ints), (std::vector<double>{1, 2, 2}));
   EXPECT_EQ(ints.version(), 1u);
-  EXPECT_THROW(ones({3}, kFloat64).expand({2, 3}).add_(1.0), ValueError);  // overlapping memory
+  EXPECT_THROW(dev(ones({3}, kFloat64)).expand({2, 3}).add_(1.0),
+               ValueError);  // overlapping memory
   EXPECT_EQ(y.version(), 0u);
   EXPECT_EQ(ints.version(), 1u);  // only the clamp_ that succeeded
   EXPECT_EQ(values(y), before);
@@ -363,7 +365,7 @@ TEST(InplaceOps, SelfAsOperandIsSavedAndReportedStale) {
 }
 
 TEST(InplaceOps, OverlappingOperandIsReadBeforeTheWrite) {
-  Tensor y = tensor({1.0, 2.0, 3.0, 4.0}, kFloat64);
+  Tensor y = dev(tensor({1.0, 2.0, 3.0, 4.0}, kFloat64));
   y.slice(0, 1, 4).add_(y.slice(0, 0, 3));
   EXPECT_EQ(values(y), (std::vector<double>{1, 3, 5, 7}));
 }

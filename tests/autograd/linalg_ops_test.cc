@@ -5,6 +5,7 @@ namespace mutagrad {
 namespace {
 
 using autograd::VariableList;
+using testing_util::dev;
 using testing_util::expect_close;
 using testing_util::leaf;
 using testing_util::strided_leaf;
@@ -34,14 +35,14 @@ TEST(LinalgOps, BatchedAndBroadcast) {
 }
 
 TEST(LinalgOps, HandDerivedAndNames) {
-  Tensor a = tensor({{1.0, 2.0}, {3.0, 4.0}}, kFloat64).requires_grad_();
-  Tensor b = tensor({{5.0}, {6.0}}, kFloat64).requires_grad_();
+  Tensor a = dev(tensor({{1.0, 2.0}, {3.0, 4.0}}, kFloat64)).requires_grad_();
+  Tensor b = dev(tensor({{5.0}, {6.0}}, kFloat64)).requires_grad_();
   Tensor c = a.matmul(b);
   EXPECT_STREQ(c.grad_fn()->name(), "MmBackward0");
   c.sum().backward();
   expect_close(a.grad(), {5, 6, 5, 6});
   expect_close(b.grad(), {4, 6});
-  EXPECT_STREQ(a.matmul(tensor({1.0, 1.0}, kFloat64)).grad_fn()->name(), "MatmulBackward0");
+  EXPECT_STREQ(a.matmul(dev(tensor({1.0, 1.0}, kFloat64))).grad_fn()->name(), "MatmulBackward0");
 }
 
 }  // namespace

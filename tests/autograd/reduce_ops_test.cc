@@ -6,6 +6,7 @@ namespace mutagrad {
 namespace {
 
 using autograd::VariableList;
+using testing_util::dev;
 using testing_util::expect_close;
 using testing_util::leaf;
 using testing_util::strided_leaf;
@@ -40,15 +41,16 @@ TEST(ReduceOps, Prod) {
 
 TEST(ReduceOps, ProdWithZeros) {
   // One zero in a group: only the zero gets the product of the others; two zeros: nothing.
-  Tensor x = tensor({{2.0, 0.0, 3.0}, {0.0, 0.0, 5.0}, {1.0, 2.0, 4.0}}, kFloat64).requires_grad_();
+  Tensor x =
+      dev(tensor({{2.0, 0.0, 3.0}, {0.0, 0.0, 5.0}, {1.0, 2.0, 4.0}}, kFloat64)).requires_grad_();
   x.prod({1}).sum().backward();
   expect_close(x.grad(), {0, 6, 0, 0, 0, 0, 8, 4, 2});
   CHECK_GRADS([](const VariableList& in) { return in[0].prod({1}); },
               {x.detach().requires_grad_()});
-  Tensor y = tensor({1.5, 0.0, -2.0}, kFloat64).requires_grad_();
+  Tensor y = dev(tensor({1.5, 0.0, -2.0}, kFloat64)).requires_grad_();
   CHECK_GRADS([](const VariableList& in) { return in[0].prod(); }, {y});
   // Two and three zeros: first derivatives 0, second derivatives still exact.
-  Tensor z = tensor({{0.0, 0.0, 3.0}, {0.0, 0.0, 0.0}}, kFloat64).requires_grad_();
+  Tensor z = dev(tensor({{0.0, 0.0, 3.0}, {0.0, 0.0, 0.0}}, kFloat64)).requires_grad_();
   CHECK_GRADS([](const VariableList& in) { return in[0].prod({1}); }, {z});
 }
 
@@ -62,7 +64,7 @@ TEST(ReduceOps, MaxMin) {
 }
 
 TEST(ReduceOps, MaxSharesTheGradientAmongTies) {
-  Tensor x = tensor({1.0, 3.0, 3.0, 2.0}, kFloat64).requires_grad_();
+  Tensor x = dev(tensor({1.0, 3.0, 3.0, 2.0}, kFloat64)).requires_grad_();
   x.max().backward();
   expect_close(x.grad(), {0, 0.5, 0.5, 0});
   EXPECT_STREQ(x.max().grad_fn()->name(), "MaxBackward1");
@@ -73,13 +75,13 @@ TEST(ReduceOps, MaxSharesTheGradientAmongTies) {
 // max(dim) / min(dim) as PyTorch's: values and the first index; the gradient goes to that
 // index only (MaxBackward0), where amax shares it among ties.
 TEST(ReduceOps, MaxDimAndMinDimRouteTheGradientToTheReturnedIndex) {
-  Tensor x = tensor({{1.0, 3.0, 3.0}, {2.0, 0.0, 2.0}}, kFloat64).requires_grad_();
+  Tensor x = dev(tensor({{1.0, 3.0, 3.0}, {2.0, 0.0, 2.0}}, kFloat64)).requires_grad_();
   auto [values, indices] = max_dim(x, 1);
   expect_close(values, {3, 2});
   expect_close(indices, {1, 0});
   EXPECT_EQ(indices.dtype(), kInt64);
   EXPECT_STREQ(values.grad_fn()->name(), "MaxBackward0");
-  (values * tensor({10.0, 20.0}, kFloat64)).sum().backward();
+  (values * dev(tensor({10.0, 20.0}, kFloat64))).sum().backward();
   expect_close(x.grad(), {0, 10, 0, 20, 0, 0});
   x.set_grad(Tensor());
   auto [low, where] = min_dim(x, 0, /*keepdim=*/true);
@@ -90,7 +92,7 @@ TEST(ReduceOps, MaxDimAndMinDimRouteTheGradientToTheReturnedIndex) {
   low.sum().backward();
   expect_close(x.grad(), {1, 0, 0, 0, 1, 1});
   // A 0-dim input: its only element.
-  Tensor s = full({}, 4.0, kFloat64).requires_grad_();
+  Tensor s = dev(full({}, 4.0, kFloat64)).requires_grad_();
   auto [sv, si] = max_dim(s, 0);
   sv.backward();
   expect_close(s.grad(), {1});
@@ -115,7 +117,7 @@ TEST(ReduceOps, SumTo) {
   Tensor g = leaf({2, 3, 4}, 10);
   CHECK_GRADS([](const VariableList& in) { return sum_to(in[0], {3, 1}); }, {g});
   CHECK_GRADS([](const VariableList& in) { return sum_to(in[0], {1, 4}); }, {g});
-  Tensor s = sum_to(ones({2, 3}, kFloat64), {3});
+  Tensor s = sum_to(dev(ones({2, 3}, kFloat64)), {3});
   expect_close(s, {2, 2, 2});
 }
 

@@ -5,6 +5,7 @@ namespace mutagrad {
 namespace {
 
 using autograd::VariableList;
+using testing_util::dev;
 using testing_util::leaf;
 using testing_util::strided_leaf;
 
@@ -12,7 +13,7 @@ using testing_util::strided_leaf;
 Tensor away_from_zero(IntArrayRef sizes, uint64_t seed, bool strided) {
   Tensor x = strided ? strided_leaf(sizes, seed, 0.2, 1.0) : leaf(sizes, seed, 0.2, 1.0);
   NoGradGuard guard;
-  Tensor sign_flip = sign(arange(x.numel(), kFloat64).view(x.sizes()) - 1.5);  // - - + + ...
+  Tensor sign_flip = sign(dev(arange(x.numel(), kFloat64)).view(x.sizes()) - 1.5);  // - - + + ...
   native::binary_out(BinaryOp::kMul, x, x, sign_flip);
   return x;
 }
@@ -90,7 +91,7 @@ TEST(UnaryOps, NodeNames) {
 }
 
 TEST(UnaryOps, HandDerivedGradients) {
-  Tensor x = tensor({-2.0, 0.5, 3.0}, kFloat64).requires_grad_();
+  Tensor x = dev(tensor({-2.0, 0.5, 3.0}, kFloat64)).requires_grad_();
   x.relu().sum().backward();
   testing_util::expect_close(x.grad(), {0, 1, 1});
   x.set_grad(Tensor());

@@ -7,6 +7,7 @@ namespace mutagrad {
 namespace {
 
 using autograd::VariableList;
+using testing_util::dev;
 using testing_util::expect_close;
 using testing_util::leaf;
 using testing_util::strided_leaf;
@@ -42,7 +43,7 @@ TEST(ViewOps, ExpandUnsqueezeSqueeze) {
       },
       {strided_leaf({3, 1}, 8)});
   CHECK_GRADS([](const VariableList& in) { return in[0].expand_as(in[1]); },
-              {leaf({1, 3}, 9), zeros({2, 3}, kFloat64)});
+              {leaf({1, 3}, 9), dev(zeros({2, 3}, kFloat64))});
   CHECK_GRADS([](const VariableList& in) { return in[0].unsqueeze(1); }, {leaf({2, 3}, 10)});
   CHECK_GRADS([](const VariableList& in) { return in[0].unsqueeze(-1); },
               {strided_leaf({2, 3}, 11)});
@@ -88,7 +89,7 @@ TEST(ViewOps, AsStrided) {
         return in[0].as_strided({2, 2}, {1, 3}, 1);
       },
       {strided_leaf({3, 4}, 25)});
-  Tensor y = tensor({1.0, 2.0, 3.0}, kFloat64).requires_grad_();
+  Tensor y = dev(tensor({1.0, 2.0, 3.0}, kFloat64)).requires_grad_();
   y.as_strided({2, 2}, {1, 1}).sum().backward();  // reads y[0], y[1], y[1], y[2]
   expect_close(y.grad(), {1, 2, 1});
 }

@@ -151,16 +151,5 @@ TEST_F(CudaDevice, OutOfMemoryIsATypedErrorAndChangesNothing) {
   EXPECT_EQ(values(x + x), (std::vector<double>{2, 2, 2, 2}));  // the device is still usable
 }
 
-TEST_F(CudaDevice, OpsWithoutAKernelSaySo) {
-  // The advanced-indexing kernels come with issue 11; until then the op names itself and the
-  // values are unchanged (the version counter is bumped before the kernel runs, as the
-  // snapshot policy's pre-write hook requires: Note [In-place writes bump after validation]).
-  Tensor x = ones({2, 2}).cuda();
-  Tensor mask = full({2, 2}, true).cuda();
-  expect_error<DeviceError>([&] { x.masked_fill_(mask, 3.0); },
-                            "masked_fill_ has no cuda implementation");
-  EXPECT_EQ(values(x), std::vector<double>({1, 1, 1, 1}));
-}
-
 }  // namespace
 }  // namespace mutagrad

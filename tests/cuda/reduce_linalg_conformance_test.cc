@@ -206,7 +206,8 @@ TEST_P(KernelConformance, ArangeMatchesTheCpuBitwise) {
   const Case cases[] = {{0, 10, 1}, {-3, 17, 4}, {0.5, 3.7, 0.1}, {10, -10, -0.3}, {1, 1, 1}};
   for (const Case& c : cases) {
     for (ScalarType dtype : {kInt32, kInt64, kFloat32, kFloat64}) {
-      if (is_integral(dtype, false) && (c.start.is_floating_point() || c.step.is_floating_point())) {
+      if (is_integral(dtype, false) &&
+          (c.start.is_floating_point() || c.step.is_floating_point())) {
         continue;
       }
       Tensor want = arange(c.start, c.end, c.step, dtype);

@@ -1,0 +1,201 @@
+// CUDA kernels of advanced indexing: gather (index) and scatter (index_put, with and without
+// accumulate); the CPU's are in tensor/cpu/indexing.cc. Both walk the loop of
+// Note [The index loop] (tensor/native/index_ops.h).
+//
+//   index_kernel(out, self, adv.indices);                 // out = self[indices]
+//   index_put_kernel(self, adv.indices, values, true);    // self[indices] += values
+//
+// Note [Deterministic index_put_ on the device]
+// The CPU writes the elements of the indexed shape R in row-major order, so for one
+// destination the last occurrence wins and accumulation adds in index order. A GPU runs the
+// elements of R at once, so a plain scatter would race on duplicates. Here: one kernel writes,
+// for every position r of R, its destination offset (the key) and r; a stable sort by key
+// groups the writes to one destination and keeps them in index order; then, without
+// accumulate, the position that ends its group writes (the last occurrence), and with
+// accumulate the position that starts its group adds the group's values to the destination
+// one by one, in index order, in the dtype, as the CPU does. So both builds, and a GPU, give
+// the CPU's bits for any data, duplicates included; a destination with k duplicates costs
+// one thread k steps. Thrust's sort takes its scratch memory from Thrust's allocator (on a
+// GPU cudaMallocAsync on the stream), not from the caching allocator.
+#include <thrust/sort.h>
+
+#include "cuda/kernel_util.h"
+#include "cuda/kernels.h"
+#include "tensor/element_math.h"
+#include "tensor/native/index_ops.h"
+
+namespace mutagrad::cuda {
+namespace {
+
+constexpr int kMaxIndexOperands = 8;
+
+// Note [The index loop] as a value a kernel can take (fixed arrays, device pointers).
+struct IndexGeometry {
+  int nd = 0;
+  int ni = 0;
+  int64_t sizes[kMaxKernelDims] = {};
+  int64_t self_strides[kMaxKernelDims] = {};
+  int64_t dense_strides[kMaxKernelDims] = {};
+  const int64_t* idx_data[kMaxIndexOperands] = {};
+  int64_t idx_strides[kMaxIndexOperands][kMaxKernelDims] = {};
+  int64_t idx_size[kMaxIndexOperands] = {};
+  int64_t idx_stride[kMaxIndexOperands] = {};
+
+  // The offsets (elements) in self and in the dense operand of row-major position r of R.
+  MG_HOST_DEVICE void offsets(int64_t r, int64_t* self_off, int64_t* dense_off) const {
+    int64_t s = 0, o = 0;
+    int64_t io[kMaxIndexOperands] = {};
+    for (int d = nd - 1; d >= 0; --d) {
+      const int64_t c = r % sizes[d];
+      r /= sizes[d];
+      s += c * self_strides[d];
+      o += c * dense_strides[d];
+      for (int j = 0; j < ni; ++j) io[j] += c * idx_strides[j][d];
+    }
+    for (int j = 0; j < ni; ++j) {
+      int64_t v = idx_data[j][io[j]];
+      v += v < 0 ? idx_size[j] : 0;
+      s += v * idx_stride[j];
+    }
+    *self_off = s;
+    *dense_off = o;
+  }
+};
+
+IndexGeometry geometry(const Tensor& self, const std::vector<Tensor>& indices,
+                       const Tensor& dense) {
+  const native::IndexLoop loop = native::make_index_loop(self, indices, dense);
+  IndexGeometry g;
+  if (loop.sizes.size() > static_cast<size_t>(kMaxKernelDims) ||
+      loop.idx.size() > static_cast<size_t>(kMaxIndexOperands)) {
+    throw DeviceError(str("CUDA indexing kernels take at most ", kMaxKernelDims,
+                          " dims in the indexed shape and ", kMaxIndexOperands,
+                          " index tensors; this one has ", loop.sizes.size(), " and ",
+                          loop.idx.size(), ". Index in two steps or reshape first"));
+  }
+  g.nd = static_cast<int>(loop.sizes.size());
+  g.ni = static_cast<int>(loop.idx.size());
+  for (int d = 0; d < g.nd; ++d) {
+    g.sizes[d] = loop.sizes[static_cast<size_t>(d)];
+    g.self_strides[d] = loop.self_strides[static_cast<size_t>(d)];
+    g.dense_strides[d] = loop.dense_strides[static_cast<size_t>(d)];
+  }
+  for (int j = 0; j < g.ni; ++j) {
+    const native::IndexLoop::Operand& op = loop.idx[static_cast<size_t>(j)];
+    g.idx_data[j] = reinterpret_cast<const int64_t*>(device_data(op.index));
+    for (int d = 0; d < g.nd; ++d) g.idx_strides[j][d] = op.strides[static_cast<size_t>(d)];
+    g.idx_size[j] = op.size;
+    g.idx_stride[j] = op.stride;
+  }
+  return g;
+}
+
+int64_t loop_numel(const IndexGeometry& g) {
+  int64_t n = 1;
+  for (int d = 0; d < g.nd; ++d) n *= g.sizes[d];
+  return n;
+}
+
+template <typename T>
+struct GatherFunctor {
+  T* out;
+  const T* self;
+  IndexGeometry g;
+  MG_HOST_DEVICE void operator()(int64_t r) const {
+    int64_t s, o;
+    g.offsets(r, &s, &o);
+    out[o] = self[s];
+  }
+};
+
+struct ScatterKeys {
+  int64_t* keys;
+  int64_t* order;
+  IndexGeometry g;
+  MG_HOST_DEVICE void operator()(int64_t r) const {
+    int64_t s, o;
+    g.offsets(r, &s, &o);
+    keys[r] = s;
+    order[r] = r;
+  }
+};
+
+// Without accumulate: the last position of each group of equal keys writes.
+template <typename T>
+struct PutLast {
+  T* dst;
+  const T* values;
+  const int64_t* keys;
+  const int64_t* order;
+  int64_t n;
+  IndexGeometry g;
+  MG_HOST_DEVICE void operator()(int64_t p) const {
+    if (p + 1 < n && keys[p + 1] == keys[p]) return;
+    int64_t s, o;
+    g.offsets(order[p], &s, &o);
+    dst[s] = values[o];
+  }
+};
+
+// With accumulate: the first position of each group adds the group's values in index order.
+template <typename T>
+struct AccumulateGroup {
+  T* dst;
+  const T* values;
+  const int64_t* keys;
+  const int64_t* order;
+  int64_t n;
+  IndexGeometry g;
+  MG_HOST_DEVICE void operator()(int64_t p) const {
+    if (p > 0 && keys[p - 1] == keys[p]) return;
+    const int64_t key = keys[p];
+    T acc = dst[key];
+    for (int64_t q = p; q < n && keys[q] == key; ++q) {
+      int64_t s, o;
+      g.offsets(order[q], &s, &o);
+      acc = math::wrapping_add<T>(acc, values[o]);
+    }
+    dst[key] = acc;
+  }
+};
+
+}  // namespace
+
+void index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices) {
+  const IndexGeometry g = geometry(self, indices, out);
+  dispatch_dtype(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch("index", loop_numel(g),
+           GatherFunctor<T>{reinterpret_cast<T*>(device_data(out)),
+                            reinterpret_cast<const T*>(device_data(self)), g});
+  });
+}
+
+void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
+                      bool accumulate) {
+  const IndexGeometry g = geometry(dst, indices, values);
+  const int64_t n = loop_numel(g);
+  if (n == 0) return;
+  Tensor keys_buf = device_buffer(n, kInt64, dst.device());
+  Tensor order_buf = device_buffer(n, kInt64, dst.device());
+  int64_t* keys = reinterpret_cast<int64_t*>(device_data(keys_buf));
+  int64_t* order = reinterpret_cast<int64_t*>(device_data(order_buf));
+  launch("index_put_", n, ScatterKeys{keys, order, g});
+  try {
+    thrust::stable_sort_by_key(exec_policy(), keys, keys + n, order);
+  } catch (const thrust::system_error& e) {
+    throw DeviceError(str("index_put_: the CUDA sort failed: ", e.what()));
+  }
+  dispatch_dtype(dst.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* d = reinterpret_cast<T*>(device_data(dst));
+    const T* v = reinterpret_cast<const T*>(device_data(values));
+    if (accumulate) {
+      launch("index_put_", n, AccumulateGroup<T>{d, v, keys, order, n, g});
+    } else {
+      launch("index_put_", n, PutLast<T>{d, v, keys, order, n, g});
+    }
+  });
+}
+
+}  // namespace mutagrad::cuda

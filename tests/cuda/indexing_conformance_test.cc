@@ -1,0 +1,143 @@
+// Backend conformance for the indexing kernels, on every device: gather, scatter with and
+// without accumulate (duplicate indices included: last write wins, sums in index order) and
+// masked_fill, over random geometry, every dtype, negative and broadcast indices, indexed dims
+// that are adjacent or not, and bool masks. The device must give the CPU's bits (Note
+// [Deterministic index_put_ on the device] in cuda/indexing.cu), errors included.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tensor/native/factories.h"
+#include "tensor/native/index_ops.h"
+#include "tensor/native/pointwise.h"
+#include "tests/cuda/conformance_util.h"
+#include "tests/tensor/test_util.h"
+
+namespace mutagrad {
+namespace {
+
+using conformance::check_op;
+using conformance::input;
+using tensor_testing::kAllDtypes;
+using tensor_testing::Random;
+
+using IndexingConformance = conformance::DeviceTest;
+
+// int64 indices in [-size, size) of `shape`, many duplicates when `size` is small.
+Tensor index_tensor(Random& rnd, IntArrayRef shape, int64_t size) {
+  Tensor t = empty(shape, kInt64);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_ptr<int64_t>()[i] = rnd.uniform(-size, size - 1);
+  return t;
+}
+
+// Which dims of a [5, 4, 6] tensor are indexed (undefined = taken whole), with index shapes
+// that broadcast.
+struct Pattern {
+  std::vector<bool> indexed;
+  std::vector<DimVector> shapes;
+};
+
+const Pattern kPatterns[] = {
+    {{true}, {{7}}},                          // duplicates along dim 0
+    {{false, true}, {{3, 1}}},                // a middle dim, 2-D index
+    {{true, true}, {{4}, {4}}},               // adjacent pair
+    {{true, false, true}, {{2, 3}, {3}}},     // not adjacent: index dims go first
+    {{true, true, true}, {{10}, {1}, {10}}},  // all three, broadcast
+    {{false, false, true}, {{}}},             // a 0-dim index
+};
+
+TEST_P(IndexingConformance, GatherAndScatterWithDuplicates) {
+  const DimVector self_shape = {5, 4, 6};
+  for (const Pattern& pattern : kPatterns) {
+    for (ScalarType dtype : kAllDtypes) {
+      std::vector<Tensor> inputs = {input(rnd_, self_shape, dtype)};
+      size_t k = 0;
+      for (size_t d = 0; d < pattern.indexed.size(); ++d) {
+        if (pattern.indexed[d]) {
+          inputs.push_back(index_tensor(rnd_, pattern.shapes[k++], self_shape[d]));
+        }
+      }
+      auto index_list = [&](const std::vector<Tensor>& t) {
+        std::vector<Tensor> list;
+        size_t next = 1;
+        for (bool indexed : pattern.indexed) list.push_back(indexed ? t[next++] : Tensor());
+        return list;
+      };
+      const std::string what = str(dtype, " pattern of ", pattern.indexed.size(), " dims");
+      check_op(
+          GetParam(), inputs,
+          [&](const std::vector<Tensor>& t) { return native::index(t[0], index_list(t)); }, 0,
+          "index " + what);
+      // Values of the indexed shape (from a CPU gather), and a broadcast scalar-like row.
+      const DimVector result_shape(native::index(inputs[0], index_list(inputs)).sizes());
+      inputs.push_back(input(rnd_, result_shape, dtype));
+      for (bool accumulate : {false, true}) {
+        check_op(
+            GetParam(), inputs,
+            [&](const std::vector<Tensor>& t) {
+              native::index_put_(t[0], index_list(t), t.back(), accumulate);
+              return t[0];
+            },
+            0, str(accumulate ? "index_put_ accumulate " : "index_put_ ", what));
+      }
+    }
+  }
+}
+
+TEST_P(IndexingConformance, ManyDuplicatesAccumulateInIndexOrder) {
+  // 20,000 writes into 3 floats: the order of additions decides the rounding.
+  for (ScalarType dtype : {kFloat32, kFloat64, kInt32}) {
+    Tensor self = input(rnd_, {3}, dtype);
+    Tensor idx = index_tensor(rnd_, {20000}, 3);
+    Tensor values = rnd_.tensor({20000}, dtype, -1e3, 1e3);
+    check_op(
+        GetParam(), {self, idx, values},
+        [](const std::vector<Tensor>& t) {
+          native::index_put_(t[0], {t[1]}, t[2], /*accumulate=*/true);
+          return t[0];
+        },
+        0, str("accumulate ", dtype));
+  }
+}
+
+TEST_P(IndexingConformance, BoolMasksAndMaskedFill) {
+  for (const DimVector& shape : shapes()) {
+    for (ScalarType dtype : kAllDtypes) {
+      Tensor x = input(rnd_, shape, dtype);
+      Tensor mask = input(rnd_, shape, kBool);
+      check_op(
+          GetParam(), {x, mask},
+          [](const std::vector<Tensor>& t) { return native::index(t[0], {t[1]}); }, 0,
+          str("x[mask] ", dtype, shape));
+      check_op(
+          GetParam(), {x, mask},
+          [](const std::vector<Tensor>& t) {
+            native::masked_fill_(t[0], t[1], 3);
+            return t[0];
+          },
+          0, str("masked_fill_ ", dtype, shape));
+    }
+  }
+}
+
+TEST_P(IndexingConformance, OutOfRangeIndicesAreRefusedWithTheCpuText) {
+  Tensor x = input(rnd_, {4, 3}, kFloat32);
+  Tensor bad = tensor({0, 4});
+  check_op(
+      GetParam(), {x, bad},
+      [](const std::vector<Tensor>& t) { return native::index(t[0], {t[1]}); }, 0, "x[[0, 4]]");
+  check_op(
+      GetParam(), {x, bad, input(rnd_, {2, 3}, kFloat32)},
+      [](const std::vector<Tensor>& t) {
+        native::index_put_(t[0], {t[1]}, t[2], false);
+        return t[0];
+      },
+      0, "x[[0, 4]] = v");
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, IndexingConformance, conformance::kDevices,
+                         conformance::device_name);
+
+}  // namespace
+}  // namespace mutagrad
