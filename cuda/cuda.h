@@ -16,6 +16,7 @@
 #include <string>
 
 #include "tensor/error.h"
+#include "tensor/native/factories.h"
 
 namespace mutagrad::cuda {
 
@@ -31,7 +32,8 @@ int device_count();
 std::string unavailable_reason();
 // The device's name; in the host-run build "host-run (Thrust OMP)" (or CPP).
 std::string device_name(int device = 0);
-// "device (nvcc)", "host-run (Thrust OMP)", or "none (built without CUDA)".
+// "device (nvcc, CUDA runtime 13.0)", "host-run (Thrust OMP), Thrust 3.0.1 headers", or
+// "none (built without CUDA)".
 std::string build_name();
 // Waits for all kernels launched so far (a no-op in the host-run build).
 void synchronize();
@@ -48,5 +50,11 @@ void empty_cache();
 // DeviceError naming the reason when no CUDA device is usable; called before a CUDA tensor is
 // created.
 void check_available();
+
+// The process's CUDA generator (Philox, counter-based: Note [Generators per device] in
+// tensor/native/factories.h), seed 0 until manual_seed(); torch.cuda's names.
+//   Tensor r = rand({3}, cuda::default_generator(), TensorOptions().device(kCUDA));
+Generator& default_generator();
+void manual_seed(uint64_t seed);
 
 }  // namespace mutagrad::cuda

@@ -42,7 +42,8 @@ struct GemmArgs {
 class Runtime {
  public:
   virtual ~Runtime() = default;
-  // What this build is: "device (nvcc, CUDA runtime 13.0)" or "host-run (Thrust OMP)".
+  // What this build is: "device (nvcc, CUDA runtime 13.0)" or "host-run (Thrust OMP), Thrust
+  // 3.0.1 headers".
   virtual std::string build_name() const = 0;
   // Usable devices; 0 with `reason` set (the cudaError string, or why there is no CUDA).
   virtual int device_count(std::string* reason) = 0;

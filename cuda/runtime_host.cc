@@ -1,6 +1,7 @@
 // The host-run runtime: host memory stands in for device memory, copies are memcpy, there is no
 // stream (Thrust's OMP/CPP system runs each kernel to completion). See Note [Two runtimes] in
 // cuda/runtime.h. Registers itself at load time.
+#include <thrust/version.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -35,7 +36,12 @@ size_t capacity() {
 
 class HostRunRuntime final : public Runtime {
  public:
-  std::string build_name() const override { return kName; }
+  // Which Thrust the kernels were compiled against: the CUDA Toolkit's CCCL (2.x, 3.x) or
+  // Debian's libthrust-dev (1.17), see ./bazelw.
+  std::string build_name() const override {
+    return str(kName, ", Thrust ", THRUST_MAJOR_VERSION, ".", THRUST_MINOR_VERSION, ".",
+               THRUST_SUBMINOR_VERSION, " headers");
+  }
   int device_count(std::string*) override { return 1; }
   std::string device_name(int) override { return kName; }
   void* malloc(size_t nbytes) override {

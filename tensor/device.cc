@@ -14,6 +14,28 @@ std::ostream& operator<<(std::ostream& os, const Device& d) {
   return os;
 }
 
+Device parse_device(const std::string& text) {
+  const size_t colon = text.find(':');
+  const std::string type = text.substr(0, colon);
+  if (type != "cpu" && type != "cuda") {
+    throw ValueError(
+        str("Expected one of cpu, cuda device type at start of device string: ", text));
+  }
+  if (colon == std::string::npos) return type == "cpu" ? kCPU : kCUDA;
+  const std::string index = text.substr(colon + 1);
+  const bool digits = !index.empty() && index.size() <= 3 &&
+                      index.find_first_not_of("0123456789") == std::string::npos &&
+                      (index.size() == 1 || index[0] != '0');
+  if (!digits || std::stoi(index) > 127) {
+    throw ValueError(str("Invalid device string: '", text, "'; write cpu, cuda or cuda:<index>"));
+  }
+  if (type == "cpu" && index != "0") {
+    throw ValueError(
+        str("Invalid device string: '", text, "': CPU device index must be -1 or zero"));
+  }
+  return type == "cpu" ? kCPU : Device(DeviceType::CUDA, static_cast<int8_t>(std::stoi(index)));
+}
+
 void check_same_device(const char* op, Device a, Device b) {
   if (a == b) return;
   throw DeviceError(str(op,

@@ -1,11 +1,12 @@
 // Where a tensor's storage lives: the CPU, or one CUDA device.
 //
 //   Device cpu = kCPU;                 // Device(DeviceType::CPU)
-//   Device gpu(DeviceType::CUDA, 0);   // prints as "cuda:0"
+//   Device gpu(DeviceType::CUDA, 0);   // kCUDA; prints as "cuda:0"
 #pragma once
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 
 namespace mutagrad {
 
@@ -31,6 +32,11 @@ class Device {
 };
 
 constexpr Device kCPU{DeviceType::CPU};
+constexpr Device kCUDA{DeviceType::CUDA, 0};
+
+// "cpu", "cuda", "cuda:0", ... as torch.device parses them; ValueError (with torch's text)
+// for anything else.
+Device parse_device(const std::string& text);
 
 std::ostream& operator<<(std::ostream& os, DeviceType t);
 std::ostream& operator<<(std::ostream& os, const Device& d);
