@@ -4,13 +4,14 @@
 //
 // Note [CUDA matmul: cuBLAS or the Thrust kernel]
 // float32/float64 products go to the runtime's BLAS (cuBLAS in the device build, one strided
-// batched GEMM; Note [cuBLAS from row-major tensors] in cuda/runtime_cuda.cc) when every
+// batched GEMM; Note [cuBLAS from row-major tensors] in cuda/gemm.h) when every
 // operand's matrices are row-major or transposed and its batch dims collapse to one stride;
 // operands that do not are copied to contiguous first, as the CPU kernel does. Integer
 // products, and every product in the host-run build (whose runtime has no BLAS), run the
 // Thrust kernel below: one thread per output element, the k products summed in index order in
 // the dtype (integers wrap, as on the CPU). So the host-run suite tests the Thrust kernel and
-// the operand preparation; the cuBLAS call itself runs only on a GPU (docs/cuda.md).
+// the operand preparation (with MUTAGRAD_HOST_RUN_BLAS=1, against a reference of the cuBLAS
+// call); the cuBLAS call itself runs only on a GPU (docs/cuda.md).
 #include <algorithm>
 #include <limits>
 

@@ -6,6 +6,7 @@
 
 #include <mutex>
 
+#include "cuda/gemm.h"
 #include "cuda/runtime.h"
 #include "tensor/error.h"
 
@@ -91,38 +92,35 @@ class CudaRuntime final : public Runtime {
 
   void* stream() override { return stream_; }
 
-  // Note [cuBLAS from row-major tensors]
-  // cuBLAS is column-major. A row-major matrix with leading dimension ld is, to cuBLAS, the
-  // column-major matrix of its transpose with the same ld, so row-major C = A B is computed as
-  // column-major C^T = B^T A^T: B is passed first, each operand with OP_N when it is stored
-  // row-major and OP_T when it is stored transposed (Runtime::GemmArgs). Default math mode:
-  // no TF32 for float, so float32 products keep float32 rounding as on the CPU.
+  // Note [cuBLAS from row-major tensors] in cuda/gemm.h. Default math mode: no TF32 for float,
+  // so float32 products keep float32 rounding as on the CPU.
   bool has_blas() const override { return true; }
 
-  void gemm(const GemmArgs& g) override {
+  void gemm(const GemmArgs& args) override {
     std::call_once(blas_init_, [this] {
       check_blas(cublasCreate(&blas_), "cublasCreate");
       check_blas(cublasSetStream(blas_, stream_), "cublasSetStream");
       check_blas(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
     });
-    const cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
-    const int lda = static_cast<int>(g.lda), ldb = static_cast<int>(g.ldb);
-    const int ldc = static_cast<int>(g.ldc), batch = static_cast<int>(g.batch);
-    if (g.f64) {
+    const ColumnMajorGemm c = to_column_major(args);
+    const cublasOperation_t op_first = c.trans_first ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_second = c.trans_second ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int m = static_cast<int>(c.m), n = static_cast<int>(c.n), k = static_cast<int>(c.k);
+    const int ld_first = static_cast<int>(c.ld_first), ld_second = static_cast<int>(c.ld_second);
+    const int ldc = static_cast<int>(c.ldc), batch = static_cast<int>(c.batch);
+    if (c.f64) {
       const double one = 1.0, zero = 0.0;
-      check_blas(cublasDgemmStridedBatched(blas_, op_b, op_a, n, m, k, &one,
-                                           static_cast<const double*>(g.b), ldb, g.stride_b,
-                                           static_cast<const double*>(g.a), lda, g.stride_a, &zero,
-                                           static_cast<double*>(g.c), ldc, g.stride_c, batch),
+      check_blas(cublasDgemmStridedBatched(
+                     blas_, op_first, op_second, m, n, k, &one, static_cast<const double*>(c.first),
+                     ld_first, c.stride_first, static_cast<const double*>(c.second), ld_second,
+                     c.stride_second, &zero, static_cast<double*>(c.c), ldc, c.stride_c, batch),
                  "cublasDgemmStridedBatched");
     } else {
       const float one = 1.0f, zero = 0.0f;
-      check_blas(cublasSgemmStridedBatched(blas_, op_b, op_a, n, m, k, &one,
-                                           static_cast<const float*>(g.b), ldb, g.stride_b,
-                                           static_cast<const float*>(g.a), lda, g.stride_a, &zero,
-                                           static_cast<float*>(g.c), ldc, g.stride_c, batch),
+      check_blas(cublasSgemmStridedBatched(
+                     blas_, op_first, op_second, m, n, k, &one, static_cast<const float*>(c.first),
+                     ld_first, c.stride_first, static_cast<const float*>(c.second), ld_second,
+                     c.stride_second, &zero, static_cast<float*>(c.c), ldc, c.stride_c, batch),
                  "cublasSgemmStridedBatched");
     }
   }

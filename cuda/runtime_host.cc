@@ -6,7 +6,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
+#include "cuda/gemm.h"
 #include "cuda/runtime.h"
 #include "tensor/error.h"
 
@@ -59,10 +61,25 @@ class HostRunRuntime final : public Runtime {
   }
   void synchronize() override {}
   void* stream() override { return nullptr; }
+  // No BLAS, unless MUTAGRAD_HOST_RUN_BLAS=1: then the column-major reference of the call the
+  // device build makes to cuBLAS (Note [cuBLAS from row-major tensors] in cuda/gemm.h).
+  bool has_blas() const override { return reference_blas_; }
+  void gemm(const GemmArgs& args) override {
+    const ColumnMajorGemm c = to_column_major(args);
+    if (c.f64) {
+      reference_gemm<double>(c);
+    } else {
+      reference_gemm<float>(c);
+    }
+  }
 
  private:
   static constexpr const char* kName = "host-run (Thrust " MUTAGRAD_HOST_RUN_SYSTEM ")";
   const size_t capacity_ = capacity();
+  const bool reference_blas_ = [] {
+    const char* env = std::getenv("MUTAGRAD_HOST_RUN_BLAS");
+    return env != nullptr && std::string(env) == "1";
+  }();
   size_t used_ = 0;  // under the caching allocator's lock
 };
 
