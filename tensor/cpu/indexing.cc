@@ -22,6 +22,7 @@
 
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/cpu/parallel.h"
+#include "tensor/element_math.h"
 #include "tensor/native/index_ops.h"
 #include "tensor/shape.h"
 
@@ -240,7 +241,8 @@ void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
   const T* v = static_cast<const T*>(values.raw_data());
   const int64_t total = compute_numel(loop.sizes);
   auto put = [d, v](int64_t s, int64_t o) { d[s] = v[o]; };
-  auto add = [d, v](int64_t s, int64_t o) { d[s] = static_cast<T>(d[s] + v[o]); };
+  // Integers wrap (defined: unsigned arithmetic), as every integer kernel does.
+  auto add = [d, v](int64_t s, int64_t o) { d[s] = math::wrapping_add<T>(d[s], v[o]); };
 
   int nthreads = threads_for(total);
   // A sliced dim (not indexed) of size >= 2 to split between threads, the largest one.
@@ -299,7 +301,7 @@ void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
     if (accumulate) {
       run(own, 0, total, [&](int64_t s, int64_t o) {
         T* p = target(s);
-        *p = static_cast<T>(*p + v[o]);
+        *p = math::wrapping_add<T>(*p, v[o]);
       });
     } else {
       run(own, 0, total, [&](int64_t s, int64_t o) { *target(s) = v[o]; });

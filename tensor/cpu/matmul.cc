@@ -97,12 +97,14 @@ void CpuBackend::matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
     using T = typename decltype(tag)::type;
     matmul_typed<T>(target, ac, bc, la, lb);
   };
+  // Integer products wrap: Eigen computes them in the unsigned type of the same width (defined
+  // overflow, the same bits as two's complement wrapping; int32 and uint32 may alias).
   switch (out.dtype()) {
     case kInt32:
-      run(TypeTag<int32_t>{});
+      run(TypeTag<uint32_t>{});
       break;
     case kInt64:
-      run(TypeTag<int64_t>{});
+      run(TypeTag<uint64_t>{});
       break;
     case kFloat32:
       run(TypeTag<float>{});
