@@ -38,6 +38,7 @@ class CudaDevice : public ::testing::Test {
 };
 
 TEST_F(CudaDevice, SaysWhatItIs) {
+  RecordProperty("build", cuda::build_name());  // in test.xml: which device, which Thrust
   EXPECT_EQ(cuda::device_count(), 1);
   const std::string name = cuda::device_name();
   if (cuda::build_name().rfind("host-run", 0) == 0) {
