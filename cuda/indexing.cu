@@ -120,42 +120,45 @@ struct ScatterKeys {
   }
 };
 
-// Without accumulate: the last position of each group of equal keys writes.
+// The sorted writes: keys[p] is the destination of the p-th write in key order, order[p] its
+// position in R (ascending within one key).
 template <typename T>
-struct PutLast {
+struct SortedWrites {
   T* dst;
   const T* values;
   const int64_t* keys;
   const int64_t* order;
   int64_t n;
   IndexGeometry g;
+};
+
+// Without accumulate: the last position of each group of equal keys writes.
+template <typename T>
+struct PutLast : SortedWrites<T> {
   MG_HOST_DEVICE void operator()(int64_t p) const {
+    const int64_t* keys = this->keys;
+    const int64_t n = this->n;
     if (p + 1 < n && keys[p + 1] == keys[p]) return;
     int64_t s, o;
-    g.offsets(order[p], &s, &o);
-    dst[s] = values[o];
+    this->g.offsets(this->order[p], &s, &o);
+    this->dst[s] = this->values[o];
   }
 };
 
 // With accumulate: the first position of each group adds the group's values in index order.
 template <typename T>
-struct AccumulateGroup {
-  T* dst;
-  const T* values;
-  const int64_t* keys;
-  const int64_t* order;
-  int64_t n;
-  IndexGeometry g;
+struct AccumulateGroup : SortedWrites<T> {
   MG_HOST_DEVICE void operator()(int64_t p) const {
+    const int64_t* keys = this->keys;
     if (p > 0 && keys[p - 1] == keys[p]) return;
     const int64_t key = keys[p];
-    T acc = dst[key];
-    for (int64_t q = p; q < n && keys[q] == key; ++q) {
+    T acc = this->dst[key];
+    for (int64_t q = p; q < this->n && keys[q] == key; ++q) {
       int64_t s, o;
-      g.offsets(order[q], &s, &o);
-      acc = math::wrapping_add<T>(acc, values[o]);
+      this->g.offsets(this->order[q], &s, &o);
+      acc = math::wrapping_add<T>(acc, this->values[o]);
     }
-    dst[key] = acc;
+    this->dst[key] = acc;
   }
 };
 
@@ -190,10 +193,11 @@ void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, con
     using T = typename decltype(tag)::type;
     T* d = reinterpret_cast<T*>(device_data(dst));
     const T* v = reinterpret_cast<const T*>(device_data(values));
+    const SortedWrites<T> writes{d, v, keys, order, n, g};
     if (accumulate) {
-      launch("index_put_", n, AccumulateGroup<T>{d, v, keys, order, n, g});
+      launch("index_put_", n, AccumulateGroup<T>{writes});
     } else {
-      launch("index_put_", n, PutLast<T>{d, v, keys, order, n, g});
+      launch("index_put_", n, PutLast<T>{writes});
     }
   });
 }

@@ -109,25 +109,40 @@ ReduceGeometry reduce_geometry(const Tensor& out, const Tensor& in,
   return g;
 }
 
-// Pass 1: partial[o * C + c] = Op over chunk c of output o's elements.
-template <typename T, typename A, typename Op>
-struct PartialReduce {
+// The elements of chunk c of output o, for the pair i = o * C + c: their input offsets.
+struct ChunkWalk {
   const char* in;
-  A* partial;
   OffsetCalc<2> outer;
   OffsetCalc<1> inner;
   int64_t k;
   Chunking chunk;
+  // The chunk's first and past-the-end element numbers, and the input offset of its output.
+  MG_HOST_DEVICE void range(int64_t i, int64_t* base, int64_t* begin, int64_t* end) const {
+    int64_t off[2];
+    outer.get(i / chunk.chunks, off);
+    *base = off[1];
+    *begin = i % chunk.chunks * chunk.length;
+    *end = *begin + chunk.length < k ? *begin + chunk.length : k;
+  }
+  template <typename T>
+  MG_HOST_DEVICE T element(int64_t base, int64_t j) const {
+    int64_t off[1];
+    inner.get(j, off);
+    return at<T>(in, base + off[0]);
+  }
+};
+
+// Pass 1: partial[o * C + c] = Op over chunk c of output o's elements.
+template <typename T, typename A, typename Op>
+struct PartialReduce {
+  ChunkWalk walk;
+  A* partial;
   MG_HOST_DEVICE void operator()(int64_t i) const {
-    const int64_t o = i / chunk.chunks, c = i % chunk.chunks;
-    int64_t base[2];
-    outer.get(o, base);
+    int64_t base, begin, end;
+    walk.range(i, &base, &begin, &end);
     A acc = Op::identity();
-    const int64_t end = c * chunk.length + chunk.length < k ? c * chunk.length + chunk.length : k;
-    for (int64_t j = c * chunk.length; j < end; ++j) {
-      int64_t off[1];
-      inner.get(j, off);
-      acc = Op::combine(acc, static_cast<A>(at<T>(in, base[1] + off[0])));
+    for (int64_t j = begin; j < end; ++j) {
+      acc = Op::combine(acc, static_cast<A>(walk.template element<T>(base, j)));
     }
     partial[i] = acc;
   }
@@ -160,7 +175,7 @@ void run_reduce(const Tensor& out, const Tensor& in, const ReduceGeometry& g, bo
   Tensor partial = device_buffer(g.m * chunk.chunks, scalar_type_of<A>(), out.device());
   A* p = static_cast<A*>(partial.unsafe_impl()->data());
   launch("reduce", g.m * chunk.chunks,
-         PartialReduce<T, A, Op>{device_data(in), p, g.outer, g.inner, g.k, chunk});
+         PartialReduce<T, A, Op>{ChunkWalk{device_data(in), g.outer, g.inner, g.k, chunk}, p});
   dispatch_dtype(out.dtype(), [&](auto out_tag) {
     using Out = typename decltype(out_tag)::type;
     launch("reduce", g.m,
@@ -186,26 +201,16 @@ MG_HOST_DEVICE bool better(T v, T best) {
 
 template <typename T>
 struct PartialArgmax {
-  const char* in;
+  ChunkWalk walk;
   T* best_value;
   int64_t* best_index;
-  OffsetCalc<2> outer;
-  OffsetCalc<1> inner;
-  int64_t k;
-  Chunking chunk;
   MG_HOST_DEVICE void operator()(int64_t i) const {
-    const int64_t o = i / chunk.chunks, c = i % chunk.chunks;
-    int64_t base[2];
-    outer.get(o, base);
-    const int64_t begin = c * chunk.length;
-    const int64_t end = begin + chunk.length < k ? begin + chunk.length : k;
-    int64_t off[1];
-    inner.get(begin, off);
-    T best = at<T>(in, base[1] + off[0]);
+    int64_t base, begin, end;
+    walk.range(i, &base, &begin, &end);
+    T best = walk.template element<T>(base, begin);
     int64_t best_i = begin;
     for (int64_t j = begin + 1; j < end; ++j) {
-      inner.get(j, off);
-      const T v = at<T>(in, base[1] + off[0]);
+      const T v = walk.template element<T>(base, j);
       if (better(v, best)) {
         best = v;
         best_i = j;
@@ -283,7 +288,7 @@ void argmax_kernel(const Tensor& out, const Tensor& in, int64_t dim) {
     T* v = static_cast<T*>(values.unsafe_impl()->data());
     int64_t* ix = static_cast<int64_t*>(indices.unsafe_impl()->data());
     launch("argmax", g.m * chunk.chunks,
-           PartialArgmax<T>{device_data(in), v, ix, g.outer, g.inner, g.k, chunk});
+           PartialArgmax<T>{ChunkWalk{device_data(in), g.outer, g.inner, g.k, chunk}, v, ix});
     launch("argmax", g.m, FinishArgmax<T>{v, ix, device_data(out), g.outer, chunk.chunks});
   });
 }

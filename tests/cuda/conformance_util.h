@@ -90,9 +90,11 @@ int64_t ulp_distance(T a, T b) {
   return ia > ib ? static_cast<int64_t>(ia) - ib : static_cast<int64_t>(ib) - ia;
 }
 
-// Same shape and dtype; every element bitwise equal, or (ulps > 0, floating) within `ulps`.
-inline void expect_same(const Tensor& got_any, const Tensor& want_any, int64_t ulps,
-                        const std::string& what) {
+// Same shape and dtype, and every element bitwise equal or accepted by accept(got, want)
+// (called with the elements' type); the first other element is a test failure.
+template <typename Accept>
+void expect_elements(const Tensor& got_any, const Tensor& want_any, const std::string& what,
+                     const Accept& accept) {
   Tensor got = host(got_any), want = host(want_any);
   ASSERT_EQ(got.sizes(), want.sizes()) << what;
   ASSERT_EQ(got.dtype(), want.dtype()) << what;
@@ -101,44 +103,37 @@ inline void expect_same(const Tensor& got_any, const Tensor& want_any, int64_t u
     const T* g = got.data_ptr<T>();
     const T* w = want.data_ptr<T>();
     for (int64_t i = 0; i < got.numel(); ++i) {
-      if (std::memcmp(&g[i], &w[i], sizeof(T)) == 0) continue;
-      if constexpr (std::is_floating_point_v<T>) {
-        if (ulps > 0 && !std::isnan(g[i]) && !std::isnan(w[i]) &&
-            ulp_distance(g[i], w[i]) <= ulps) {
-          continue;
-        }
-      }
+      if (std::memcmp(&g[i], &w[i], sizeof(T)) == 0 || accept(g[i], w[i])) continue;
       ADD_FAILURE() << what << ": element " << i << " is " << +g[i] << ", expected " << +w[i];
       return;
     }
   });
 }
 
-// Same shape and dtype; integers and bools equal, floating values both nan or within
-// atol + rtol * |want| (so -0.0 and 0.0 match: for reductions whose order differs).
-inline void expect_close(const Tensor& got_any, const Tensor& want_any, double atol, double rtol,
-                         const std::string& what) {
-  Tensor got = host(got_any), want = host(want_any);
-  ASSERT_EQ(got.sizes(), want.sizes()) << what;
-  ASSERT_EQ(got.dtype(), want.dtype()) << what;
-  dispatch_dtype(got.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* g = got.data_ptr<T>();
-    const T* w = want.data_ptr<T>();
-    for (int64_t i = 0; i < got.numel(); ++i) {
-      if (g[i] == w[i]) continue;
-      if constexpr (std::is_floating_point_v<T>) {
-        if (std::isnan(g[i]) && std::isnan(w[i])) continue;
-        if (std::abs(static_cast<double>(g[i]) - static_cast<double>(w[i])) <=
-            atol + rtol * std::abs(static_cast<double>(w[i]))) {
-          continue;
-        }
-      }
-      ADD_FAILURE() << what << ": element " << i << " is " << +g[i] << ", expected " << +w[i]
-                    << " (atol " << atol << ", rtol " << rtol << ")";
-      return;
+// Bitwise equal, or (ulps > 0, floating, neither nan) within `ulps`.
+inline void expect_same(const Tensor& got, const Tensor& want, int64_t ulps,
+                        const std::string& what) {
+  expect_elements(got, want, what, [ulps](auto g, auto w) {
+    if constexpr (std::is_floating_point_v<decltype(g)>) {
+      return ulps > 0 && !std::isnan(g) && !std::isnan(w) && ulp_distance(g, w) <= ulps;
     }
+    return false;
   });
+}
+
+// Integers and bools equal; floating values both nan or within atol + rtol * |want| (so -0.0
+// and 0.0 match: for reductions whose order differs).
+inline void expect_close(const Tensor& got, const Tensor& want, double atol, double rtol,
+                         const std::string& what) {
+  expect_elements(got, want, str(what, " (atol ", atol, ", rtol ", rtol, ")"),
+                  [atol, rtol](auto g, auto w) {
+                    if constexpr (std::is_floating_point_v<decltype(g)>) {
+                      const double gd = g, wd = w;
+                      return (std::isnan(gd) && std::isnan(wd)) ||
+                             std::abs(gd - wd) <= atol + rtol * std::abs(wd);
+                    }
+                    return false;
+                  });
 }
 
 using Op = std::function<Tensor(const std::vector<Tensor>&)>;
