@@ -8,6 +8,7 @@
 #include "tensor/native/copy.h"
 #include "tensor/native/pointwise.h"
 #include "tensor/native/reduce.h"
+#include "tensor/native/views.h"
 #include "tensor/shape.h"
 
 namespace mutagrad::native {
@@ -106,6 +107,24 @@ int64_t first_out_of_bounds_cpu(const Tensor& idx, int64_t size, int64_t* value)
   return found;
 }
 
+// Note [Index validation on the device]
+// An index tensor on a device is checked there before anything is written: one element-wise
+// test, one reduction and one device-to-host copy of the verdict (a bool), so a write with
+// advanced indices costs one synchronization on a GPU. That is the price of the strong
+// guarantee: PyTorch instead asserts inside the kernel, after some elements may have been
+// written, and the assert leaves the CUDA context unusable. Only when an index is out of range
+// is the first offender (row-major order, as on the CPU) located, for the same message.
+int64_t first_out_of_bounds_on_device(const Tensor& idx, int64_t size, int64_t* value) {
+  const Tensor flat = reshape(contiguous(idx), {-1});
+  const Tensor bad = binary(BinaryOp::kLogicalOr,
+                            binary(BinaryOp::kLt, flat, wrap_scalar(-size, kInt64, flat.device())),
+                            binary(BinaryOp::kGe, flat, wrap_scalar(size, kInt64, flat.device())));
+  if (!reduce(ReduceOp::kMax, bad, {}, false).item<bool>()) return -1;
+  const int64_t pos = select(nonzero(bad), 0, 0).item<int64_t>();
+  *value = select(flat, 0, pos).item<int64_t>();
+  return pos;
+}
+
 // The single bool mask of `indices` (all other entries undefined), checked against the dims
 // it covers and viewed with trailing size-1 dims so that it broadcasts to self's shape; an
 // undefined tensor when the list is not of that form.
@@ -189,9 +208,13 @@ AdvancedIndex make_advanced_index(const Tensor& self, TensorList indices) {
           str("tensors used as indices must be long, int, byte or bool tensors; got a ",
               dtype_name(t.dtype()), " tensor. Convert it with .to(kInt64)"));
     }
-    if (t.device() != self.device()) {
-      throw DeviceError(str("indexing a tensor on ", self.device(), " with an index tensor on ",
-                            t.device(), "; move the index to ", self.device(), " first"));
+    // As torch: index tensors on the CPU index tensors on any device (they are moved).
+    if (t.device() != self.device() && !t.device().is_cpu()) {
+      throw DeviceError(
+          str("indices should be either on cpu or on the same device as the indexed "
+              "tensor (",
+              self.device(), "); got an index on ", t.device(), ". Move it with .to(",
+              self.device(), ")"));
     }
     if (t.dtype() == kBool && t.dim() == 0) {
       throw IndexError(
@@ -202,7 +225,9 @@ AdvancedIndex make_advanced_index(const Tensor& self, TensorList indices) {
 
   AdvancedIndex out;
   std::vector<Tensor>& list = out.indices;
-  for (const Tensor& t : indices) {
+  for (const Tensor& given : indices) {
+    const Tensor t =
+        given.defined() && given.device() != self.device() ? to(given, self.device()) : given;
     if (!t.defined()) {
       list.emplace_back();
     } else if (t.dtype() == kBool) {
@@ -313,11 +338,8 @@ void check_index_bounds(const Tensor& self, const AdvancedIndex& index) {
     int64_t value = 0;
     if (idx.device().is_cpu()) {
       if (first_out_of_bounds_cpu(idx, size, &value) < 0) continue;
-    } else {
-      int64_t lo = reduce(ReduceOp::kMin, idx, {}, false).item<int64_t>();
-      int64_t hi = reduce(ReduceOp::kMax, idx, {}, false).item<int64_t>();
-      if (lo >= -size && hi < size) continue;
-      value = lo < -size ? lo : hi;
+    } else if (first_out_of_bounds_on_device(idx, size, &value) < 0) {
+      continue;
     }
     throw IndexError(out_of_bounds_message(value, static_cast<int64_t>(p), size));
   }

@@ -18,6 +18,8 @@
 namespace mutagrad {
 namespace {
 
+using testing_util::dev;
+
 using indexing::Slice;
 using testing_util::values;
 
@@ -28,10 +30,10 @@ struct FailingWrite {
   std::function<void(Tensor&)> write;
 };
 
-Tensor bools() { return from_vector(std::vector<double>{1, 0, 1}, {3}).to(kBool); }
-Tensor ints() { return from_vector(std::vector<int64_t>{1, 2, 3}, {3}); }
+Tensor bools() { return dev(from_vector(std::vector<double>{1, 0, 1}, {3})).to(kBool); }
+Tensor ints() { return dev(from_vector(std::vector<int64_t>{1, 2, 3}, {3})); }
 Tensor int32s() { return ints().to(kInt32); }
-Tensor floats() { return from_vector(std::vector<double>{0.5, -1.5, 2.0}, {3}).to(kFloat32); }
+Tensor floats() { return dev(from_vector(std::vector<double>{0.5, -1.5, 2.0}, {3})).to(kFloat32); }
 Tensor expanded() { return floats().narrow(0, 0, 1).expand({3}); }
 Tensor mask() { return bools(); }
 const double kNan = std::numeric_limits<double>::quiet_NaN();
@@ -66,19 +68,19 @@ std::vector<FailingWrite> failing_writes() {
   add("bool.bitwise_and_(int)", bools, [](Tensor& s) { s.bitwise_and_(ints()); });
   add("int.masked_fill_(int mask)", ints, [](Tensor& s) { s.masked_fill_(ints(), 0); });
   // shape: an in-place op cannot change its tensor's shape.
-  add("add_ broadcasting up", floats, [](Tensor& s) { s.add_(zeros({2, 3})); });
-  add("mul_ mismatched", floats, [](Tensor& s) { s.mul_(zeros({2})); });
-  add("pow_ mismatched", floats, [](Tensor& s) { s.pow_(zeros({4})); });
-  add("copy_ mismatched", floats, [](Tensor& s) { s.copy_(zeros({2})); });
+  add("add_ broadcasting up", floats, [](Tensor& s) { s.add_(dev(zeros({2, 3}))); });
+  add("mul_ mismatched", floats, [](Tensor& s) { s.mul_(dev(zeros({2}))); });
+  add("pow_ mismatched", floats, [](Tensor& s) { s.pow_(dev(zeros({4}))); });
+  add("copy_ mismatched", floats, [](Tensor& s) { s.copy_(dev(zeros({2}))); });
   add("bitwise_xor_ mismatched", bools, [](Tensor& s) { s.bitwise_xor_(bools().narrow(0, 0, 2)); });
   add("masked_fill_ mask mismatched", floats,
       [](Tensor& s) { s.masked_fill_(mask().narrow(0, 0, 2), 0.0); });
   add("masked_fill_ 1-dim value", floats, [](Tensor& s) { s.masked_fill_(mask(), floats()); });
   add("fill_ 1-dim value", floats, [](Tensor& s) { s.fill_(floats()); });
   add("set_item_ value mismatched", floats,
-      [](Tensor& s) { s.set_item_({Slice(0, 2)}, zeros({3})); });
+      [](Tensor& s) { s.set_item_({Slice(0, 2)}, dev(zeros({3}))); });
   add("index_put_ out of range", floats, [](Tensor& s) {
-    s.index_put_({from_vector(std::vector<int64_t>{0, 5}, {2})}, zeros({2}));
+    s.index_put_({dev(from_vector(std::vector<int64_t>{0, 5}, {2}))}, dev(zeros({2})));
   });
   add("set_item_ index out of range", floats, [](Tensor& s) { s.set_item_({7}, 1.0); });
   // internal overlap: writing into an expanded tensor.
@@ -103,7 +105,7 @@ std::vector<FailingWrite> failing_writes() {
     add(tag + " set_item_ slice", int32s, [v](Tensor& s) { s.set_item_({Slice(0, 1)}, v); });
     add(tag + " set_item_ mask", int32s, [v](Tensor& s) { s.set_item_({mask()}, v); });
     add(tag + " set_item_ index", int32s,
-        [v](Tensor& s) { s.set_item_({from_vector(std::vector<int64_t>{1}, {1})}, v); });
+        [v](Tensor& s) { s.set_item_({dev(from_vector(std::vector<int64_t>{1}, {1}))}, v); });
     add(tag + " clamp_", int32s, [v](Tensor& s) { s.clamp_(v); });
   }
   for (int64_t v : {int64_t{1} << 40, -(int64_t{1} << 31) - 1, int64_t{1} << 31}) {
@@ -137,7 +139,7 @@ TEST(FailedWrite, ChangesNeitherDataNorVersion) {
 
 // Issue 20 item 7: a write that raised once made a saved tensor look stale.
 TEST(FailedWrite, DoesNotMakeASavedTensorStale) {
-  Tensor x = from_vector(std::vector<double>{1, -2, 3}, {3}).requires_grad_();
+  Tensor x = dev(from_vector(std::vector<double>{1, -2, 3}, {3})).requires_grad_();
   Tensor m = x.detach() > 0;
   Tensor y = x.masked_fill(m, 0.0);
   EXPECT_THROW(m.sub_(m), DTypeError);
@@ -148,19 +150,19 @@ TEST(FailedWrite, DoesNotMakeASavedTensorStale) {
 
 // The values that do fit are written (truncation and bool conversion as PyTorch).
 TEST(ScalarWrites, ValuesThatFitAreStored) {
-  Tensor i = zeros({2}, kInt32);
+  Tensor i = dev(zeros({2}, kInt32));
   i.fill_(2.9);
   EXPECT_EQ(values(i), (std::vector<double>{2, 2}));
   i.set_item_({0}, -2147483648.0);
   EXPECT_EQ(values(i), (std::vector<double>{-2147483648.0, 2}));
   i.set_item_({1}, int64_t{2147483647});
   EXPECT_EQ(values(i), (std::vector<double>{-2147483648.0, 2147483647.0}));
-  Tensor b = zeros({3}, kBool);
+  Tensor b = dev(zeros({3}, kBool));
   b.fill_(kNan);  // nonzero is true, as in PyTorch
   EXPECT_EQ(values(b), (std::vector<double>{1, 1, 1}));
   b.set_item_({0}, 0.0);
   EXPECT_EQ(values(b), (std::vector<double>{0, 1, 1}));
-  Tensor f = zeros({1}, kFloat32);
+  Tensor f = dev(zeros({1}, kFloat32));
   f.fill_(kInf);
   EXPECT_TRUE(std::isinf(values(f)[0]));
   f.fill_(kNan);
@@ -168,11 +170,11 @@ TEST(ScalarWrites, ValuesThatFitAreStored) {
 }
 
 TEST(ScalarWrites, FactoriesCheckTheValueToo) {
-  EXPECT_THROW(full({2}, int64_t{1} << 40, kInt32), ValueError);
-  EXPECT_THROW(full({2}, kNan, kInt64), ValueError);
+  EXPECT_THROW(dev(full({2}, int64_t{1} << 40, kInt32)), ValueError);
+  EXPECT_THROW(dev(full({2}, kNan, kInt64)), ValueError);
   EXPECT_THROW(scalar_tensor(1e300, kFloat32), ValueError);
   const std::string msg =
-      testing_util::error_of<ValueError>([] { zeros({2}, kInt32).fill_(1e10); });
+      testing_util::error_of<ValueError>([] { dev(zeros({2}, kInt32)).fill_(1e10); });
   EXPECT_NE(msg.find("cannot be converted to type int32 without overflow"), std::string::npos)
       << msg;
 }

@@ -22,6 +22,7 @@ using autograd::gradgradcheck;
 using autograd::MutationPolicyGuard;
 using autograd::VariableList;
 using indexing::Slice;
+using testing_util::dev;
 using testing_util::leaf;
 
 // An in-place op: writes `self` given a second differentiable input `other` (same shape as
@@ -33,7 +34,7 @@ struct InplaceOp {
 };
 
 std::vector<InplaceOp> inplace_ops() {
-  Tensor mask = from_vector(std::vector<double>{1, 0}, {2}).to(kBool);
+  Tensor mask = dev(from_vector(std::vector<double>{1, 0}, {2}).to(kBool));
   return {
       {"neg_", [](Tensor& s, const Tensor&) { s.neg_(); }},
       {"relu_", [](Tensor& s, const Tensor&) { s.relu_(); }},
@@ -60,7 +61,7 @@ std::vector<InplaceOp> inplace_ops() {
        [](Tensor& s, const Tensor& o) { s.set_item_({Slice(0, 1)}, o.select(0, 1) * 2); }, true},
       {"index_put_(accumulate)",
        [](Tensor& s, const Tensor& o) {
-         s.index_put_({from_vector(std::vector<int64_t>{1, 1}, {2})}, o * o, true);
+         s.index_put_({dev(from_vector(std::vector<int64_t>{1, 1}, {2}))}, o * o, true);
        },
        true},
   };
@@ -147,7 +148,7 @@ TEST_P(InplaceGradGrad, OperandAliasesTheWrittenTensor) {
 // Issue 20 item 5, exactly: a.mul_(a) under kSnapshot, second derivative of a^2 is 2.
 TEST(InplaceGradGradRegression, SnapshotMulOfItselfSecondDerivative) {
   MutationPolicyGuard policy(autograd::MutationPolicy::kSnapshot);
-  Tensor x = from_vector(std::vector<double>{3.0}, {1}).requires_grad_();
+  Tensor x = dev(from_vector(std::vector<double>{3.0}, {1})).requires_grad_();
   Tensor a = x * 1;
   a.mul_(a);
   auto g = autograd::grad({a.sum()}, {x}, {}, std::nullopt, /*create_graph=*/true);
@@ -158,7 +159,7 @@ TEST(InplaceGradGradRegression, SnapshotMulOfItselfSecondDerivative) {
 
 // Issue 20 item 8, exactly: h[1:3].sigmoid_() then double backward (torch 1.13 gives these).
 TEST(InplaceGradGradRegression, SigmoidOnViewDoubleBackward) {
-  Tensor x = from_vector(std::vector<double>{1, 2, 3, 4}, {4}).requires_grad_();
+  Tensor x = dev(from_vector(std::vector<double>{1, 2, 3, 4}, {4})).requires_grad_();
   Tensor h = x * 2;
   h.index({Slice(1, 3)}).sigmoid_();
   auto g = autograd::grad({(h * h).sum()}, {x}, {}, std::nullopt, /*create_graph=*/true);

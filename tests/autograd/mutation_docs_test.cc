@@ -7,10 +7,12 @@
 namespace mutagrad {
 namespace {
 
+using testing_util::dev;
+
 using autograd::AutogradError;
 using testing_util::error_of;
 
-Tensor leaf2() { return tensor({1.0, 2.0}, kFloat64).requires_grad_(); }
+Tensor leaf2() { return dev(tensor({1.0, 2.0}, kFloat64)).requires_grad_(); }
 
 TEST(MutationDocs, E1LeafRequiringGrad) {
   Tensor a = leaf2();
@@ -77,20 +79,20 @@ TEST(MutationDocs, E6BackwardTwice) {
 }
 
 TEST(MutationDocs, E7ValidationErrors) {
-  Tensor x = zeros({1}, kFloat64).expand({3});
+  Tensor x = dev(zeros({1}, kFloat64)).expand({3});
   EXPECT_EQ(error_of<ValueError>([&] { x.add_(1.0); }),
             "add_(): unsupported operation: more than one element of the written-to tensor "
             "refers to a single memory location. Please clone() the tensor before performing "
             "the operation.");
   EXPECT_EQ(x.version(), 0u);
-  Tensor i = tensor({1, 2});
+  Tensor i = dev(tensor({1, 2}));
   EXPECT_EQ(error_of<DTypeError>([&] { i.mul_(0.5); }),
             "mul_(): result type Float can't be cast to the desired output type Long; convert "
             "the tensor first (x = x.to(kFloat32)) or use the out-of-place op");
   EXPECT_EQ(i.version(), 0u);
-  Tensor z = zeros({3});
+  Tensor z = dev(zeros({3}));
   EXPECT_EQ(error_of<ShapeError>([&] {
-              z.add_(zeros({2, 3}));
+              z.add_(dev(zeros({2, 3})));
             }),
             "add_(): output with shape [3] doesn't match the broadcast shape [2, 3]; an in-place "
             "op cannot change its tensor's shape, use the out-of-place op");

@@ -14,11 +14,12 @@ namespace {
 using autograd::AutogradError;
 using autograd::VariableList;
 using indexing::Slice;
+using testing_util::dev;
 using testing_util::expect_close;
 using testing_util::leaf;
 
 Tensor leaf_of(std::vector<double> v) {
-  return from_vector(v, {static_cast<int64_t>(v.size())}).requires_grad_();
+  return dev(from_vector(v, {static_cast<int64_t>(v.size())})).requires_grad_();
 }
 
 // Runs `backward` and checks it raises the stale-tensor error naming `op` at this file:`line`.
@@ -116,7 +117,7 @@ TEST(MutationHvp, GradcheckSetItemOnView) {
       [](const VariableList& in) {
         Tensor y = in[0] * 2.0;
         Tensor v = y.t();  // non-contiguous view
-        v.set_item_({tensor({0, 2})}, in[1].view({2, 1}).expand({2, 3}));
+        v.set_item_({dev(tensor({0, 2}))}, in[1].view({2, 1}).expand({2, 3}));
         return y.sin();
       },
       {x, value});
@@ -132,7 +133,7 @@ TEST(MutationHvp, GradcheckIndexPutOnView) {
           Tensor y = in[0] * 2.0;
           Tensor v = y.narrow(1, 0, 2);  // 4x2, non-contiguous
           // Duplicates only when accumulating (deterministic winner otherwise).
-          Tensor idx = accumulate ? tensor({0, 2, 0}) : tensor({3, 1, 0});
+          Tensor idx = accumulate ? dev(tensor({0, 2, 0})) : dev(tensor({3, 1, 0}));
           v.index_put_({idx}, in[1], accumulate);
           return y * y;
         },
@@ -143,7 +144,7 @@ TEST(MutationHvp, GradcheckIndexPutOnView) {
 TEST(MutationHvp, GradcheckMaskedFillOnView) {
   Tensor x = leaf({3, 3}, 51);
   Tensor value = leaf({}, 52);
-  Tensor mask = tensor({{true, false, true}, {false, false, true}, {true, true, false}});
+  Tensor mask = dev(tensor({{true, false, true}, {false, false, true}, {true, true, false}}));
   CHECK_GRADS(
       [mask](const VariableList& in) {
         Tensor y = in[0] * 2.0;

@@ -13,6 +13,7 @@ namespace {
 using autograd::AutogradError;
 using autograd::MutationPolicyState;
 using autograd::VariableList;
+using testing_util::dev;
 using testing_util::expect_close;
 
 Tensor leaf_of(std::vector<double> v) {

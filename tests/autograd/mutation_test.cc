@@ -9,10 +9,11 @@ namespace {
 
 using autograd::AutogradError;
 using autograd::VariableList;
+using testing_util::dev;
 using testing_util::expect_close;
 using testing_util::leaf;
 
-Tensor root_2x2() { return arange(4, kFloat64).view({2, 2}).detach().requires_grad_(); }
+Tensor root_2x2() { return dev(arange(4, kFloat64)).view({2, 2}).detach().requires_grad_(); }
 
 TEST(Mutation, VersionCounterIsSharedByViewsAndDetachButNotVariableData) {
   Tensor x = leaf({2, 3}, 1).detach();

@@ -15,6 +15,7 @@ namespace {
 
 using autograd::AutogradError;
 using autograd::VariableList;
+using testing_util::dev;
 using testing_util::error_of;
 using testing_util::expect_close;
 using testing_util::leaf;
@@ -25,7 +26,7 @@ double sigmoid_of(double v) { return 1.0 / (1.0 + std::exp(-v)); }
 // test_leaf_assignment: writing tensors that require grad into rows of a plain tensor gives it
 // history (CopySlices), and backward reaches the written values.
 TEST(MutationViews, LeafAssignment) {
-  Tensor x = zeros({5, 5}, kFloat64);
+  Tensor x = dev(zeros({5, 5}, kFloat64));
   Tensor y = leaf({5}, 1);
   Tensor z = leaf({5}, 2);
   x.set_item_({0}, y);
@@ -43,7 +44,7 @@ TEST(MutationViews, LeafAssignment) {
 // bumps the version and records no history.
 TEST(MutationViews, NoGradAssignment) {
   Tensor x = leaf({5, 5}, 3);
-  Tensor y = tensor({1.0, 2.0, 3.0, 4.0, 5.0}, kFloat64);
+  Tensor y = dev(tensor({1.0, 2.0, 3.0, 4.0, 5.0}, kFloat64));
   {
     NoGradGuard guard;
     x.set_item_({0}, y);
@@ -58,7 +59,7 @@ TEST(MutationViews, NoGradAssignment) {
 // test_inplace_on_view_backward: double backward through an in-place relu_ on a view of an
 // intermediate (the gradient-penalty pattern) works and leaves the input unchanged.
 TEST(MutationViews, InplaceOnViewBackwardSupportsDoubleBackward) {
-  Tensor x = tensor({{1.0, 2.0}, {-3.0, 4.0}}, kFloat64).requires_grad_();
+  Tensor x = dev(tensor({{1.0, 2.0}, {-3.0, 4.0}}, kFloat64)).requires_grad_();
   Tensor t = (x + 1.0).view({4});
   t.relu_();
   EXPECT_EQ(std::string(t.grad_fn()->name()), "ViewBackward0");
@@ -83,13 +84,13 @@ TEST(MutationViews, InplaceOnViewBackwardSupportsDoubleBackward) {
         u.relu_();
         return u.sigmoid();
       },
-      {tensor({{1.0, 2.0}, {-3.0, 4.0}}, kFloat64).requires_grad_()});
+      {dev(tensor({{1.0, 2.0}, {-3.0, 4.0}}, kFloat64)).requires_grad_()});
 }
 
 // test_inplace_on_view_multiple_outputs: outputs of unbind / split / chunk cannot be written in
 // place with grad mode on; the failed write changes nothing. Under NoGradGuard it is allowed.
 TEST(MutationViews, InplaceOnMultipleOutputViewsIsRefused) {
-  Tensor root = arange(9, kFloat64).reshape({3, 3}).requires_grad_();
+  Tensor root = dev(arange(9, kFloat64)).reshape({3, 3}).requires_grad_();
   Tensor x = root.clone();
   using Producer = std::function<std::vector<Tensor>(const Tensor&)>;
   const std::vector<std::pair<std::string, Producer>> producers = {
@@ -206,7 +207,7 @@ TEST(MutationViews, EveryViewOpReturnsAViewOfTheRootThatRebasesIt) {
     EXPECT_EQ(std::string(root.grad_fn()->name()), "CopySlices");
     // d(sum root)/dx is 3 where the view covers the root, 1 elsewhere.
     root.sum().backward();
-    Tensor marker = zeros({3, 4}, kFloat64);
+    Tensor marker = dev(zeros({3, 4}, kFloat64));
     make_view(marker).fill_(1.0);
     std::vector<double> expected;
     for (double m : values(marker)) expected.push_back(m > 0 ? 3.0 : 1.0);
@@ -236,12 +237,13 @@ TEST(MutationViews, RegeneratedGradFnReplaysTheViewChainOrFallsBackToAsStrided) 
     EXPECT_EQ(std::string(v.grad_fn()->name()), c.expected);
     (v * v).sum().backward();
     // v = root rows 1-2 (after the write, column 2 of them is 5x): d/dx = 2 v * dv/dx.
-    Tensor expected = zeros({4, 3}, kFloat64);
+    Tensor expected = dev(zeros({4, 3}, kFloat64));
     for (int64_t i = 1; i <= 2; ++i) {
       for (int64_t j = 0; j < 3; ++j) {
         const double xv = x.index({i, j}).item<double>();
         const double scale = j == 2 ? 5.0 : 1.0;
-        expected.index_put_({tensor({i}), tensor({j})}, tensor({2 * scale * scale * xv}, kFloat64));
+        expected.index_put_({dev(tensor({i})), dev(tensor({j}))},
+                            dev(tensor({2 * scale * scale * xv}, kFloat64)));
       }
     }
     expect_close(x.grad(), values(expected));

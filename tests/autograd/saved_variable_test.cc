@@ -8,6 +8,8 @@
 namespace mutagrad {
 namespace {
 
+using testing_util::dev;
+
 using autograd::AutogradError;
 using testing_util::leaf;
 
@@ -25,7 +27,7 @@ bool contains(const std::string& s, const std::string& part) {
 }
 
 TEST(SavedVariable, StaleSavedOutputNamesTheWriteAndTheNode) {
-  Tensor x = tensor({1.0f, 2.0f, 3.0f}).requires_grad_();
+  Tensor x = dev(tensor({1.0f, 2.0f, 3.0f})).requires_grad_();
   Tensor y = x.sigmoid();
   const int line = __LINE__ + 1;
   y.mul_(2.0);
