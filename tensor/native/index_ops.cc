@@ -378,7 +378,11 @@ AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Te
                          " for the source. Convert the values first with .to(",
                          dtype_name(self.dtype()), ")"));
   }
-  check_same_device("index_put_", self.device(), values.device());
+  // A one-element CPU value is moved to self's device: torch does so for a 0-dim one
+  // (x_cuda[idx] = tensor(1.)); we also for [1]-shaped ones, where torch raises (docs/cuda.md).
+  if (!(values.numel() == 1 && values.device().is_cpu())) {
+    check_same_device("index_put_", self.device(), values.device());
+  }
   assert_no_internal_overlap(self, "index_put_");
   check_index_bounds(self, adv);
   return adv;
@@ -399,7 +403,9 @@ void index_put_validated(const Tensor& self, const AdvancedIndex& index, const T
   }
   if (compute_numel(index.result_shape) == 0) return;
   // Values or indices sharing memory with the destination are read as if copied first.
-  Tensor v = may_overlap(self, values) ? clone(values) : values;
+  Tensor v = values.device() != self.device() ? to(values, self.device())
+             : may_overlap(self, values)      ? clone(values)
+                                              : values;
   std::vector<Tensor> idx = index.indices;
   for (size_t p = 0; p < idx.size(); ++p) {
     if (idx[p].defined() && may_overlap(self, index.unexpanded[p])) {

@@ -12,26 +12,19 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "mutagrad.h"
+#include "tests/tensor/test_device.h"
 
 namespace mutagrad::testing_util {
 
 using autograd::VariableList;
 
-// The device the tests put their tensors on: MUTAGRAD_TEST_DEVICE=cuda, else the CPU.
-inline Device test_device() {
-  static const Device device = [] {
-    const char* env = std::getenv("MUTAGRAD_TEST_DEVICE");
-    return env != nullptr && std::string(env) == "cuda" ? Device(DeviceType::CUDA, 0) : kCPU;
-  }();
-  return device;
-}
+using testing_device::test_device;
 
 // `t` (a constant built on the CPU) on the test's device.
-inline Tensor dev(const Tensor& t) { return native::to(t, test_device()); }
+inline Tensor dev(const Tensor& t) { return testing_device::on_test_device(t); }
 
 // Uniform in [lo, hi), float64, requires grad; on the test's device (the values do not
 // depend on the device: drawn on the CPU, then moved).

@@ -14,6 +14,8 @@
 namespace mutagrad {
 namespace {
 
+using testing::dev;
+
 using indexing::Ellipsis;
 using indexing::Slice;
 using indexing::TensorIndex;
@@ -25,21 +27,21 @@ using V = std::vector<double>;
 
 // PyTorch's _test_setitem: y = x + 2; y[index] = 2; dy = ones -> dx = ones with index zeroed.
 void check_setitem(IntArrayRef size, std::vector<TensorIndex> index) {
-  Tensor x = ones(size, kFloat64).requires_grad_();
-  Tensor y = x.add(full({}, 2.0, kFloat64));
+  Tensor x = dev(ones(size, kFloat64)).requires_grad_();
+  Tensor y = x.add(dev(full({}, 2.0, kFloat64)));
   uint32_t version = y.version();
   y.set_item_(index, 2.0);
   EXPECT_NE(y.version(), version);
-  y.backward(ones(size, kFloat64));
-  Tensor expected = ones(size, kFloat64);
+  y.backward(dev(ones(size, kFloat64)));
+  Tensor expected = dev(ones(size, kFloat64));
   expected.set_item_(index, 0.0);
   EXPECT_EQ(doubles(x.grad()), doubles(expected)) << indexing::to_string(index);
 }
 
 // PyTorch's _test_setitem_tensor: a value requiring grad gets ones.
 void check_setitem_tensor(IntArrayRef size, std::vector<TensorIndex> index) {
-  Tensor x = ones(size, kFloat64).requires_grad_();
-  Tensor y = x.add(full({}, 2.0, kFloat64));
+  Tensor x = dev(ones(size, kFloat64)).requires_grad_();
+  Tensor y = x.add(dev(full({}, 2.0, kFloat64)));
   Tensor value;
   {
     NoGradGuard g;
@@ -47,8 +49,8 @@ void check_setitem_tensor(IntArrayRef size, std::vector<TensorIndex> index) {
   }
   value.requires_grad_();
   y.set_item_(index, value);
-  y.backward(ones(size, kFloat64));
-  Tensor expected = ones(size, kFloat64);
+  y.backward(dev(ones(size, kFloat64)));
+  Tensor expected = dev(ones(size, kFloat64));
   expected.set_item_(index, 0.0);
   EXPECT_EQ(doubles(x.grad()), doubles(expected)) << indexing::to_string(index);
   EXPECT_EQ(doubles(value.grad()), V(static_cast<size_t>(value.numel()), 1.0))
@@ -80,7 +82,7 @@ TEST(IndexingAutograd, SetItem) {
 
 TEST(IndexingAutograd, SetItemBroadcastValueGetsSummedGradient) {
   Tensor x = f64({1, 2, 3, 4}, {4}).requires_grad_();
-  Tensor y = zeros({2, 3, 4}, kFloat64);
+  Tensor y = dev(zeros({2, 3, 4}, kFloat64));
   y[{1}] = x;  // x broadcasts over y[1]'s 3 rows
   Tensor g = testing::iota({2, 3, 4});
   y.backward(g);
@@ -104,9 +106,9 @@ TEST(IndexingAutograd, SetItemMask) {
 TEST(IndexingAutograd, IndexBackwardDoesNotSaveTheTensor) {
   // Saving `tensor` would make the write below stale it for the backward of the read.
   Tensor a = f64({1, 0, 0}, {3});
-  Tensor b = zeros({3}, kFloat64).requires_grad_();
-  Tensor t = b.add(full({}, 0.0, kFloat64));
-  Tensor m = a.ne(full({}, 0.0, kFloat64));
+  Tensor b = dev(zeros({3}, kFloat64)).requires_grad_();
+  Tensor t = b.add(dev(full({}, 0.0, kFloat64)));
+  Tensor m = a.ne(dev(full({}, 0.0, kFloat64)));
   t[{m}] = t.index({m});
   t.backward(zeros_like(t));
   EXPECT_EQ(doubles(b.grad()), (V{0, 0, 0}));
@@ -166,14 +168,14 @@ TEST(IndexingAutograd, OutOfPlaceIndexPutIsAFreshTensorWithItsOwnNode) {
 TEST(IndexingAutograd, OnlyTheWinningDuplicateGetsGradient) {
   // x[[1, 3, 1]] = v: v[2] wins at x[1], so v[0] gets no gradient (PyTorch gives it one).
   Tensor v = f64({10, 20, 30}, {3}).requires_grad_();
-  Tensor x = zeros({4}, kFloat64);
+  Tensor x = dev(zeros({4}, kFloat64));
   x[{i64({1, 3, 1})}] = v;
   EXPECT_EQ(doubles(x), (V{0, 30, 0, 20}));
   x.backward(f64({1, 2, 3, 4}, {4}));
   EXPECT_EQ(doubles(v.grad()), (V{0, 4, 2}));
   // With accumulate every duplicate contributed, so every one gets gradient.
   Tensor w = f64({10, 20, 30}, {3}).requires_grad_();
-  Tensor y = zeros({4}, kFloat64);
+  Tensor y = dev(zeros({4}, kFloat64));
   y.index_put_({i64({1, 3, 1})}, w, true);
   y.backward(f64({1, 2, 3, 4}, {4}));
   EXPECT_EQ(doubles(w.grad()), (V{2, 4, 2}));
@@ -182,14 +184,14 @@ TEST(IndexingAutograd, OnlyTheWinningDuplicateGetsGradient) {
 TEST(IndexingAutograd, BroadcastValuesAndSlicedDims) {
   // x[:, [0, 2]] = v with v of shape [2] broadcast over 3 rows: dv = column sums.
   Tensor v = f64({1, 2}, {2}).requires_grad_();
-  Tensor x = zeros({3, 3}, kFloat64);
+  Tensor x = dev(zeros({3, 3}, kFloat64));
   x[{Slice(), i64({0, 2})}] = v;
   x.backward(testing::iota({3, 3}));
   EXPECT_EQ(doubles(v.grad()), (V{0 + 3 + 6, 2 + 5 + 8}));
 }
 
 TEST(IndexingAutograd, WritesIntoALeafRequiringGradAreRejected) {
-  Tensor x = zeros({3}, kFloat64).requires_grad_();
+  Tensor x = dev(zeros({3}, kFloat64)).requires_grad_();
   std::vector<unsigned char> before = testing::bytes(x);
   EXPECT_THROW(x.set_item_({0}, 1.0), autograd::AutogradError);
   EXPECT_THROW(x.set_item_({i64({0})}, 1.0), autograd::AutogradError);

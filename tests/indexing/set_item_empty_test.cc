@@ -17,6 +17,8 @@
 namespace mutagrad {
 namespace {
 
+using testing::dev;
+
 using indexing::Ellipsis;
 using indexing::None;
 using indexing::Slice;
@@ -25,7 +27,7 @@ using testing::f64;
 using testing::i64;
 using V = std::vector<double>;
 
-Tensor empty_index() { return empty({0}, kInt64); }
+Tensor empty_index() { return dev(empty({0}, kInt64)); }
 Tensor all_false(const Tensor& h) { return h > 100.0; }
 
 // h = x.exp() (which saves h); write(h); h.sum().backward(). x is ones(3).
@@ -37,7 +39,7 @@ struct Outcome {
 };
 
 Outcome through_saved_tensor(const std::function<void(Tensor&)>& write) {
-  Tensor x = ones({3}, kFloat64).requires_grad_();
+  Tensor x = dev(ones({3}, kFloat64)).requires_grad_();
   Tensor h = x.exp();
   write(h);
   Outcome run{h.version(), true, "", {}};
@@ -66,18 +68,18 @@ TEST(SetItemEmpty, BareFalseWithATensorValueDoesNotBumpNorCheckTheValue) {
   EXPECT_TRUE(run.backward_ok) << run.error;
   // A value of a shape that could not broadcast to anything indexed: not checked (torch).
   Tensor y = testing::iota({2, 3});
-  y.set_item_({false}, zeros({4, 5}));
+  y.set_item_({false}, dev(zeros({4, 5})));
   EXPECT_EQ(y.version(), 0u);
   EXPECT_EQ(doubles(y), (V{0, 1, 2, 3, 4, 5}));
 }
 
 TEST(SetItemEmpty, BareFalseOnALeafRequiringGradIsANoOp) {
   // Nothing is written, so the leaf check does not run either (torch: no error, version 0).
-  Tensor x = ones({3}).requires_grad_();
+  Tensor x = dev(ones({3})).requires_grad_();
   x[{false}] = 7.0;
   EXPECT_EQ(x.version(), 0u);
   EXPECT_EQ(doubles(x), V(3, 1.0));
-  Tensor s = full({}, 2.0);  // 0-dim
+  Tensor s = dev(full({}, 2.0));  // 0-dim
   s[{false}] = 7.0;
   EXPECT_EQ(s.version(), 0u);
   EXPECT_EQ(doubles(s), V{2.0});
@@ -99,30 +101,31 @@ TEST(SetItemEmpty, OtherEmptySelectionsBumpOnceAsTorch) {
        [](Tensor& h) {
          h[{Ellipsis, false}] = 7.0;
        }},
-      {"{tensor(false)} = scalar", [](Tensor& h) { h[{full({}, false, kBool)}] = 7.0; }},
+      {"{tensor(false)} = scalar", [](Tensor& h) { h[{dev(full({}, false, kBool))}] = 7.0; }},
       {"{empty index} = scalar", [](Tensor& h) { h[{empty_index()}] = 7.0; }},
-      {"{empty index} = empty", [](Tensor& h) { h[{empty_index()}] = empty({0}, kFloat64); }},
+      {"{empty index} = empty", [](Tensor& h) { h[{empty_index()}] = dev(empty({0}, kFloat64)); }},
       {"{all-false mask} = scalar", [](Tensor& h) { h[{all_false(h)}] = 7.0; }},
-      {"{all-false mask} = 0-dim", [](Tensor& h) { h[{all_false(h)}] = full({}, 7.0); }},
-      {"{all-false mask} = empty", [](Tensor& h) { h[{all_false(h)}] = empty({0}, kFloat64); }},
+      {"{all-false mask} = 0-dim", [](Tensor& h) { h[{all_false(h)}] = dev(full({}, 7.0)); }},
+      {"{all-false mask} = empty",
+       [](Tensor& h) { h[{all_false(h)}] = dev(empty({0}, kFloat64)); }},
       {"{Slice(3, 3)} = scalar", [](Tensor& h) { h[{Slice(3, 3)}] = 7.0; }},
-      {"{Slice(0, 0)} = empty", [](Tensor& h) { h[{Slice(0, 0)}] = empty({0}, kFloat64); }},
-      {"{Slice(0, 0)} = 0-dim", [](Tensor& h) { h[{Slice(0, 0)}] = full({}, 1.0, kFloat64); }},
+      {"{Slice(0, 0)} = empty", [](Tensor& h) { h[{Slice(0, 0)}] = dev(empty({0}, kFloat64)); }},
+      {"{Slice(0, 0)} = 0-dim", [](Tensor& h) { h[{Slice(0, 0)}] = dev(full({}, 1.0, kFloat64)); }},
       {"index_put_ empty index",
-       [](Tensor& h) { h.index_put_({empty_index()}, empty({0}, kFloat64), false); }},
+       [](Tensor& h) { h.index_put_({empty_index()}, dev(empty({0}, kFloat64)), false); }},
       {"index_put_ empty index, accumulate",
-       [](Tensor& h) { h.index_put_({empty_index()}, empty({0}, kFloat64), true); }},
+       [](Tensor& h) { h.index_put_({empty_index()}, dev(empty({0}, kFloat64)), true); }},
       {"index_put_ all-false mask",
-       [](Tensor& h) { h.index_put_({all_false(h)}, full({}, 3.0, kFloat64), false); }},
+       [](Tensor& h) { h.index_put_({all_false(h)}, dev(full({}, 3.0, kFloat64)), false); }},
       {"index_put_ all-false mask, accumulate",
-       [](Tensor& h) { h.index_put_({all_false(h)}, full({}, 3.0, kFloat64), true); }},
+       [](Tensor& h) { h.index_put_({all_false(h)}, dev(full({}, 3.0, kFloat64)), true); }},
       {"masked_fill_ all-false, scalar", [](Tensor& h) { h.masked_fill_(all_false(h), 3.0); }},
       {"masked_fill_ all-false, 0-dim",
-       [](Tensor& h) { h.masked_fill_(all_false(h), full({}, 3.0, kFloat64)); }},
+       [](Tensor& h) { h.masked_fill_(all_false(h), dev(full({}, 3.0, kFloat64))); }},
       {"fill_ of an empty view", [](Tensor& h) { h.index({Slice(3, 3)}).fill_(1.0); }},
       {"zero_ of an empty view", [](Tensor& h) { h.index({Slice(3, 3)}).zero_(); }},
       {"copy_ into an empty view",
-       [](Tensor& h) { h.index({Slice(3, 3)}).copy_(empty({0}, kFloat64)); }},
+       [](Tensor& h) { h.index({Slice(3, 3)}).copy_(dev(empty({0}, kFloat64))); }},
   };
   for (const auto& [name, write] : writes) {
     Outcome run = through_saved_tensor(write);
@@ -133,12 +136,12 @@ TEST(SetItemEmpty, OtherEmptySelectionsBumpOnceAsTorch) {
 }
 
 TEST(SetItemEmpty, InPlaceOpsOnAnEmptyTensorBumpAsTorch) {
-  Tensor e = ones({0});
+  Tensor e = dev(ones({0}));
   e.fill_(1.0);
   EXPECT_EQ(e.version(), 1u);
   e.zero_();
   EXPECT_EQ(e.version(), 2u);
-  e.copy_(ones({0}));
+  e.copy_(dev(ones({0})));
   EXPECT_EQ(e.version(), 3u);
   e[{Slice()}] = 2.0;
   EXPECT_EQ(e.version(), 4u);
@@ -150,7 +153,7 @@ TEST(SetItemEmpty, EmptyIndexWithoutAutogradBumpsOnceAndWritesNothing) {
   Tensor y = testing::iota({2, 3});
   y[{i64({})}] = 9.0;
   EXPECT_EQ(y.version(), 1u);
-  y.index_put_({i64({})}, empty({0, 3}, kFloat64), /*accumulate=*/true);
+  y.index_put_({i64({})}, dev(empty({0, 3}, kFloat64)), /*accumulate=*/true);
   EXPECT_EQ(y.version(), 2u);
   y[{Slice(), Slice(1, 1)}] = 9.0;
   EXPECT_EQ(y.version(), 3u);

@@ -18,6 +18,8 @@
 namespace mutagrad {
 namespace {
 
+using testing::dev;
+
 using indexing::Ellipsis;
 using indexing::None;
 using indexing::Slice;
@@ -32,7 +34,7 @@ using V = std::vector<double>;
 using S = std::vector<int64_t>;
 
 TEST(SetItem, IntegersAndSlicesWriteThroughViews) {
-  Tensor v = zeros({4, 4});
+  Tensor v = dev(zeros({4, 4}));
   v[{0, Slice(1, None, 2)}] = f64({3, 4}, {2}).to(kFloat32);
   EXPECT_EQ(doubles(v.index({0})), (V{0, 3, 0, 4}));
   EXPECT_EQ(doubles(v.index({Slice(1, None)})), V(12, 0));
@@ -53,10 +55,10 @@ TEST(SetItem, ValueBroadcastDropsLeadingOnes) {
   EXPECT_EQ(doubles(y.index({1})), (V{1, 2, 3, 4}));
   y[{i64({1})}] = f64({5, 6, 7, 8}, {1, 1, 1, 4});  // Path B: [1, 1, 1, 4] -> [4] -> [1, 4]
   EXPECT_EQ(doubles(y.index({1})), (V{5, 6, 7, 8}));
-  EXPECT_THROW(y.set_item_({1}, ones({2, 4}, kFloat64)), ShapeError);
-  EXPECT_THROW(y.set_item_({Slice()}, ones({2, 4}, kFloat64)), ShapeError);
+  EXPECT_THROW(y.set_item_({1}, dev(ones({2, 4}, kFloat64))), ShapeError);
+  EXPECT_THROW(y.set_item_({Slice()}, dev(ones({2, 4}, kFloat64))), ShapeError);
   try {
-    y.set_item_({i64({0, 1})}, ones({3, 4}, kFloat64));
+    y.set_item_({i64({0, 1})}, dev(ones({3, 4}, kFloat64)));
     FAIL();
   } catch (const ShapeError& e) {
     EXPECT_NE(std::string(e.what()).find("shape mismatch: value tensor of shape [3, 4] cannot be "
@@ -106,7 +108,7 @@ TEST(SetItem, BoolMaskAssignment) {
   EXPECT_EQ(doubles(w), (V{0, 2, 3, 0}));
   // A mask with a tensor value (one value per selected element) and with a 1-element value.
   Tensor y = iota({3, 4});
-  y[{y.index({Slice()}).gt(full({}, 5.0, kFloat64))}] = iota({6});
+  y[{y.index({Slice()}).gt(dev(full({}, 5.0, kFloat64)))}] = iota({6});
   EXPECT_EQ(doubles(y), (V{0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5}));
   Tensor z = iota({2, 3});
   z[{mask({false, true, true, false, false, true}, {2, 3})}] = f64({7}, {1});
@@ -128,7 +130,7 @@ TEST(SetItem, BoolScalars) {
 }
 
 TEST(SetItem, ConvertsTheValueToTheDestinationDtype) {
-  Tensor x = zeros({4}, kInt64);
+  Tensor x = dev(zeros({4}, kInt64));
   x[{i64({1, 2})}] = f64({2.7, -3.2}, {2});
   EXPECT_EQ(doubles(x), (V{0, 2, -3, 0}));
   x[{Slice(2, None)}] = f64({9.9, 8.1}, {2});
@@ -174,17 +176,17 @@ TEST(SetItemStrongGuarantee, NothingIsWrittenOnError) {
   before = bytes(y);
   EXPECT_THROW(y.set_item_({Slice(), i64({-2, 6, 1})}, f64({1, 2, 3}, {3})), IndexError);
   EXPECT_THROW(y.set_item_({i64({0, 1}), i64({0, 9})}, 0.0), IndexError);
-  EXPECT_THROW(y.set_item_({i64({0, 1})}, ones({3, 4}, kFloat64)), ShapeError);
+  EXPECT_THROW(y.set_item_({i64({0, 1})}, dev(ones({3, 4}, kFloat64))), ShapeError);
   EXPECT_THROW(y.set_item_({Slice(), Slice(None, None, 0)}, 0.0), ValueError);
   EXPECT_THROW(y.set_item_({0, 4}, 0.0), IndexError);
   EXPECT_THROW(y.set_item_({mask({true, false, true, true}, {4})}, 0.0), IndexError);
-  EXPECT_THROW(y.index_put_({i64({3})}, ones({4}, kFloat64), true), IndexError);
+  EXPECT_THROW(y.index_put_({i64({3})}, dev(ones({4}, kFloat64)), true), IndexError);
   EXPECT_EQ(bytes(y), before);
   EXPECT_EQ(y.version(), 0u);
 }
 
 TEST(SetItemVersion, OneBumpPerCallWithTheCallSite) {
-  Tensor x = zeros({3, 3});
+  Tensor x = dev(zeros({3, 3}));
   Tensor view = x.index({Slice(1, None)});
   const int line_a = __LINE__ + 1;
   x[{1, 2}] = 3.0;
@@ -206,7 +208,7 @@ TEST(SetItemVersion, OneBumpPerCallWithTheCallSite) {
   EXPECT_EQ(x.version_counter().site_of_bump(2)->line, line_c);
 
   const int line_d = __LINE__ + 1;
-  x.index_put_({i64({0, 0})}, ones({2, 3}), true);
+  x.index_put_({i64({0, 0})}, dev(ones({2, 3})), true);
   EXPECT_EQ(x.version(), 4u);
   EXPECT_STREQ(x.version_counter().site_of_bump(3)->op, "index_put_");
   EXPECT_EQ(x.version_counter().site_of_bump(3)->line, line_d);
@@ -248,13 +250,13 @@ TEST(IndexPut, AccumulateDuplicateIndicesMatchesASequentialSum) {
 }
 
 TEST(IndexPut, AccumulateExpandedValues) {
-  Tensor t = zeros({5, 2});
+  Tensor t = dev(zeros({5, 2}));
   std::vector<Tensor> indices = {i64({0, 1, 2, 3}), i64({1})};
   t.index_put_(indices, scalar_tensor(1.0, kFloat32), true);
   EXPECT_EQ(doubles(t), (V{0, 1, 0, 1, 0, 1, 0, 1, 0, 0}));
   t.index_put_(indices, f64({1}, {1}).to(kFloat32), true);
   EXPECT_EQ(doubles(t), (V{0, 2, 0, 2, 0, 2, 0, 2, 0, 0}));
-  Tensor u = zeros({4, 3, 2});
+  Tensor u = dev(zeros({4, 3, 2}));
   std::vector<Tensor> idx3 = {i64({0}), i64({0, 1, 2}, {3, 1}), i64({0, 1}, {1, 2})};
   u.index_put_(idx3, f64({-1, -2}, {2}).to(kFloat32), true);
   u.index_put_(idx3, f64({-1, -2}, {1, 2}).to(kFloat32), true);
@@ -275,7 +277,7 @@ TEST(IndexPut, DuplicatesWithoutAccumulateLastWinsForAnyThreadCount) {
   for (int threads : {1, 2, 4}) {
     cpu::set_indexing_num_threads(threads);
     for (int rep = 0; rep < 3; ++rep) {
-      Tensor x = full({n}, -1.0, kFloat32);
+      Tensor x = dev(full({n}, -1.0, kFloat32));
       x[{index}] = values;
       EXPECT_EQ(doubles(x), expect) << threads;
     }
@@ -286,16 +288,16 @@ TEST(IndexPut, DuplicatesWithoutAccumulateLastWinsForAnyThreadCount) {
 TEST(IndexPut, AccumulateIsBitwiseTheSameForAnyThreadCount) {
   Generator gen(1);
   const int64_t m = 1 << 18;
-  Tensor index = randint(0, 1000, {m}, gen);
-  Tensor values = randn({m}, gen);
+  Tensor index = dev(randint(0, 1000, {m}, gen));
+  Tensor values = dev(randn({m}, gen));
   const int saved = cpu::indexing_num_threads();
   std::vector<unsigned char> expect;
   for (int threads : {1, 2, 3, 8}) {
     cpu::set_indexing_num_threads(threads);
     for (int rep = 0; rep < 2; ++rep) {
-      Tensor x = zeros({10, 1000});
+      Tensor x = dev(zeros({10, 1000}));
       x.index_put_({Tensor(), index}, values.expand({10, m}), true);  // a sliced dim to split
-      Tensor y = zeros({1000});
+      Tensor y = dev(zeros({1000}));
       y.index_put_({index}, values, true);  // only index dims: split by destination range
       std::vector<unsigned char> got = bytes(x);
       std::vector<unsigned char> got_y = bytes(y);
@@ -308,7 +310,7 @@ TEST(IndexPut, AccumulateIsBitwiseTheSameForAnyThreadCount) {
 }
 
 TEST(SetItemFastPath, SingleElementWrites) {
-  Tensor x = zeros({3, 3});
+  Tensor x = dev(zeros({3, 3}));
   for (int i = 0; i < 3; ++i) {
     for (int j = 0; j < 3; ++j) x[{i, -1 - j}] = i * 3 + j;
   }
@@ -322,7 +324,7 @@ TEST(SetItemFastPath, SingleElementWrites) {
   Tensor t = x.t();
   t[{0, 2}] = 100;
   EXPECT_EQ(x.index({2, 0}).item<double>(), 100);
-  Tensor b = zeros({2}, kBool);
+  Tensor b = dev(zeros({2}, kBool));
   b[{1}] = true;
   EXPECT_EQ(doubles(b), (V{0, 1}));
 }

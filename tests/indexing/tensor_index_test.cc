@@ -10,6 +10,8 @@
 namespace mutagrad {
 namespace {
 
+using testing::dev;
+
 using indexing::Ellipsis;
 using indexing::None;
 using indexing::Slice;

@@ -40,8 +40,8 @@ std::vector<int64_t> read_ints(std::istream& in, int64_t n) {
   return v;
 }
 
-// "<dtype> <ndim> <sizes...> <values...>"
-Tensor read_tensor(std::istream& in) {
+// "<dtype> <ndim> <sizes...> <values...>", on the test's device (or the CPU: `host`).
+Tensor read_tensor(std::istream& in, bool host = false) {
   std::string dtype;
   int64_t ndim = 0;
   in >> dtype >> ndim;
@@ -53,7 +53,7 @@ Tensor read_tensor(std::istream& in) {
     T* p = t.data_ptr<T>();
     for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<T>(values[i]);
   });
-  return t;
+  return host ? t : testing::on_test_device(t);
 }
 
 struct Case {
@@ -144,7 +144,11 @@ bool read_case(std::istream& file, Case* c) {
       c->scalar_value = true;
       in >> c->scalar;
     } else {
-      c->value = read_tensor(in);
+      // A one-element value stays on the CPU on every device: it is the oracle's CPU tensor,
+      // and CPU values have special paths (a masked fill converting its dtype; moved to the
+      // device) that a device tensor would not take.
+      c->value = read_tensor(in, /*host=*/true);
+      if (c->value.numel() != 1) c->value = testing::on_test_device(c->value);
     }
   }
   in >> tok;
