@@ -94,6 +94,27 @@ BENCHMARK(BM_CudaIndexPut1MInto4M)
     ->Arg(1)
     ->Unit(benchmark::kMicrosecond);
 
+// x.index_put_({idx}, v, acc) where all 1M indices are the same element: the skewed worst
+// case of the sort-based kernel (one thread adds the 1M values in index order).
+void BM_CudaIndexPutSkewed1M(benchmark::State& state) {
+  if (!have_device(state)) return;
+  const bool accumulate = state.range(0) != 0;
+  Generator gen(44, kGpu);
+  Tensor x = zeros({k4M}, TensorOptions(kFloat32).device(kGpu));
+  Tensor idx = zeros({k1M}, TensorOptions(kInt64).device(kGpu));
+  Tensor v = rand({k1M}, gen, TensorOptions(kFloat32).device(kGpu));
+  for (auto _ : state) {
+    x.index_put_({idx}, v, accumulate);
+    cuda::synchronize();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
+}
+BENCHMARK(BM_CudaIndexPutSkewed1M)
+    ->ArgName("accumulate")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond);
+
 // x[{mask}] = 1.0 with a 25%-true mask over 4M float32 elements (masked fill).
 void BM_CudaSetItemMask4M(benchmark::State& state) {
   if (!have_device(state)) return;

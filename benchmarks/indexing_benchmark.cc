@@ -72,6 +72,25 @@ BENCHMARK(BM_IndexPut1MInto4M)
     ->Arg(1)
     ->Unit(benchmark::kMicrosecond);
 
+// x.index_put_({idx}, v, acc) where all 1M indices are the same element (skewed duplicates).
+void BM_IndexPutSkewed1M(benchmark::State& state) {
+  const bool accumulate = state.range(0) != 0;
+  Generator gen(44);
+  Tensor x = zeros({k4M}, kFloat32);
+  Tensor idx = zeros({k1M}, kInt64);
+  Tensor v = rand({k1M}, gen, kFloat32);
+  for (auto _ : state) {
+    x.index_put_({idx}, v, accumulate);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
+}
+BENCHMARK(BM_IndexPutSkewed1M)
+    ->ArgName("accumulate")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond);
+
 // x[{mask}] = 1.0 with a 25%-true mask over 4M float32 elements (the masked-fill path).
 void BM_SetItemMask4M(benchmark::State& state) {
   Generator gen(7);

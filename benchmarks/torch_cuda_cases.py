@@ -57,6 +57,15 @@ def cases(device):
             return lambda: x.index_put_((idx,), v, accumulate=accumulate)
         return setup
 
+    def index_put_skewed(accumulate):
+        def setup():
+            gen = torch.Generator(device=device).manual_seed(44)
+            x = torch.zeros(K4M, device=device)
+            idx = torch.zeros(K1M, dtype=torch.int64, device=device)
+            v = torch.rand(K1M, generator=gen, device=device)
+            return lambda: x.index_put_((idx,), v, accumulate=accumulate)
+        return setup
+
     def set_item_mask():
         gen = torch.Generator(device=device).manual_seed(7)
         x = torch.zeros(K4M, device=device)
@@ -93,6 +102,8 @@ def cases(device):
         ("BM_CudaSetItemSlice4096", set_item_slice),
         ("BM_CudaIndexPut1MInto4M/accumulate:0", index_put(False)),
         ("BM_CudaIndexPut1MInto4M/accumulate:1", index_put(True)),
+        ("BM_CudaIndexPutSkewed1M/accumulate:0", index_put_skewed(False)),
+        ("BM_CudaIndexPutSkewed1M/accumulate:1", index_put_skewed(True)),
         ("BM_CudaSetItemMask4M", set_item_mask),
         ("BM_CudaIndex1MFrom4M", gather),
         ("BM_CudaSum4M", total),

@@ -169,6 +169,35 @@ TEST_F(CudaDevice, CachingAllocatorReusesBlocksAndCounts) {
   EXPECT_EQ(cuda::CachingAllocator::round_size((1u << 20) + 1), (1u << 20) + (1u << 18));
 }
 
+TEST_F(CudaDevice, RefusedWritesChangeNothingAndTheDeviceStaysUsable) {
+  // PyTorch asserts inside the kernel (some elements may be written, the context is lost);
+  // here the indices are validated on the device before anything is written
+  // (Note [Index validation on the device]).
+  Tensor x = arange(5, kFloat32).cuda();
+  Tensor idx = tensor({1, 7, -9}).cuda();
+  expect_error<IndexError>([&] { x.index_put_({idx}, full({3}, 9.0f).cuda()); },
+                           "index 7 is out of bounds for dimension 0 with size 5");
+  expect_error<IndexError>(
+      [&] {
+        x.index_put_({tensor({-9, 7}).cuda()}, full({2}, 9.0f).cuda(), true);
+      },
+      "index -9 is out of bounds for dimension 0 with size 5");
+  expect_error<IndexError>([&] { x[{idx}] = 9.0; }, "index 7 is out of bounds");
+  expect_error<IndexError>([&] { x.index({idx}); }, "index 7 is out of bounds");
+  EXPECT_EQ(values(x), std::vector<double>({0, 1, 2, 3, 4}));
+  EXPECT_EQ(x.version(), 0u);
+  // The same process goes on using the device.
+  x.index_put_({tensor({4, 4, 0}).cuda()}, full({3}, 1.0f).cuda(), true);
+  EXPECT_EQ(values(x), std::vector<double>({1, 1, 2, 3, 6}));
+  EXPECT_EQ(x.version(), 1u);
+  // Index tensors on the CPU index device tensors (moved, as torch); the other way round is
+  // torch's error.
+  EXPECT_EQ(values(x.index({tensor({4, 0})})), std::vector<double>({6, 1}));
+  expect_error<DeviceError>([&] { arange(5, kFloat32).index({tensor({1}).cuda()}); },
+                            "indices should be either on cpu or on the same device as the "
+                            "indexed tensor (cpu)");
+}
+
 TEST_F(CudaDevice, OutOfMemoryIsATypedErrorAndChangesNothing) {
   Tensor x = ones({4}).cuda();
   const int64_t allocated = cuda::memory_allocated();
