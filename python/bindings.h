@@ -47,6 +47,16 @@ bool is_python_number(py::handle value);
 bool is_numpy_scalar(py::handle value);
 // The dtype argument: None or a mutagrad dtype object.
 std::optional<ScalarType> to_dtype(py::handle value);
+// Whether value is a dtype argument: a mutagrad dtype, or float / int / bool (torch's spellings).
+bool is_dtype(py::handle value);
+// The device argument (bindings_device.cc): None as nullopt; "cpu", "cuda", "cuda:0"
+// (parse_device, torch's errors), a mutagrad.device or torch.device (.type, .index), or an int
+// as a CUDA index, as torch reads them; TypeError naming fn for anything else. A CUDA device
+// in a process without one raises cuda::check_available()'s DeviceError (what is missing).
+std::optional<Device> to_device(py::handle value, const char* fn);
+// A seed argument as torch reads it: an int in [-2**63, 2**64 - 1], a negative one taken
+// modulo 2**64; TypeError for a non-int, IntOverflow outside that range.
+uint64_t seed_bits(py::handle seed, const char* fn);
 py::object dtype_object(ScalarType t);
 // Sizes given as varargs (zeros(2, 3)) or one sequence (zeros((2, 3))); TypeError naming fn
 // and arg for an element that is not an int or does not fit in int64, as torch.
@@ -90,6 +100,7 @@ void bind_tensor(py::module_& m);
 void bind_operators(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_indexing(py::module_& m);
+void bind_device(py::module_& m);
 void bind_autograd(py::module_& m);
 void bind_errors(py::module_& m);
 

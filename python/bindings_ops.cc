@@ -1,7 +1,9 @@
-// Module-level functions of mutagrad._C: factories (tensor, zeros, rand, ...), the global
-// Generator and manual_seed, math functions, where/matmul, unbind/split/chunk and grad mode.
+// Module-level functions of mutagrad._C: factories (tensor, zeros, rand, ...; device= as
+// torch), the default generators and manual_seed, math functions, where/matmul,
+// unbind/split/chunk and grad mode.
 #include <pybind11/stl.h>
 
+#include "cuda/cuda.h"
 #include "python/bindings.h"
 
 namespace mutagrad::python {
@@ -10,6 +12,11 @@ namespace {
 Generator& global_generator() {
   static Generator gen(0);
   return gen;
+}
+
+// The default generator of a device, as torch: the CPU's, or the CUDA device's Philox.
+Generator& default_generator(Device device) {
+  return device.is_cuda() ? cuda::default_generator() : global_generator();
 }
 
 Tensor finish(Tensor t, bool requires_grad) {
@@ -21,27 +28,33 @@ ScalarType dtype_or(py::handle dtype, ScalarType fallback) {
   return to_dtype(dtype).value_or(fallback);
 }
 
-// A factory taking *sizes, dtype=None, requires_grad=False.
+// A factory taking *sizes, dtype=None, device=None, requires_grad=False.
 template <typename F>
 void def_sized(py::module_& m, const char* name, F make) {
   m.def(
       name,
-      [make, name](py::args sizes, py::object dtype, bool requires_grad) {
-        return finish(make(sizes_from_args(sizes, name), dtype_or(dtype, kFloat32)), requires_grad);
+      [make, name](py::args sizes, py::object dtype, py::object device, bool requires_grad) {
+        TensorOptions options =
+            TensorOptions(dtype_or(dtype, kFloat32)).device(to_device(device, name).value_or(kCPU));
+        return finish(make(sizes_from_args(sizes, name), options), requires_grad);
       },
-      py::kw_only(), py::arg("dtype") = py::none(), py::arg("requires_grad") = false);
+      py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+      py::arg("requires_grad") = false);
 }
 
-// A *_like factory taking (other, dtype=None, requires_grad=False).
+// A *_like factory taking (other, dtype=None, device=None, requires_grad=False): other's
+// sizes, and its dtype and device unless given.
 template <typename F>
 void def_like(py::module_& m, const char* name, F make) {
   m.def(
       name,
-      [make](const Tensor& other, py::object dtype, bool requires_grad) {
-        return finish(make(other, to_dtype(dtype)), requires_grad);
+      [make, name](const Tensor& other, py::object dtype, py::object device, bool requires_grad) {
+        TensorOptions options = TensorOptions(to_dtype(dtype).value_or(other.dtype()))
+                                    .device(to_device(device, name).value_or(other.device()));
+        return finish(make(other.sizes(), options), requires_grad);
       },
       py::arg("input"), py::kw_only(), py::arg("dtype") = py::none(),
-      py::arg("requires_grad") = false);
+      py::arg("device") = py::none(), py::arg("requires_grad") = false);
 }
 
 py::object other_or_tensor(py::handle a, py::handle b, const char* method) {
@@ -59,41 +72,73 @@ py::tuple to_py_tuple(const std::vector<Tensor>& ts) {
 
 }  // namespace
 
+uint64_t seed_bits(py::handle seed, const char* fn) {
+  // As torch: any int in [-2**63, 2**64 - 1], a negative one taken modulo 2**64.
+  if (!PyLong_Check(seed.ptr()) && !PyFloat_Check(seed.ptr()) && !PyIndex_Check(seed.ptr())) {
+    throw py::type_error(str(fn, "(): argument 'seed' must be an int, not ",
+                             std::string(py::str(seed.get_type().attr("__name__")))));
+  }
+  py::int_ value(py::reinterpret_borrow<py::object>(seed));
+  uint64_t bits = PyLong_AsUnsignedLongLong(value.ptr());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (overflow != 0) {
+      throw IntOverflow(
+          str(int_overflow_message(value), "; a seed is an int in [-2**63, 2**64 - 1]"));
+    }
+    bits = static_cast<uint64_t>(v);
+  }
+  return bits;
+}
+
 void bind_ops(py::module_& m) {
   m.def(
       "tensor",
-      [](py::handle data, py::object dtype, bool requires_grad) {
-        return finish(tensor_from_data(data, to_dtype(dtype)), requires_grad);
+      [](py::handle data, py::object dtype, py::object device, bool requires_grad) {
+        Tensor out = tensor_from_data(data, to_dtype(dtype));
+        // Built on the host, then copied to the device in one transfer.
+        if (auto d = to_device(device, "tensor")) out = native::to(out, *d);
+        return finish(out, requires_grad);
       },
-      py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(),
+      py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       py::arg("requires_grad") = false);
-  def_sized(m, "zeros", [](IntArrayRef s, ScalarType t) { return zeros(s, t); });
-  def_sized(m, "ones", [](IntArrayRef s, ScalarType t) { return ones(s, t); });
-  def_sized(m, "empty", [](IntArrayRef s, ScalarType t) { return empty(s, t); });
-  def_sized(m, "rand", [](IntArrayRef s, ScalarType t) { return rand(s, global_generator(), t); });
-  def_sized(m, "randn",
-            [](IntArrayRef s, ScalarType t) { return randn(s, global_generator(), t); });
+  def_sized(m, "zeros", [](IntArrayRef s, TensorOptions o) { return zeros(s, o); });
+  def_sized(m, "ones", [](IntArrayRef s, TensorOptions o) { return ones(s, o); });
+  def_sized(m, "empty", [](IntArrayRef s, TensorOptions o) { return empty(s, o); });
+  def_sized(m, "rand", [](IntArrayRef s, TensorOptions o) {
+    return rand(s, default_generator(o.device()), o);
+  });
+  def_sized(m, "randn", [](IntArrayRef s, TensorOptions o) {
+    return randn(s, default_generator(o.device()), o);
+  });
   m.def(
       "full",
-      [](py::handle size, py::handle value, py::object dtype, bool requires_grad) {
-        return finish(full(sizes_from(size, "full"), to_scalar(value), to_dtype(dtype)),
+      [](py::handle size, py::handle value, py::object dtype, py::object device,
+         bool requires_grad) {
+        return finish(full(sizes_from(size, "full"), to_scalar(value), to_dtype(dtype),
+                           to_device(device, "full").value_or(kCPU)),
                       requires_grad);
       },
       py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
-      py::arg("requires_grad") = false);
+      py::arg("device") = py::none(), py::arg("requires_grad") = false);
   m.def(
       "arange",
-      [](py::handle start, py::handle end, py::handle step, py::object dtype, bool requires_grad) {
-        Tensor out = end.is_none() ? arange(to_scalar(start), to_dtype(dtype))
+      [](py::handle start, py::handle end, py::handle step, py::object dtype, py::object device,
+         bool requires_grad) {
+        Device d = to_device(device, "arange").value_or(kCPU);
+        Tensor out = end.is_none() ? arange(to_scalar(start), to_dtype(dtype), d)
                                    : arange(to_scalar(start), to_scalar(end), to_scalar(step),
-                                            to_dtype(dtype));
+                                            to_dtype(dtype), d);
         return finish(out, requires_grad);
       },
       py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
-      py::arg("dtype") = py::none(), py::arg("requires_grad") = false);
+      py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+      py::arg("requires_grad") = false);
   m.def(
       "randint",
-      [](py::args args, py::object dtype, bool requires_grad) {
+      [](py::args args, py::object dtype, py::object device, bool requires_grad) {
         // randint(high, size) or randint(low, high, size), as torch.
         if (args.size() != 2 && args.size() != 3) {
           throw py::type_error("randint(): expected (high, size) or (low, high, size)");
@@ -101,54 +146,41 @@ void bind_ops(py::module_& m) {
         int64_t low = args.size() == 3 ? args[0].cast<int64_t>() : 0;
         int64_t high = args[args.size() - 2].cast<int64_t>();
         DimVector size = sizes_from(args[args.size() - 1], "randint");
-        return finish(randint(low, high, size, global_generator(), dtype_or(dtype, kInt64)),
+        Device d = to_device(device, "randint").value_or(kCPU);
+        return finish(randint(low, high, size, default_generator(d),
+                              TensorOptions(dtype_or(dtype, kInt64)).device(d)),
                       requires_grad);
       },
-      py::kw_only(), py::arg("dtype") = py::none(), py::arg("requires_grad") = false);
+      py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+      py::arg("requires_grad") = false);
   m.def(
       "manual_seed",
       [](py::handle seed) {
-        // As torch: any int in [-2**63, 2**64 - 1], a negative one taken modulo 2**64.
-        if (!PyLong_Check(seed.ptr()) && !PyFloat_Check(seed.ptr()) && !PyIndex_Check(seed.ptr())) {
-          throw py::type_error(str("manual_seed(): argument 'seed' must be an int, not ",
-                                   std::string(py::str(seed.get_type().attr("__name__")))));
-        }
-        py::int_ value(py::reinterpret_borrow<py::object>(seed));
-        uint64_t bits = PyLong_AsUnsignedLongLong(value.ptr());
-        if (PyErr_Occurred()) {
-          PyErr_Clear();
-          int overflow = 0;
-          long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
-          if (overflow != 0) {
-            throw IntOverflow(
-                str(int_overflow_message(value), "; a seed is an int in [-2**63, 2**64 - 1]"));
-          }
-          bits = static_cast<uint64_t>(v);
-        }
+        // As torch: seeds the CPU generator and every CUDA device's.
+        uint64_t bits = seed_bits(seed, "manual_seed");
         global_generator() = Generator(bits);
+        cuda::manual_seed(bits);
       },
       py::arg("seed"));
-  def_like(m, "zeros_like",
-           [](const Tensor& o, std::optional<ScalarType> t) { return zeros_like(o, t); });
-  def_like(m, "ones_like",
-           [](const Tensor& o, std::optional<ScalarType> t) { return ones_like(o, t); });
-  def_like(m, "empty_like",
-           [](const Tensor& o, std::optional<ScalarType> t) { return empty_like(o, t); });
-  def_like(m, "rand_like", [](const Tensor& o, std::optional<ScalarType> t) {
-    Tensor r = rand_like(o, global_generator());
-    return t ? r.to(*t) : r;
+  def_like(m, "zeros_like", [](IntArrayRef s, TensorOptions o) { return zeros(s, o); });
+  def_like(m, "ones_like", [](IntArrayRef s, TensorOptions o) { return ones(s, o); });
+  def_like(m, "empty_like", [](IntArrayRef s, TensorOptions o) { return empty(s, o); });
+  def_like(m, "rand_like", [](IntArrayRef s, TensorOptions o) {
+    return rand(s, default_generator(o.device()), o);
   });
-  def_like(m, "randn_like", [](const Tensor& o, std::optional<ScalarType> t) {
-    Tensor r = randn_like(o, global_generator());
-    return t ? r.to(*t) : r;
+  def_like(m, "randn_like", [](IntArrayRef s, TensorOptions o) {
+    return randn(s, default_generator(o.device()), o);
   });
   m.def(
       "full_like",
-      [](const Tensor& other, py::handle value, py::object dtype, bool requires_grad) {
-        return finish(full_like(other, to_scalar(value), to_dtype(dtype)), requires_grad);
+      [](const Tensor& other, py::handle value, py::object dtype, py::object device,
+         bool requires_grad) {
+        return finish(full(other.sizes(), to_scalar(value), to_dtype(dtype).value_or(other.dtype()),
+                           to_device(device, "full_like").value_or(other.device())),
+                      requires_grad);
       },
       py::arg("input"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
-      py::arg("requires_grad") = false);
+      py::arg("device") = py::none(), py::arg("requires_grad") = false);
   m.def(
       "from_numpy", [](py::array a) { return from_numpy(a); }, py::arg("ndarray"));
 

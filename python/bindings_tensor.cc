@@ -1,6 +1,6 @@
 // mutagrad._C.Tensor: properties, autograd attributes, conversions, views, math methods and
 // reductions. In-place ops and operators are in bindings_operators.cc, indexing in
-// bindings_indexing.cc.
+// bindings_indexing.cc, devices (to, cuda, cpu, is_cuda) in bindings_device.cc.
 #include <pybind11/stl.h>
 
 #include <vector>
@@ -161,24 +161,6 @@ void bind_tensor(py::module_& m) {
             return from_numpy(array, "__array_wrap__");
           },
           py::arg("array"), py::arg("context") = py::none(), py::arg("return_scalar") = false)
-      .def(
-          "to",
-          [](const Tensor& s, py::handle target) {
-            // to(dtype), to(other) (other's dtype), to("cpu") (mutagrad tensors live there).
-            if (py::isinstance<Tensor>(target)) return s.to(target.cast<const Tensor&>().dtype());
-            if (py::isinstance<py::str>(target)) {
-              std::string device = target.cast<std::string>();
-              if (device != "cpu") {
-                throw DeviceError(
-                    str("to(): mutagrad's Python tensors live on the CPU; got "
-                        "device '",
-                        device, "'"));
-              }
-              return s;
-            }
-            return s.to(*to_dtype(target));
-          },
-          py::arg("dtype"))
       .def(
           "type", [](const Tensor& s, py::handle dtype) { return s.to(*to_dtype(dtype)); },
           py::arg("dtype"))

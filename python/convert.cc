@@ -245,6 +245,13 @@ std::optional<ScalarType> to_dtype(py::handle value) {
                            std::string(py::repr(value))));
 }
 
+bool is_dtype(py::handle value) {
+  return py::isinstance<DType>(value) ||
+         value.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type) ||
+         value.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type) ||
+         value.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type);
+}
+
 py::object dtype_object(ScalarType t) { return dtype_slot(t); }
 
 DimVector sizes_from_args(const py::args& args, const char* fn, const char* arg) {
@@ -295,12 +302,14 @@ Tensor from_numpy(py::array array, const char* fn) {
 }
 
 py::array to_numpy(const Tensor& t) {
+  if (!t.device().is_cpu()) {  // torch's TypeError, checked before requires_grad as torch does
+    throw py::type_error(str("can't convert ", t.device(),
+                             " device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+                             "to host memory first."));
+  }
   if (t.requires_grad()) {
     throw Error(
         "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
-  }
-  if (!t.device().is_cpu()) {
-    throw DeviceError("numpy(): the tensor is not on the CPU; copy it there first");
   }
   std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end());
   std::vector<py::ssize_t> strides;
@@ -312,7 +321,8 @@ py::array to_numpy(const Tensor& t) {
 }
 
 py::object to_list(const Tensor& t) {
-  Tensor c = native::contiguous(t);
+  // A device tensor comes to the host in one copy (host code never reads device memory).
+  Tensor c = t.device().is_cpu() ? native::contiguous(t) : native::to(t, kCPU);
   if (c.dim() == 0) {
     Scalar s = c.item();
     if (s.is_bool()) return py::bool_(s.to<bool>());

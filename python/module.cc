@@ -1,6 +1,7 @@
 // mutagrad._C: the extension module, in the manner of torch._C. Each bind_* function lives
 // in the file of its family (errors.cc, convert.cc, bindings_print.cc, bindings_tensor.cc,
-// bindings_operators.cc, bindings_ops.cc, bindings_indexing.cc, bindings_autograd.cc).
+// bindings_operators.cc, bindings_ops.cc, bindings_indexing.cc, bindings_device.cc,
+// bindings_autograd.cc).
 #include "python/bindings.h"
 
 PYBIND11_MODULE(_C, m) {
@@ -13,6 +14,7 @@ PYBIND11_MODULE(_C, m) {
   bind_operators(m);
   bind_ops(m);
   bind_indexing(m);
+  bind_device(m);  // after bind_tensor: adds Tensor.to / cuda / cpu, and the _cuda submodule
   bind_autograd(m);
   install_argument_errors(m);  // last: it wraps every function defined above
 }

@@ -117,10 +117,11 @@ void Backend::masked_fill(const Tensor&, const Tensor&, const Scalar&) { missing
 Backend& backend_for(DeviceType type) {
   Backend* b = slot(type);
   if (b == nullptr) {
-    throw DeviceError(str("no backend is registered for device type ", type,
-                          (type == DeviceType::CUDA
-                               ? "; link //cuda:cuda_backend (built with CUDA) to use CUDA tensors"
-                               : "; link //tensor/cpu:cpu_backend")));
+    throw DeviceError(str(
+        "no backend is registered for device type ", type,
+        (type == DeviceType::CUDA ? "; build with --config=cuda (a GPU) or --config=cuda_host (the "
+                                    "host-run device), see docs/cuda.md"
+                                  : "; link //tensor/cpu:cpu_backend")));
   }
   return *b;
 }

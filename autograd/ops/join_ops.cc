@@ -55,6 +55,8 @@ void check_nonempty(TensorList tensors, const char* op) {
   if (tensors.empty()) {
     throw ValueError(str(op, "(): expected a non-empty list of Tensors"));
   }
+  // One device for all (torch's text), checked before anything is allocated.
+  for (const Tensor& t : tensors) check_same_device(op, tensors[0].device(), t.device());
 }
 
 }  // namespace

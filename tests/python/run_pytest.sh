@@ -1,9 +1,11 @@
 #!/bin/bash
 # Runs the Python tests (mutagrad vs torch) against the runfiles copy of the mutagrad package
-# built by //python:mutagrad.
+# built by //python:mutagrad_host_run (its "cuda" device is the host-run backend). The user
+# build, //python:mutagrad, is at MUTAGRAD_DEFAULT_BUILD_PATH for default_build_test.py.
 set -euo pipefail
 ROOT="${TEST_SRCDIR}/${TEST_WORKSPACE:-mutagrad}"
-export PYTHONPATH="${ROOT}/python"
+export PYTHONPATH="${ROOT}/python/host_run"
+export MUTAGRAD_DEFAULT_BUILD_PATH="${ROOT}/python"
 export PYTHONDONTWRITEBYTECODE=1
 
 # Under --config=asan the extension is ASan-instrumented, but /usr/bin/python3 is not: the ASan

@@ -104,7 +104,7 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
 )
 from mutagrad._types import Size, device  # noqa: F401
 from mutagrad.grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: F401
-from mutagrad import autograd, return_types  # noqa: F401
+from mutagrad import autograd, cuda, return_types  # noqa: F401
 
 
 def is_tensor(obj):

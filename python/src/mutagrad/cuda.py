@@ -1,0 +1,124 @@
+"""mutagrad.cuda: the CUDA device's queries, with torch.cuda's names.
+
+    import mutagrad as mg
+    if mg.cuda.is_available():
+        x = mg.randn(1000, 1000, device="cuda")
+        y = (x @ x).sum().item()              # item() copies the result to the host
+        mg.cuda.synchronize()
+        print(mg.cuda.get_device_name(), mg.cuda.memory_allocated())
+
+mutagrad drives one GPU per process (cuda:0; select another with CUDA_VISIBLE_DEVICES).
+Which device a build has (docs/cuda.md, docs/python.md): the default
+``./bazelw build //python:mutagrad`` has none (``is_available()`` is False and
+``unavailable_reason()`` says how to get one); ``--config=cuda`` is the GPU build;
+``--config=cuda_host`` and the Python test suite run the CUDA kernels on the CPU
+("host-run"). Everything here is mutagrad::cuda (cuda/cuda.h).
+"""
+
+import builtins
+
+from mutagrad import _C
+from mutagrad._types import device as _device
+
+_cuda = _C._cuda
+
+
+def is_available():
+    """Whether a CUDA device is usable (False in a build without a CUDA backend)."""
+    return _cuda.is_available()
+
+
+def device_count():
+    """The number of CUDA devices mutagrad can use: 0 or 1."""
+    return _cuda.device_count()
+
+
+def unavailable_reason():
+    """Why is_available() is False ("" when it is True): the build, or the CUDA error."""
+    return _cuda.unavailable_reason()
+
+
+def build_name():
+    """Which CUDA backend this build has, e.g. "host-run (Thrust OMP), Thrust 3.0.1 headers"."""
+    return _cuda.build_name()
+
+
+def _index(device, fn):
+    """A CUDA device argument (None, an int, "cuda:0", a device) as its index."""
+    if device is None:
+        return 0
+    if isinstance(device, builtins.int) and not isinstance(device, builtins.bool):
+        index = device
+    else:
+        d = _device(device) if isinstance(device, str) else device
+        if getattr(d, "type", None) != "cuda":
+            raise ValueError(f"{fn}(): expected a cuda device, but got: {device}")
+        index = 0 if d.index is None else d.index
+    count = device_count()
+    if count and not 0 <= index < count:
+        raise RuntimeError(f"{fn}(): CUDA device {index} does not exist; there is {count} CUDA "
+                           "device (cuda:0). Select another GPU with CUDA_VISIBLE_DEVICES")
+    return index
+
+
+def current_device():
+    """The index of the current CUDA device: 0 (raises when there is no CUDA device)."""
+    _cuda.check_available()
+    return 0
+
+
+def get_device_name(device=None):
+    """The device's name, e.g. "NVIDIA H100 80GB HBM3" or "host-run (Thrust OMP)"."""
+    return _cuda.device_name(_index(device, "get_device_name"))
+
+
+def synchronize(device=None):
+    """Waits for all CUDA work launched so far (raises when there is no CUDA device)."""
+    _index(device, "synchronize")
+    _cuda.synchronize()
+
+
+def memory_allocated(device=None):
+    """Bytes held by live CUDA tensors (in the caching allocator's block sizes); 0 without a
+    device."""
+    _index(device, "memory_allocated")
+    return _cuda.memory_allocated()
+
+
+def max_memory_allocated(device=None):
+    """The peak of memory_allocated() since the start or reset_peak_memory_stats()."""
+    _index(device, "max_memory_allocated")
+    return _cuda.max_memory_allocated()
+
+
+def memory_reserved(device=None):
+    """Bytes the caching allocator holds: live tensors and cached free blocks."""
+    _index(device, "memory_reserved")
+    return _cuda.memory_reserved()
+
+
+def reset_peak_memory_stats(device=None):
+    """Starts max_memory_allocated() again from the current memory_allocated()."""
+    _index(device, "reset_peak_memory_stats")
+    _cuda.reset_peak_memory_stats()
+
+
+def empty_cache():
+    """Returns the caching allocator's unused blocks to the device."""
+    _cuda.empty_cache()
+
+
+def manual_seed(seed):
+    """Seeds the CUDA generator (Philox), which rand/randn/randint use for CUDA tensors.
+    mutagrad.manual_seed(seed) seeds it too, as torch's does."""
+    _cuda.manual_seed(seed)
+
+
+def manual_seed_all(seed):
+    """Seeds every CUDA device's generator: the one device's."""
+    _cuda.manual_seed(seed)
+
+
+def initial_seed():
+    """The seed of the CUDA generator."""
+    return _cuda.seed()
