@@ -45,7 +45,7 @@ def numpy_of(t):
     """The values of a torch or mutagrad tensor as a (fresh) NumPy array."""
     if isinstance(t, torch.Tensor):
         return t.detach().cpu().numpy().copy()
-    return np.array(t.detach().numpy(), copy=True)
+    return np.array(t.detach().cpu().numpy(), copy=True)
 
 
 def to_torch(m):
