@@ -256,6 +256,20 @@ class Tensor {
   Tensor& set_item_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value,
                     CallSite site = CallSite::current());
   // x.index_put_({i, j}, v, true) is Python's x.index_put_((i, j), v, accumulate=True).
+  // Dim-wise indexing (autograd/ops/index_family_ops.h): x.index_add_(0, idx, src) is
+  // x[idx] += src along dim 0 with duplicates summed in index order; index_copy_ keeps the
+  // last duplicate; index_fill_ writes a scalar.
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source,
+                     const Scalar& alpha = 1, CallSite site = CallSite::current());
+  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source,
+                      CallSite site = CallSite::current());
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value,
+                      CallSite site = CallSite::current());
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source,
+                   const Scalar& alpha = 1) const;
+  Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
   Tensor& index_put_(TensorList indices, const Tensor& values, bool accumulate = false,
                      CallSite site = CallSite::current());
   // x[{1, Slice()}] reads as x.index(...) and `x[{...}] = v` calls set_item_.
