@@ -198,6 +198,53 @@ void bind_indexing(py::module_& m) {
         return autograd::index_put(self, index_tensors(indices), values, accumulate);
       },
       py::arg("indices"), py::arg("values"), py::arg("accumulate") = false);
+
+  // The dim-wise family (autograd/ops/index_family_ops.h), torch's signatures.
+  tensor.def(
+      "index_select",
+      [](const Tensor& self, int64_t dim, const Tensor& index) {
+        return self.index_select(dim, index);
+      },
+      py::arg("dim"), py::arg("index"));
+  tensor.def(
+      "index_add_",
+      [](py::object self, int64_t dim, const Tensor& index, const Tensor& source,
+         py::handle alpha) {
+        self.cast<Tensor&>().index_add_(dim, index, source, to_scalar(alpha), python_call_site());
+        return self;
+      },
+      py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1);
+  tensor.def(
+      "index_add",
+      [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+         py::handle alpha) { return self.index_add(dim, index, source, to_scalar(alpha)); },
+      py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1);
+  tensor.def(
+      "index_copy_",
+      [](py::object self, int64_t dim, const Tensor& index, const Tensor& source) {
+        self.cast<Tensor&>().index_copy_(dim, index, source, python_call_site());
+        return self;
+      },
+      py::arg("dim"), py::arg("index"), py::arg("source"));
+  tensor.def(
+      "index_copy",
+      [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
+        return self.index_copy(dim, index, source);
+      },
+      py::arg("dim"), py::arg("index"), py::arg("source"));
+  tensor.def(
+      "index_fill_",
+      [](py::object self, int64_t dim, const Tensor& index, py::handle value) {
+        self.cast<Tensor&>().index_fill_(dim, index, to_scalar(value), python_call_site());
+        return self;
+      },
+      py::arg("dim"), py::arg("index"), py::arg("value"));
+  tensor.def(
+      "index_fill",
+      [](const Tensor& self, int64_t dim, const Tensor& index, py::handle value) {
+        return self.index_fill(dim, index, to_scalar(value));
+      },
+      py::arg("dim"), py::arg("index"), py::arg("value"));
 }
 
 }  // namespace mutagrad::python

@@ -45,7 +45,7 @@ Tensor vector_index(const char* op, const Tensor& self, const Tensor& index) {
                          dtype_name(index.dtype()), "; convert it with .to(kInt64)"));
   }
   if (index.dim() > 1) {
-    throw IndexError(str(op, "(): Index is supposed to be a vector, but got an index of shape ",
+    throw ShapeError(str(op, "(): Index is supposed to be a vector, but got an index of shape ",
                          index.sizes(), "; flatten it first (index.reshape({-1}))"));
   }
   if (!index.device().is_cpu()) check_same_device(op, self.device(), index.device());

@@ -128,7 +128,7 @@ TEST(IndexFamilyOps, RefusedWritesChangeNothing) {
   EXPECT_THROW(x.index_add_(1, idx({0, 1, 2}), src), ShapeError);               // source's dim 1
   EXPECT_THROW(x.index_copy_(1, idx({0, 1}), src.to(kFloat32)), DTypeError);    // dtype
   EXPECT_THROW(x.index_fill_(2, idx({0}), 1.0), IndexError);                    // dim
-  EXPECT_THROW(x.index_fill_(0, dev(zeros({1, 1}, kInt64)), 1.0), IndexError);  // not a vector
+  EXPECT_THROW(x.index_fill_(0, dev(zeros({1, 1}, kInt64)), 1.0), ShapeError);  // not a vector
   EXPECT_THROW(x.index_fill_(0, dev(zeros({1}, kFloat32)), 1.0), IndexError);   // index dtype
   EXPECT_THROW(dev(zeros({2}, kInt32)).index_fill_(0, idx({0}), 1e10), ValueError);  // value
   EXPECT_THROW(dev(zeros({2, 2}, kInt64)).index_add_(1, idx({0, 1}), src.to(kInt64), 1.5),
