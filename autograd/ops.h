@@ -11,5 +11,7 @@
 #include "autograd/ops/join_ops.h"
 #include "autograd/ops/linalg_ops.h"
 #include "autograd/ops/reduce_ops.h"
+#include "autograd/ops/scatter_ops.h"
+#include "autograd/ops/take_put_ops.h"
 #include "autograd/ops/unary_ops.h"
 #include "autograd/ops/view_ops.h"

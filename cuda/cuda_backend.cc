@@ -110,7 +110,7 @@ void CudaBackend::index(const Tensor& out, const Tensor& self, const std::vector
 
 void CudaBackend::index_put(const Tensor& dst, const std::vector<Tensor>& indices,
                             const Tensor& values, const IndexPutDescriptor& desc) {
-  if (dst.numel() > 0) index_put_kernel(dst, indices, values, desc.accumulate);
+  if (dst.numel() > 0) index_put_kernel(dst, indices, values, desc);
 }
 
 void CudaBackend::masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value) {

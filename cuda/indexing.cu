@@ -3,7 +3,7 @@
 // Note [The index loop] (tensor/native/index_ops.h).
 //
 //   index_kernel(out, self, adv.indices);                 // out = self[indices]
-//   index_put_kernel(self, adv.indices, values, true);    // self[indices] += values
+//   index_put_kernel(self, adv.indices, values, {true});  // self[indices] += values
 //
 // Note [Deterministic index_put_ on the device]
 // The CPU writes the elements of the indexed shape R in row-major order, so for one
@@ -145,9 +145,11 @@ struct PutLast : SortedWrites<T> {
   }
 };
 
-// With accumulate: the first position of each group adds the group's values in index order.
-template <typename T>
+// With accumulate: the first position of each group folds the group's values into the
+// destination in index order with `combine` (math::AddValues, MulValues, Max/MinValues).
+template <typename T, typename Combine>
 struct AccumulateGroup : SortedWrites<T> {
+  Combine combine;
   MG_HOST_DEVICE void operator()(int64_t p) const {
     const int64_t* keys = this->keys;
     if (p > 0 && keys[p - 1] == keys[p]) return;
@@ -156,7 +158,7 @@ struct AccumulateGroup : SortedWrites<T> {
     for (int64_t q = p; q < this->n && keys[q] == key; ++q) {
       int64_t s, o;
       this->g.offsets(this->order[q], &s, &o);
-      acc = math::wrapping_add<T>(acc, this->values[o]);
+      acc = combine(acc, this->values[o]);
     }
     this->dst[key] = acc;
   }
@@ -175,7 +177,7 @@ void index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tenso
 }
 
 void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
-                      bool accumulate) {
+                      const IndexPutDescriptor& desc) {
   const IndexGeometry g = geometry(dst, indices, values);
   const int64_t n = loop_numel(g);
   if (n == 0) return;
@@ -194,8 +196,10 @@ void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, con
     T* d = reinterpret_cast<T*>(device_data(dst));
     const T* v = reinterpret_cast<const T*>(device_data(values));
     const SortedWrites<T> writes{d, v, keys, order, n, g};
-    if (accumulate) {
-      launch("index_put_", n, AccumulateGroup<T>{writes});
+    if (desc.accumulate) {
+      native::dispatch_combine(desc.reduce, [&](auto combine) {
+        launch("index_put_", n, AccumulateGroup<T, decltype(combine)>{writes, combine});
+      });
     } else {
       launch("index_put_", n, PutLast<T>{writes});
     }

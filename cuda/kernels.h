@@ -32,7 +32,7 @@ void argmax_kernel(const Tensor& out, const Tensor& in, int64_t dim);
 // indexing.cu (Note [Deterministic index_put_ on the device])
 void index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices);
 void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
-                      bool accumulate);
+                      const IndexPutDescriptor& desc);
 
 // linalg.cu
 void matmul_kernel(const Tensor& out, const Tensor& a, const Tensor& b);

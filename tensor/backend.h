@@ -75,9 +75,12 @@ const char* reduce_op_name(ReduceOp op);
 enum class RandomDist : int8_t { kUniform, kNormal, kInteger };
 
 // Options of an index_put kernel. accumulate=false: for duplicate indices the last occurrence
-// in index order wins; accumulate=true: the sum in a fixed order, bitwise reproducible.
+// in index order wins; accumulate=true: each destination combines its old value with its
+// values in index order by `reduce` (kSum, kProd, kMax or kMin; max/min propagate NaN), bitwise
+// reproducible (scatter_reduce_ uses the last three).
 struct IndexPutDescriptor {
   bool accumulate = false;
+  ReduceOp reduce = ReduceOp::kSum;
 };
 
 class Backend {

@@ -68,6 +68,33 @@ MG_HOST_DEVICE inline T min_propagate_nan(T a, T b) {
   return (b < a || b != b) ? b : a;
 }
 
+// How an accumulating scatter combines a destination with a value (IndexPutDescriptor::reduce):
+// one functor per op, so a kernel is compiled per op and has no switch in its loop.
+struct AddValues {
+  template <typename T>
+  MG_HOST_DEVICE T operator()(T a, T b) const {
+    return wrapping_add<T>(a, b);
+  }
+};
+struct MulValues {
+  template <typename T>
+  MG_HOST_DEVICE T operator()(T a, T b) const {
+    return wrapping_mul<T>(a, b);
+  }
+};
+struct MaxValues {
+  template <typename T>
+  MG_HOST_DEVICE T operator()(T a, T b) const {
+    return max_propagate_nan<T>(a, b);
+  }
+};
+struct MinValues {
+  template <typename T>
+  MG_HOST_DEVICE T operator()(T a, T b) const {
+    return min_propagate_nan<T>(a, b);
+  }
+};
+
 // Integer power by squaring; a negative exponent gives 1/base truncated (only +-1 survive).
 template <typename T>
 MG_HOST_DEVICE inline T int_pow(T base, T exp) {

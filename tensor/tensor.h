@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -272,6 +273,36 @@ class Tensor {
   Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
   Tensor& index_put_(TensorList indices, const Tensor& values, bool accumulate = false,
                      CallSite site = CallSite::current());
+  // Element-wise indexing along one dim (autograd/ops/scatter_ops.h): out[i][j] =
+  // self[index[i][j]][j] for gather along 0; scatter_ writes the other way (last duplicate
+  // wins), scatter_add_ sums duplicates in index order, scatter_reduce_ folds them with "sum",
+  // "prod", "mean", "amax" or "amin".
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src,
+                        std::string_view reduce, bool include_self = true) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src,
+                   CallSite site = CallSite::current());
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value,
+                   CallSite site = CallSite::current());
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src,
+                       CallSite site = CallSite::current());
+  Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src,
+                          std::string_view reduce, bool include_self = true,
+                          CallSite site = CallSite::current());
+  // Flat and masked relatives (autograd/ops/take_put_ops.h): take/put_ index self as if it
+  // were 1-D (row-major); masked_select reads self[mask], masked_scatter_ writes source's
+  // leading elements into the masked positions in row-major order.
+  Tensor take(const Tensor& index) const;
+  Tensor& put_(const Tensor& index, const Tensor& source, bool accumulate = false,
+               CallSite site = CallSite::current());
+  Tensor put(const Tensor& index, const Tensor& source, bool accumulate = false) const;
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source,
+                          CallSite site = CallSite::current());
+  Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
   // x[{1, Slice()}] reads as x.index(...) and `x[{...}] = v` calls set_item_.
   indexing::TensorIndexProxy operator[](std::initializer_list<indexing::TensorIndex> indices);
 

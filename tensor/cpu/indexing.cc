@@ -235,14 +235,16 @@ int64_t max_offset(IntArrayRef sizes, IntArrayRef strides) {
   return span;
 }
 
-template <typename T>
-void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, bool accumulate) {
+// `combine` (math::AddValues, ...) folds a value into its destination when accumulating;
+// integers wrap (defined: unsigned arithmetic), as every integer kernel does.
+template <typename T, typename Combine>
+void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, bool accumulate,
+                     Combine combine) {
   T* d = static_cast<T*>(dst.raw_data());
   const T* v = static_cast<const T*>(values.raw_data());
   const int64_t total = compute_numel(loop.sizes);
   auto put = [d, v](int64_t s, int64_t o) { d[s] = v[o]; };
-  // Integers wrap (defined: unsigned arithmetic), as every integer kernel does.
-  auto add = [d, v](int64_t s, int64_t o) { d[s] = math::wrapping_add<T>(d[s], v[o]); };
+  auto add = [d, v, combine](int64_t s, int64_t o) { d[s] = combine(d[s], v[o]); };
 
   int nthreads = threads_for(total);
   // A sliced dim (not indexed) of size >= 2 to split between threads, the largest one.
@@ -301,7 +303,7 @@ void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
     if (accumulate) {
       run(own, 0, total, [&](int64_t s, int64_t o) {
         T* p = target(s);
-        *p = math::wrapping_add<T>(*p, v[o]);
+        *p = combine(*p, v[o]);
       });
     } else {
       run(own, 0, total, [&](int64_t s, int64_t o) { *target(s) = v[o]; });
@@ -400,14 +402,19 @@ void index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tenso
 }
 
 void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
-                      bool accumulate) {
+                      const IndexPutDescriptor& desc) {
   Loop loop = make_loop(dst, indices, values);
   loop.prefetch = static_cast<const char*>(dst.raw_data());
   loop.element_size = dst.element_size();
   loop.prefetch_write = 1;
   dispatch_dtype(dst.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    index_put_typed<T>(dst, loop, values, accumulate);
+    if (!desc.accumulate) {
+      index_put_typed<T>(dst, loop, values, false, math::AddValues{});
+      return;
+    }
+    native::dispatch_combine(
+        desc.reduce, [&](auto combine) { index_put_typed<T>(dst, loop, values, true, combine); });
   });
 }
 
@@ -424,7 +431,7 @@ void CpuBackend::index(const Tensor& out, const Tensor& self, const std::vector<
 
 void CpuBackend::index_put(const Tensor& dst, const std::vector<Tensor>& indices,
                            const Tensor& values, const IndexPutDescriptor& desc) {
-  index_put_kernel(dst, indices, values, desc.accumulate);
+  index_put_kernel(dst, indices, values, desc);
 }
 
 void CpuBackend::masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value) {

@@ -3,7 +3,7 @@
 // by mutagrad::native (tensor/native/index_ops.h) and follow the conventions of Backend::index.
 //
 //   cpu::index_kernel(out, self, adv.indices);               // out = self[indices]
-//   cpu::index_put_kernel(dst, adv.indices, values, true);    // dst[indices] += values
+//   cpu::index_put_kernel(dst, adv.indices, values, {true});  // dst[indices] += values
 //   cpu::masked_fill_kernel(dst, mask, 0.0);
 //
 // Determinism: every destination element is written by exactly one thread, in index order, so
@@ -12,6 +12,7 @@
 
 #include <vector>
 
+#include "tensor/backend.h"
 #include "tensor/scalar.h"
 #include "tensor/tensor.h"
 
@@ -19,9 +20,10 @@ namespace mutagrad::cpu {
 
 // out (contiguous, the indexed shape) = self[indices]. Index values may be negative (they wrap).
 void index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices);
-// dst[indices] = values (or += when accumulate); values already expanded to the indexed shape.
+// dst[indices] = values (or combined by desc.reduce when accumulating); values already expanded
+// to the indexed shape.
 void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
-                      bool accumulate);
+                      const IndexPutDescriptor& desc);
 // dst[mask] = value; mask (bool) already expanded to dst's shape.
 void masked_fill_kernel(const Tensor& dst, const Tensor& mask, const Scalar& value);
 

@@ -78,17 +78,18 @@ std::string shapes_list(const std::vector<Tensor>& tensors) {
 }
 
 // Index of the first value of a CPU int64 tensor outside [-size, size), or -1.
-int64_t first_out_of_bounds_cpu(const Tensor& idx, int64_t size, int64_t* value) {
+// The first value of idx outside [lower, size) (row-major), or -1; lower is -size or 0.
+int64_t first_out_of_bounds_cpu(const Tensor& idx, int64_t lower, int64_t size, int64_t* value) {
   const int64_t* data = idx.data_ptr<int64_t>();
-  const uint64_t span = static_cast<uint64_t>(size) * 2;
+  const uint64_t span = static_cast<uint64_t>(size - lower);
   if (idx.is_contiguous()) {
     int64_t n = idx.numel();
     // Branch-free screen first (vectorizes); locate the offender only when there is one.
     bool bad = false;
-    for (int64_t i = 0; i < n; ++i) bad |= static_cast<uint64_t>(data[i] + size) >= span;
+    for (int64_t i = 0; i < n; ++i) bad |= static_cast<uint64_t>(data[i] - lower) >= span;
     if (!bad) return -1;
     for (int64_t i = 0; i < n; ++i) {
-      if (static_cast<uint64_t>(data[i] + size) >= span) {
+      if (static_cast<uint64_t>(data[i] - lower) >= span) {
         *value = data[i];
         return i;
       }
@@ -98,7 +99,7 @@ int64_t first_out_of_bounds_cpu(const Tensor& idx, int64_t size, int64_t* value)
   int64_t pos = 0;
   int64_t found = -1;
   for_each_offset(idx.sizes(), idx.strides(), [&](int64_t off) {
-    if (found < 0 && static_cast<uint64_t>(data[off] + size) >= span) {
+    if (found < 0 && static_cast<uint64_t>(data[off] - lower) >= span) {
       found = pos;
       *value = data[off];
     }
@@ -114,10 +115,11 @@ int64_t first_out_of_bounds_cpu(const Tensor& idx, int64_t size, int64_t* value)
 // guarantee: PyTorch instead asserts inside the kernel, after some elements may have been
 // written, and the assert leaves the CUDA context unusable. Only when an index is out of range
 // is the first offender (row-major order, as on the CPU) located, for the same message.
-int64_t first_out_of_bounds_on_device(const Tensor& idx, int64_t size, int64_t* value) {
+int64_t first_out_of_bounds_on_device(const Tensor& idx, int64_t lower, int64_t size,
+                                      int64_t* value) {
   const Tensor flat = reshape(contiguous(idx), {-1});
   const Tensor bad = binary(BinaryOp::kLogicalOr,
-                            binary(BinaryOp::kLt, flat, wrap_scalar(-size, kInt64, flat.device())),
+                            binary(BinaryOp::kLt, flat, wrap_scalar(lower, kInt64, flat.device())),
                             binary(BinaryOp::kGe, flat, wrap_scalar(size, kInt64, flat.device())));
   if (!reduce(ReduceOp::kMax, bad, {}, false).item<bool>()) return -1;
   const int64_t pos = select(nonzero(bad), 0, 0).item<int64_t>();
@@ -335,18 +337,20 @@ void check_index_bounds(const Tensor& self, const AdvancedIndex& index) {
     const Tensor& idx = index.unexpanded[p];
     if (!idx.defined() || idx.numel() == 0) continue;
     int64_t size = self.size(static_cast<int64_t>(p));
+    const int64_t lower = index.negative_wraps ? -size : 0;
     int64_t value = 0;
     if (idx.device().is_cpu()) {
-      if (first_out_of_bounds_cpu(idx, size, &value) < 0) continue;
-    } else if (first_out_of_bounds_on_device(idx, size, &value) < 0) {
+      if (first_out_of_bounds_cpu(idx, lower, size, &value) < 0) continue;
+    } else if (first_out_of_bounds_on_device(idx, lower, size, &value) < 0) {
       continue;
     }
     throw IndexError(out_of_bounds_message(value, static_cast<int64_t>(p), size));
   }
 }
 
-Tensor index(const Tensor& self, TensorList indices) {
+Tensor index(const Tensor& self, TensorList indices, bool negative_wraps) {
   AdvancedIndex adv = make_advanced_index(self, indices);
+  adv.negative_wraps = negative_wraps;
   check_index_bounds(self, adv);
   Tensor out = new_empty(adv.result_shape, self.dtype(), self.device());
   if (out.numel() > 0) backend_for(self.device()).index(out, self, adv.indices);
@@ -354,7 +358,7 @@ Tensor index(const Tensor& self, TensorList indices) {
 }
 
 AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Tensor& values,
-                                bool accumulate) {
+                                bool accumulate, bool negative_wraps) {
   if (!accumulate && values.numel() == 1 && values.device().is_cpu()) {
     Tensor mask = fill_mask(self, indices);
     if (mask.defined()) {
@@ -384,6 +388,7 @@ AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Te
     check_same_device("index_put_", self.device(), values.device());
   }
   assert_no_internal_overlap(self, "index_put_");
+  adv.negative_wraps = negative_wraps;
   check_index_bounds(self, adv);
   return adv;
 }
@@ -395,6 +400,11 @@ void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bo
 
 void index_put_validated(const Tensor& self, const AdvancedIndex& index, const Tensor& values,
                          bool accumulate) {
+  index_put_validated(self, index, values, IndexPutDescriptor{accumulate});
+}
+
+void index_put_validated(const Tensor& self, const AdvancedIndex& index, const Tensor& values,
+                         const IndexPutDescriptor& desc) {
   if (index.fill_mask.defined()) {
     if (self.numel() == 0) return;
     Tensor m = may_overlap(self, index.fill_mask) ? clone(index.fill_mask) : index.fill_mask;
@@ -412,8 +422,7 @@ void index_put_validated(const Tensor& self, const AdvancedIndex& index, const T
       idx[p] = expand_to(clone(index.unexpanded[p]), index.index_shape);
     }
   }
-  backend_for(self.device())
-      .index_put(self, idx, expand_to(v, index.result_shape), IndexPutDescriptor{accumulate});
+  backend_for(self.device()).index_put(self, idx, expand_to(v, index.result_shape), desc);
 }
 
 void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value,

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "tensor/backend.h"
+#include "tensor/element_math.h"
 #include "tensor/tensor.h"
 
 namespace mutagrad::native {
@@ -35,6 +37,9 @@ struct AdvancedIndex {
   // Set by prepare_index_put() when the write is a masked fill (see there): the mask, viewed
   // to broadcast to self's shape. The other fields are then unset.
   Tensor fill_mask;
+  // Whether a negative index counts from the end (Python's rule, indexing and index_put_) or
+  // is out of bounds (gather and scatter, as PyTorch). Read by check_index_bounds().
+  bool negative_wraps = true;
 };
 
 // Validates `indices` against `self` and brings them to normal form, in PyTorch's order of
@@ -44,7 +49,8 @@ struct AdvancedIndex {
 // check_index_bounds() once the other arguments are validated too.
 AdvancedIndex make_advanced_index(const Tensor& self, TensorList indices);
 // IndexError "index 5 is out of bounds for dimension 0 with size 3" for the first index value
-// outside [-size, size) (negative values wrap, as in Python). Nothing is checked when the
+// outside [-size, size) (negative values wrap, as in Python), or [0, size) when
+// !index.negative_wraps. Nothing is checked when the
 // result is empty (nothing is accessed then), as PyTorch.
 void check_index_bounds(const Tensor& self, const AdvancedIndex& index);
 
@@ -74,8 +80,26 @@ struct IndexLoop {
 IndexLoop make_index_loop(const Tensor& self, const std::vector<Tensor>& indices,
                           const Tensor& dense);
 
+// Calls fn(math::AddValues{}) (or Mul/Max/MinValues) for the combine of an accumulating
+// index_put kernel (IndexPutDescriptor::reduce); every backend compiles one loop per op.
+template <typename Fn>
+decltype(auto) dispatch_combine(ReduceOp op, Fn&& fn) {
+  switch (op) {
+    case ReduceOp::kProd:
+      return fn(math::MulValues{});
+    case ReduceOp::kMax:
+      return fn(math::MaxValues{});
+    case ReduceOp::kMin:
+      return fn(math::MinValues{});
+    case ReduceOp::kSum:
+    case ReduceOp::kMean:
+      break;
+  }
+  return fn(math::AddValues{});
+}
+
 // self[indices] as a new tensor (never a view): gather.
-Tensor index(const Tensor& self, TensorList indices);
+Tensor index(const Tensor& self, TensorList indices, bool negative_wraps = true);
 // self[indices] = values (accumulate: +=). values must have self's dtype (DTypeError otherwise,
 // as PyTorch) and broadcast to the indexed shape (ShapeError). Duplicates: without accumulate
 // the last occurrence in index order wins; with accumulate the values are summed per element
@@ -89,11 +113,14 @@ void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bo
 // whose value has one element on the CPU is a masked fill: only the mask is checked, and the
 // value is converted to self's dtype.
 AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Tensor& values,
-                                bool accumulate);
+                                bool accumulate, bool negative_wraps = true);
 // index_put_ on an already validated normal form (values already of self's dtype and
 // broadcastable, bounds checked).
 void index_put_validated(const Tensor& self, const AdvancedIndex& index, const Tensor& values,
                          bool accumulate);
+// The same with every kernel option (accumulate with a product, max or min: scatter_reduce_).
+void index_put_validated(const Tensor& self, const AdvancedIndex& index, const Tensor& values,
+                         const IndexPutDescriptor& desc);
 // self[mask] = value, mask bool and broadcastable to self's shape (self's shape is kept);
 // ValueError when the value does not fit self's dtype. `bump`: see Note [In-place writes bump
 // after validation] in tensor/native/pointwise.h.
