@@ -153,6 +153,159 @@ std::vector<Tensor> index_tensors(py::handle indices) {
   return list;
 }
 
+// torch's scatter_(dim, index, src | value, reduce=None): src may be a tensor or a number
+// (positionally or as src=/value=); reduce "add" / "multiply" is scatter_reduce_ with "sum" /
+// "prod" and include_self (torch's older spelling of the same write).
+template <typename Write, typename WriteValue>
+py::object scatter_call(py::handle src, py::handle value, py::handle reduce, Write write,
+                        WriteValue write_value) {
+  py::handle operand = src.is_none() ? value : src;
+  if (operand.is_none() || (!src.is_none() && !value.is_none())) {
+    throw py::type_error("scatter(): give exactly one of src (a Tensor) or value (a number)");
+  }
+  std::string how;
+  if (!reduce.is_none()) {
+    how = py::cast<std::string>(reduce);
+    if (how != "add" && how != "multiply") {
+      throw ValueError(str("scatter(): reduce argument must be either add or multiply, got ", how,
+                           "; for sum, prod, mean, amax or amin use scatter_reduce"));
+    }
+    how = how == "add" ? "sum" : "prod";
+  }
+  if (py::isinstance<Tensor>(operand)) return write(operand.cast<Tensor>(), how);
+  if (!is_python_number(operand)) {
+    throw py::type_error(str("scatter(): src must be a Tensor or a number, got ",
+                             std::string(py::str(operand.get_type().attr("__name__")))));
+  }
+  return write_value(to_scalar(operand), how);
+}
+
+// gather, scatter_, scatter_add_, scatter_reduce_, take, put_, masked_select, masked_scatter_
+// (autograd/ops/scatter_ops.h, take_put_ops.h) with torch's signatures; in-place forms return
+// the same Python object, as torch.
+void bind_scatter_family(py::class_<Tensor>& tensor) {
+  tensor.def(
+      "gather",
+      [](const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad) {
+        if (sparse_grad) {
+          throw ValueError(
+              "gather(): sparse_grad=True is not supported (mutagrad has no sparse "
+              "tensors); leave it False");
+        }
+        return self.gather(dim, index);
+      },
+      py::arg("dim"), py::arg("index"), py::kw_only(), py::arg("sparse_grad") = false);
+  tensor.def(
+      "scatter_",
+      [](py::object self, int64_t dim, const Tensor& index, py::handle src, py::handle value,
+         py::handle reduce) {
+        Tensor& t = self.cast<Tensor&>();
+        CallSite site = python_call_site();
+        return scatter_call(
+            src, value, reduce,
+            [&](const Tensor& s, const std::string& how) {
+              if (how.empty()) {
+                t.scatter_(dim, index, s, site);
+              } else {
+                t.scatter_reduce_(dim, index, s, how, true, site);
+              }
+              return self;
+            },
+            [&](const Scalar& v, const std::string& how) {
+              if (how.empty()) {
+                t.scatter_(dim, index, v, site);
+              } else {
+                t.scatter_reduce_(dim, index, full_like(index, v, t.dtype()), how, true, site);
+              }
+              return self;
+            });
+      },
+      py::arg("dim"), py::arg("index"), py::arg("src") = py::none(), py::kw_only(),
+      py::arg("value") = py::none(), py::arg("reduce") = py::none());
+  tensor.def(
+      "scatter",
+      [](const Tensor& self, int64_t dim, const Tensor& index, py::handle src, py::handle value,
+         py::handle reduce) {
+        return scatter_call(
+            src, value, reduce,
+            [&](const Tensor& s, const std::string& how) {
+              return py::cast(how.empty() ? self.scatter(dim, index, s)
+                                          : self.scatter_reduce(dim, index, s, how, true));
+            },
+            [&](const Scalar& v, const std::string& how) {
+              return py::cast(how.empty()
+                                  ? self.scatter(dim, index, v)
+                                  : self.scatter_reduce(
+                                        dim, index, full_like(index, v, self.dtype()), how, true));
+            });
+      },
+      py::arg("dim"), py::arg("index"), py::arg("src") = py::none(), py::kw_only(),
+      py::arg("value") = py::none(), py::arg("reduce") = py::none());
+  tensor.def(
+      "scatter_add_",
+      [](py::object self, int64_t dim, const Tensor& index, const Tensor& src) {
+        self.cast<Tensor&>().scatter_add_(dim, index, src, python_call_site());
+        return self;
+      },
+      py::arg("dim"), py::arg("index"), py::arg("src"));
+  tensor.def(
+      "scatter_add",
+      [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+        return self.scatter_add(dim, index, src);
+      },
+      py::arg("dim"), py::arg("index"), py::arg("src"));
+  tensor.def(
+      "scatter_reduce_",
+      [](py::object self, int64_t dim, const Tensor& index, const Tensor& src,
+         const std::string& reduce, bool include_self) {
+        self.cast<Tensor&>().scatter_reduce_(dim, index, src, reduce, include_self,
+                                             python_call_site());
+        return self;
+      },
+      py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"), py::kw_only(),
+      py::arg("include_self") = true);
+  tensor.def(
+      "scatter_reduce",
+      [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+         const std::string& reduce,
+         bool include_self) { return self.scatter_reduce(dim, index, src, reduce, include_self); },
+      py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"), py::kw_only(),
+      py::arg("include_self") = true);
+  tensor.def(
+      "take", [](const Tensor& self, const Tensor& index) { return self.take(index); },
+      py::arg("index"));
+  tensor.def(
+      "put_",
+      [](py::object self, const Tensor& index, const Tensor& source, bool accumulate) {
+        self.cast<Tensor&>().put_(index, source, accumulate, python_call_site());
+        return self;
+      },
+      py::arg("index"), py::arg("source"), py::arg("accumulate") = false);
+  tensor.def(
+      "put",
+      [](const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
+        return self.put(index, source, accumulate);
+      },
+      py::arg("index"), py::arg("source"), py::arg("accumulate") = false);
+  tensor.def(
+      "masked_select",
+      [](const Tensor& self, const Tensor& mask) { return self.masked_select(mask); },
+      py::arg("mask"));
+  tensor.def(
+      "masked_scatter_",
+      [](py::object self, const Tensor& mask, const Tensor& source) {
+        self.cast<Tensor&>().masked_scatter_(mask, source, python_call_site());
+        return self;
+      },
+      py::arg("mask"), py::arg("source"));
+  tensor.def(
+      "masked_scatter",
+      [](const Tensor& self, const Tensor& mask, const Tensor& source) {
+        return self.masked_scatter(mask, source);
+      },
+      py::arg("mask"), py::arg("source"));
+}
+
 }  // namespace
 
 void bind_indexing(py::module_& m) {
@@ -235,16 +388,22 @@ void bind_indexing(py::module_& m) {
   tensor.def(
       "index_fill_",
       [](py::object self, int64_t dim, const Tensor& index, py::handle value) {
-        self.cast<Tensor&>().index_fill_(dim, index, to_scalar(value), python_call_site());
+        if (py::isinstance<Tensor>(value)) {
+          self.cast<Tensor&>().index_fill_(dim, index, value.cast<Tensor>(), python_call_site());
+        } else {
+          self.cast<Tensor&>().index_fill_(dim, index, to_scalar(value), python_call_site());
+        }
         return self;
       },
       py::arg("dim"), py::arg("index"), py::arg("value"));
   tensor.def(
       "index_fill",
       [](const Tensor& self, int64_t dim, const Tensor& index, py::handle value) {
+        if (py::isinstance<Tensor>(value)) return self.index_fill(dim, index, value.cast<Tensor>());
         return self.index_fill(dim, index, to_scalar(value));
       },
       py::arg("dim"), py::arg("index"), py::arg("value"));
+  bind_scatter_family(tensor);
 }
 
 }  // namespace mutagrad::python

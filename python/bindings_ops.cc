@@ -276,9 +276,12 @@ void bind_ops(py::module_& m) {
 
   // torch.f(x, ...) for Tensor methods f: forwarded with the same arguments.
   for (const char* name :
-       {"reshape", "view_as", "transpose", "permute", "unsqueeze", "squeeze", "narrow", "select",
-        "flatten", "diagonal", "masked_fill", "index_put", "numel", "contiguous", "detach",
-        "index_select", "index_add", "index_copy", "index_fill"}) {
+       {"reshape",       "view_as",       "transpose",      "permute",    "unsqueeze",
+        "squeeze",       "narrow",        "select",         "flatten",    "diagonal",
+        "masked_fill",   "index_put",     "numel",          "contiguous", "detach",
+        "index_select",  "index_add",     "index_copy",     "index_fill", "gather",
+        "scatter",       "scatter_add",   "scatter_reduce", "take",       "put",
+        "masked_select", "masked_scatter"}) {
     m.def(name, [name](py::handle x, py::args args, py::kwargs kwargs) {
       if (!py::isinstance<Tensor>(x)) {
         throw py::type_error(str(name, "(): the first argument must be a Tensor, got ",

@@ -271,6 +271,10 @@ class Tensor {
                    const Scalar& alpha = 1) const;
   Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
   Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
+  // A 0-dim tensor value, as torch (differentiable in the value).
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Tensor& value,
+                      CallSite site = CallSite::current());
+  Tensor index_fill(int64_t dim, const Tensor& index, const Tensor& value) const;
   Tensor& index_put_(TensorList indices, const Tensor& values, bool accumulate = false,
                      CallSite site = CallSite::current());
   // Element-wise indexing along one dim (autograd/ops/scatter_ops.h): out[i][j] =

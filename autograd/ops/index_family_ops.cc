@@ -32,8 +32,9 @@ struct DimWrite {
   Kind kind = Kind::kAdd;
   int64_t dim = 0;
   Tensor index;
-  Tensor source;  // kAdd, kCopy
-  Scalar value;   // kFill
+  Tensor source;        // kAdd, kCopy
+  Scalar value;         // kFill
+  Tensor value_tensor;  // kFill with a 0-dim tensor value (IndexFillBackward1), else undefined
   Scalar alpha = 1;
 };
 
@@ -108,6 +109,19 @@ DimWrite validate(const char* op, Kind kind, const Tensor& self, int64_t dim, co
   return w;
 }
 
+// index_fill_ with a 0-dim tensor value: PyTorch reads the value (item(): one device-to-host
+// copy on a GPU) and fills it; the value's gradient is the sum over the filled elements.
+DimWrite validate_fill_tensor(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
+                              const Tensor& value) {
+  if (value.dim() != 0) {
+    throw ShapeError(str(op, "(): only supports a 0-dimensional value tensor, but got tensor with ",
+                         value.dim(), " dimension(s); pass value.squeeze() or a number"));
+  }
+  DimWrite w = validate(op, Kind::kFill, self, dim, index, Tensor(), value.item(), 1);
+  if (value.is_floating_point() && self.is_floating_point()) w.value_tensor = value;
+  return w;
+}
+
 // What index_put_ writes: the source (scaled by alpha) or the fill value as a 0-dim tensor.
 Tensor kernel_values(const DimWrite& w, const Tensor& self) {
   switch (w.kind) {
@@ -157,6 +171,7 @@ class DimWriteBackward final : public Node {
   const char* name() const override {
     return kind_ == Kind::kAdd    ? "IndexAddBackward0"
            : kind_ == Kind::kCopy ? "IndexCopyBackward0"
+           : num_outputs() > 1    ? "IndexFillBackward1"
                                   : "IndexFillBackward0";
   }
   VariableList apply(VariableList&& grads) override {
@@ -167,7 +182,11 @@ class DimWriteBackward final : public Node {
     if (should_compute_output(0)) {
       out[0] = kind_ == Kind::kAdd ? grad : grad.index_fill(dim_, index, 0);
     }
-    if (num_outputs() > 1 && should_compute_output(1)) {
+    if (num_outputs() > 1 && should_compute_output(1) && kind_ == Kind::kFill) {
+      // The value went once to every filled element, however often the index names it.
+      Tensor filled = zeros_like(grad).index_fill(dim_, index, 1);
+      out[1] = (grad * filled).sum();
+    } else if (num_outputs() > 1 && should_compute_output(1)) {
       Tensor g = grad.index_select(dim_, index);
       if (kind_ == Kind::kAdd && !is_one(alpha_)) g = g * alpha_;
       if (kind_ == Kind::kCopy) {
@@ -186,9 +205,10 @@ class DimWriteBackward final : public Node {
 };
 
 std::shared_ptr<Node> make_write_node(const DimWrite& w, const Tensor& self) {
-  std::shared_ptr<DimWriteBackward> node = w.kind == Kind::kFill
-                                               ? make_node<DimWriteBackward>(self)
-                                               : make_node<DimWriteBackward>(self, w.source);
+  std::shared_ptr<DimWriteBackward> node =
+      w.kind != Kind::kFill      ? make_node<DimWriteBackward>(self, w.source)
+      : w.value_tensor.defined() ? make_node<DimWriteBackward>(self, w.value_tensor)
+                                 : make_node<DimWriteBackward>(self);
   node->kind_ = w.kind;
   node->index_ = SavedVariable(w.index, /*is_output=*/false);
   node->dim_ = w.dim;
@@ -197,9 +217,9 @@ std::shared_ptr<Node> make_write_node(const DimWrite& w, const Tensor& self) {
 }
 
 void write_in_place(const DimWrite& w, const Tensor& self, const MutationSite& site) {
-  const bool requires_grad =
-      self.is_floating_point() &&
-      (w.kind == Kind::kFill ? compute_requires_grad(self) : compute_requires_grad(self, w.source));
+  const bool requires_grad = self.is_floating_point() &&
+                             (w.kind == Kind::kFill ? compute_requires_grad(self, w.value_tensor)
+                                                    : compute_requires_grad(self, w.source));
   check_inplace(self, requires_grad);
   const Tensor values = kernel_values(w, self);
   const std::vector<Tensor> list = dim_indices(w.dim, w.index);
@@ -219,8 +239,8 @@ Tensor write_copy(const DimWrite& w, const Tensor& self) {
   const bool accumulate = w.kind == Kind::kAdd;
   native::AdvancedIndex adv = native::prepare_index_put(result, list, values, accumulate);
   native::index_put_validated(result, adv, values, accumulate);
-  const bool requires_grad =
-      w.kind == Kind::kFill ? compute_requires_grad(self) : compute_requires_grad(self, w.source);
+  const bool requires_grad = w.kind == Kind::kFill ? compute_requires_grad(self, w.value_tensor)
+                                                   : compute_requires_grad(self, w.source);
   if (requires_grad && self.is_floating_point()) set_history(result, make_write_node(w, self));
   return result;
 }
@@ -255,6 +275,11 @@ void index_copy_(const Tensor& self, int64_t dim, const Tensor& index, const Ten
 void index_fill_(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
                  const MutationSite& site) {
   write_in_place(validate(site.op, Kind::kFill, self, dim, index, Tensor(), value, 1), self, site);
+}
+
+void index_fill_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value,
+                 const MutationSite& site) {
+  write_in_place(validate_fill_tensor(site.op, self, dim, index, value), self, site);
 }
 
 }  // namespace autograd
@@ -296,6 +321,16 @@ Tensor Tensor::index_copy(int64_t dim, const Tensor& index, const Tensor& source
   return autograd::write_copy(
       autograd::validate("index_copy", autograd::Kind::kCopy, *this, dim, index, source, 0, 1),
       *this);
+}
+
+Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Tensor& value, CallSite site) {
+  autograd::index_fill_(*this, dim, index, value, site_of("index_fill_", site));
+  return *this;
+}
+
+Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Tensor& value) const {
+  return autograd::write_copy(
+      autograd::validate_fill_tensor("index_fill", *this, dim, index, value), *this);
 }
 
 Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Scalar& value) const {

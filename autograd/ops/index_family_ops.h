@@ -8,7 +8,7 @@
 //   Tensor rows = x.index_select(0, idx);      // IndexSelectBackward0
 //
 // Node names and formulas are PyTorch's (derivatives.yaml): IndexSelectBackward0,
-// IndexAddBackward0, IndexCopyBackward0, IndexFillBackward0; except that index_copy_'s source
+// IndexAddBackward0, IndexCopyBackward0, IndexFillBackward0/1; except that index_copy_'s source
 // gradient goes to the winning (last) occurrence of a duplicated index only, as index_put_'s,
 // where PyTorch credits every duplicate (docs/indexing.md).
 #pragma once
@@ -23,6 +23,9 @@ void index_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tens
 void index_copy_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                  const MutationSite& site);
 void index_fill_(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
+                 const MutationSite& site);
+// A 0-dim tensor value (IndexFillBackward1 when it requires grad).
+void index_fill_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value,
                  const MutationSite& site);
 
 }  // namespace mutagrad::autograd

@@ -70,7 +70,8 @@ PutPlan plan_put(const char* op, const Tensor& self, const Tensor& index, const 
   check_long_index(op, self, index);
   check_same_dtype(op, self, source);
   if (index.numel() != source.numel()) {
-    throw ShapeError(str(op, "(): Expected source and index to have the same number of elements, ",
+    // IndexError, as PyTorch.
+    throw IndexError(str(op, "(): Expected source and index to have the same number of elements, ",
                          "but got source.numel() = ", source.numel(),
                          ", index.numel() = ", index.numel(), "; give one source value per index"));
   }

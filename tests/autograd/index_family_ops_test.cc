@@ -66,6 +66,15 @@ TEST(IndexFamilyOps, GradientsAtEveryArgument) {
               {leaf({5, 2}, 4), strided_leaf({3, 2}, 5)});
   CHECK_GRADS([index](const VariableList& in) { return in[0].index_fill(1, index, -1.5); },
               {leaf({2, 4}, 6)});
+  // A 0-dim tensor value (IndexFillBackward1): its gradient counts each filled element once,
+  // however often the index repeats it.
+  CHECK_GRADS([index](const VariableList& in) { return in[0].index_fill(1, index, in[1]); },
+              {leaf({2, 4}, 6), leaf({}, 7)});
+  Tensor v = leaf({}, 8);
+  Tensor y = leaf({2, 4}, 9).index_fill(1, index, v);
+  EXPECT_STREQ(y.grad_fn()->name(), "IndexFillBackward1");
+  y.sum().backward();
+  EXPECT_EQ(values(v.grad()), std::vector<double>{6.0});  // 2 rows x 3 distinct columns
 }
 
 TEST(IndexFamilyOps, InPlaceWritesIntoViewsOfNonLeavesAreDifferentiable) {

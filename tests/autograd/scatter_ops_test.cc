@@ -256,12 +256,13 @@ TEST(ScatterOps, GradientsAtEveryArgument) {
         {strided_leaf({2, 3}, 10), leaf({2, 2}, 11)});
   }
   Tensor mask = dev(tensor({{true, false, true}, {false, false, true}}, kBool));
+  // Strided: torch 1.13's CPU backward of masked_select uses memory order there (wrong).
   CHECK_GRADS([mask](const VariableList& in) { return in[0].masked_select(mask); },
-              {leaf({2, 3}, 12)});
+              {strided_leaf({2, 3}, 12)});
   CHECK_GRADS([mask](const VariableList& in) { return in[0].masked_select(mask.select(0, 0)); },
               {leaf({2, 3}, 13)});  // the mask broadcasts
   CHECK_GRADS([mask](const VariableList& in) { return in[0].masked_scatter(mask, in[1]); },
-              {leaf({2, 3}, 14), leaf({5}, 15)});
+              {strided_leaf({2, 3}, 14), leaf({5}, 15)});
 }
 
 TEST(ScatterOps, InPlaceWritesIntoViewsOfNonLeavesAreDifferentiable) {
@@ -363,7 +364,7 @@ TEST(ScatterOps, RefusedWritesChangeNothing) {
   EXPECT_THROW(x.scatter_reduce_(1, ok, src, "max"), ValueError);
   EXPECT_THROW(dev(zeros({2}, kInt32)).scatter_(0, idx({0}), 1e10), ValueError);
   EXPECT_THROW(x.put_(idx({6}), dev(ones({1}, kFloat64))), IndexError);
-  EXPECT_THROW(x.put_(idx({0, 1}), dev(ones({3}, kFloat64))), ShapeError);
+  EXPECT_THROW(x.put_(idx({0, 1}), dev(ones({3}, kFloat64))), IndexError);
   EXPECT_THROW(x.put_(idx({0}), dev(ones({1}, kFloat32))), DTypeError);
   EXPECT_THROW(x.masked_scatter_(dev(ones({2, 3}, kBool)), dev(ones({5}, kFloat64))), ShapeError);
   EXPECT_THROW(x.masked_scatter_(dev(ones({2, 3}, kFloat64)), src), DTypeError);

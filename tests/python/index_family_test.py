@@ -122,3 +122,21 @@ def test_stale_saved_tensor_names_the_python_line():
         z.sum().backward()
     assert "index_fill_" in str(err.value)
     assert "index_family_test.py" in str(err.value)
+
+
+def test_index_fill_with_a_0_dim_tensor_value_matches_torch():
+    grads = {}
+    for lib in (torch, mg):
+        x = lib.arange(8, dtype=lib.float64).reshape(2, 4).requires_grad_()
+        v = lib.tensor(2.5, dtype=lib.float64, requires_grad=True)
+        y = x.index_fill(1, lib.tensor([1, 3, 1]), v)
+        assert type(y.grad_fn).__name__ == "IndexFillBackward1" if lib is torch else \
+            y.grad_fn.name() == "IndexFillBackward1"
+        (y * lib.arange(1, 9, dtype=lib.float64).reshape(2, 4)).sum().backward()
+        grads[lib.__name__] = (numpy_of(y).tolist(), numpy_of(x.grad).tolist(),
+                               numpy_of(v.grad).tolist())
+    assert grads["torch"] == grads["mutagrad"]
+    for lib in (torch, mg):
+        x = lib.zeros(3)
+        assert capture(lambda: x.index_fill_(0, lib.tensor([0]), lib.ones(1))).kind == \
+            "RuntimeError"
