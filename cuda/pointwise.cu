@@ -16,14 +16,17 @@
 namespace mutagrad::cuda {
 namespace {
 
-// The scalar operands of pow (a) and clamp (a = min, b = max), in the compute dtype.
+// The scalar operands of pow (a), clamp (a = min, b = max) and nan_to_num (a, b, c), in the
+// compute dtype; round's decimals.
 template <typename T>
 struct UnaryParams {
   UnaryOp op;
   T a;
   T b;
+  T c;
   bool has_a;
   bool has_b;
+  int64_t decimals;
 };
 
 template <typename T>
@@ -48,6 +51,22 @@ MG_HOST_DEVICE T unary_value(const UnaryParams<T>& p, T x) {
       if (p.has_b) y = y > p.b ? p.b : y;
       return y;
     }
+    case UnaryOp::kSign:
+      return math::sign<T>(x);
+    case UnaryOp::kBitwiseNot:
+      if constexpr (kBool) {
+        return !x;
+      } else if constexpr (!kFloat) {
+        return static_cast<T>(~x);
+      }
+      break;
+    case UnaryOp::kFloor:
+    case UnaryOp::kCeil:
+    case UnaryOp::kTrunc:
+    case UnaryOp::kRound:
+    case UnaryOp::kNanToNum:
+      if constexpr (!kFloat) return x;
+      break;
     case UnaryOp::kPowScalar:
       if constexpr (kFloat) {
         // The CPU's special exponents, then pow.
@@ -80,6 +99,30 @@ MG_HOST_DEVICE T unary_value(const UnaryParams<T>& p, T x) {
         return std::tanh(x);
       case UnaryOp::kSigmoid:
         return T(1) / (T(1) + std::exp(-x));
+      case UnaryOp::kRsqrt:
+        return T(1) / std::sqrt(x);
+      case UnaryOp::kExp2:
+        return std::exp2(x);
+      case UnaryOp::kExpm1:
+        return std::expm1(x);
+      case UnaryOp::kLog1p:
+        return std::log1p(x);
+      case UnaryOp::kLog2:
+        return std::log2(x);
+      case UnaryOp::kLog10:
+        return std::log10(x);
+      case UnaryOp::kFloor:
+        return std::floor(x);
+      case UnaryOp::kCeil:
+        return std::ceil(x);
+      case UnaryOp::kTrunc:
+        return std::trunc(x);
+      case UnaryOp::kFrac:
+        return x - std::trunc(x);
+      case UnaryOp::kRound:
+        return math::round_decimals<T>(x, p.decimals);
+      case UnaryOp::kNanToNum:
+        return x != x ? p.a : math::is_inf<T>(x) ? (x > T(0) ? p.b : p.c) : x;
       default:
         break;
     }
@@ -100,15 +143,22 @@ struct UnaryFunctor {
   }
 };
 
+// The unary ops with a bool result (is_predicate): logical_not, isnan, isinf, isfinite.
 template <typename T>
-struct LogicalNotFunctor {
+struct PredicateFunctor {
   char* out;
   const char* in;
   OffsetCalc<2> calc;
+  UnaryOp op;
   MG_HOST_DEVICE void operator()(int64_t i) const {
     int64_t off[2];
     calc.get(i, off);
-    at<bool>(out, off[0]) = at<T>(in, off[1]) == T(0);
+    const T x = at<T>(in, off[1]);
+    bool r = x == T(0);
+    if (op == UnaryOp::kIsNan) r = math::is_nan<T>(x);
+    if (op == UnaryOp::kIsInf) r = math::is_inf<T>(x);
+    if (op == UnaryOp::kIsFinite) r = math::is_finite<T>(x);
+    at<bool>(out, off[0]) = r;
   }
 };
 
@@ -155,9 +205,40 @@ MG_HOST_DEVICE T binary_value(BinaryOp op, T x, T y) {
       return math::max_propagate_nan<T>(x, y);
     case BinaryOp::kMinimum:
       return math::min_propagate_nan<T>(x, y);
+    case BinaryOp::kRemainder:
+      if constexpr (!kBool) return math::remainder<T>(x, y);
+      break;
+    case BinaryOp::kFmod:
+      if constexpr (!kBool) return math::fmod<T>(x, y);
+      break;
+    case BinaryOp::kFloorDivide:
+      if constexpr (!kBool) return math::floor_divide<T>(x, y);
+      break;
+    case BinaryOp::kTruncDivide:
+      if constexpr (!kBool) return math::trunc_divide<T>(x, y);
+      break;
+    case BinaryOp::kBitwiseAnd:
+      if constexpr (kBool) return x && y;
+      if constexpr (!kFloat && !kBool) return static_cast<T>(x & y);
+      break;
+    case BinaryOp::kBitwiseOr:
+      if constexpr (kBool) return x || y;
+      if constexpr (!kFloat && !kBool) return static_cast<T>(x | y);
+      break;
+    case BinaryOp::kBitwiseXor:
+      if constexpr (kBool) return x != y;
+      if constexpr (!kFloat && !kBool) return static_cast<T>(x ^ y);
+      break;
+    case BinaryOp::kShiftLeft:
+      if constexpr (!kFloat && !kBool) return math::shift_left<T>(x, y);
+      break;
+    case BinaryOp::kShiftRight:
+      if constexpr (!kFloat && !kBool) return math::shift_right<T>(x, y);
+      break;
     default:
-      return x;  // comparisons go through compare_value
+      break;  // comparisons go through compare_value
   }
+  return x;  // not reached for the arithmetic ops: native validated the op for this dtype
 }
 
 template <typename T>
@@ -179,6 +260,8 @@ MG_HOST_DEVICE bool compare_value(BinaryOp op, T x, T y) {
       return x != T(0) && y != T(0);
     case BinaryOp::kLogicalOr:
       return x != T(0) || y != T(0);
+    case BinaryOp::kLogicalXor:
+      return (x != T(0)) != (y != T(0));
     default:
       return false;  // arithmetic goes through binary_value
   }
@@ -232,13 +315,15 @@ void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryAr
   const OffsetCalc<2> calc = make_offset_calc<2>({&out, &in});
   dispatch_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (op == UnaryOp::kLogicalNot) {
-      launch("logical_not", out.numel(),
-             LogicalNotFunctor<T>{device_data(out), device_data(in), calc});
+    if (is_predicate(op)) {
+      launch(unary_op_name(op), out.numel(),
+             PredicateFunctor<T>{device_data(out), device_data(in), calc, op});
       return;
     }
-    const UnaryParams<T> params{op, args.arg.to<T>(), args.arg2.to<T>(), args.has_arg,
-                                args.has_arg2};
+    const int64_t decimals = op == UnaryOp::kRound && args.has_arg ? args.arg.to<int64_t>() : 0;
+    const UnaryParams<T> params{
+        op,           args.arg.to<T>(), args.arg2.to<T>(), args.arg3.to<T>(),
+        args.has_arg, args.has_arg2,    decimals};
     launch(unary_op_name(op), out.numel(),
            UnaryFunctor<T>{device_data(out), device_data(in), calc, params});
   });

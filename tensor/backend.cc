@@ -40,6 +40,40 @@ const char* unary_op_name(UnaryOp op) {
       return "pow";
     case UnaryOp::kClamp:
       return "clamp";
+    case UnaryOp::kRsqrt:
+      return "rsqrt";
+    case UnaryOp::kExp2:
+      return "exp2";
+    case UnaryOp::kExpm1:
+      return "expm1";
+    case UnaryOp::kLog1p:
+      return "log1p";
+    case UnaryOp::kLog2:
+      return "log2";
+    case UnaryOp::kLog10:
+      return "log10";
+    case UnaryOp::kSign:
+      return "sign";
+    case UnaryOp::kFloor:
+      return "floor";
+    case UnaryOp::kCeil:
+      return "ceil";
+    case UnaryOp::kRound:
+      return "round";
+    case UnaryOp::kTrunc:
+      return "trunc";
+    case UnaryOp::kFrac:
+      return "frac";
+    case UnaryOp::kIsNan:
+      return "isnan";
+    case UnaryOp::kIsInf:
+      return "isinf";
+    case UnaryOp::kIsFinite:
+      return "isfinite";
+    case UnaryOp::kBitwiseNot:
+      return "bitwise_not";
+    case UnaryOp::kNanToNum:
+      return "nan_to_num";
   }
   return "unknown";
 }
@@ -60,6 +94,24 @@ const char* binary_op_name(BinaryOp op) {
       return "maximum";
     case BinaryOp::kMinimum:
       return "minimum";
+    case BinaryOp::kRemainder:
+      return "remainder";
+    case BinaryOp::kFmod:
+      return "fmod";
+    case BinaryOp::kFloorDivide:
+      return "floor_divide";
+    case BinaryOp::kTruncDivide:
+      return "div";
+    case BinaryOp::kBitwiseAnd:
+      return "bitwise_and";
+    case BinaryOp::kBitwiseOr:
+      return "bitwise_or";
+    case BinaryOp::kBitwiseXor:
+      return "bitwise_xor";
+    case BinaryOp::kShiftLeft:
+      return "bitwise_left_shift";
+    case BinaryOp::kShiftRight:
+      return "bitwise_right_shift";
     case BinaryOp::kEq:
       return "eq";
     case BinaryOp::kNe:
@@ -74,6 +126,8 @@ const char* binary_op_name(BinaryOp op) {
       return "ge";
     case BinaryOp::kLogicalAnd:
       return "logical_and";
+    case BinaryOp::kLogicalXor:
+      return "logical_xor";
     case BinaryOp::kLogicalOr:
       return "logical_or";
   }

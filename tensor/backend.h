@@ -36,13 +36,36 @@ enum class UnaryOp : int8_t {
   kLogicalNot,
   kPowScalar,  // x ** arg
   kClamp,      // min(max(x, arg), arg2), each side optional (see UnaryArgs)
+  kRsqrt,
+  kExp2,
+  kExpm1,
+  kLog1p,
+  kLog2,
+  kLog10,
+  kSign,
+  kFloor,
+  kCeil,
+  kRound,  // half to even; arg: decimals (int), when has_arg
+  kTrunc,
+  kFrac,
+  kIsNan,     // -> bool
+  kIsInf,     // -> bool
+  kIsFinite,  // -> bool
+  kBitwiseNot,
+  kNanToNum,  // nan -> arg, +inf -> arg2, -inf -> arg3 (all given)
 };
+// Unary ops whose result is bool whatever the input.
+constexpr bool is_predicate(UnaryOp op) {
+  return op == UnaryOp::kLogicalNot || op == UnaryOp::kIsNan || op == UnaryOp::kIsInf ||
+         op == UnaryOp::kIsFinite;
+}
 const char* unary_op_name(UnaryOp op);
 
-// Extra operands of the unary ops that take them (pow by scalar, clamp).
+// Extra operands of the unary ops that take them (pow by scalar, clamp, round, nan_to_num).
 struct UnaryArgs {
   Scalar arg;
   Scalar arg2;
+  Scalar arg3;
   bool has_arg = false;
   bool has_arg2 = false;
 };
@@ -55,6 +78,15 @@ enum class BinaryOp : int8_t {
   kPow,
   kMaximum,
   kMinimum,
+  kRemainder,    // Python's %: the sign of the divisor
+  kFmod,         // C's fmod: the sign of the dividend
+  kFloorDivide,  // Python's //
+  kTruncDivide,  // div(rounding_mode="trunc")
+  kBitwiseAnd,   // integers and bool
+  kBitwiseOr,
+  kBitwiseXor,
+  kShiftLeft,   // integers; a count outside [0, bits) gives 0
+  kShiftRight,  // integers, arithmetic; a count outside [0, bits) gives the sign fill
   kEq,
   kNe,
   kLt,
@@ -63,6 +95,7 @@ enum class BinaryOp : int8_t {
   kGe,
   kLogicalAnd,
   kLogicalOr,
+  kLogicalXor,
 };
 const char* binary_op_name(BinaryOp op);
 // Comparisons and logical ops produce bool.

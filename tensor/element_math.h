@@ -95,6 +95,112 @@ struct MinValues {
   }
 };
 
+// ---- Rounding, division and bit formulas (PyTorch's CPU definitions) -------------------------
+
+// -1, 0 or 1 (0 for NaN, as torch 1.13); bool: x.
+template <typename T>
+MG_HOST_DEVICE inline T sign(T x) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return x;
+  } else {
+    return static_cast<T>(static_cast<int>(T(0) < x) - static_cast<int>(x < T(0)));
+  }
+}
+template <typename T>
+MG_HOST_DEVICE inline bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) return x != x;
+  return false;
+}
+template <typename T>
+MG_HOST_DEVICE inline bool is_inf(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::isinf(x);
+  return false;
+}
+template <typename T>
+MG_HOST_DEVICE inline bool is_finite(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::isfinite(x);
+  return true;
+}
+
+// round(x, decimals): half to even at 10^-decimals (torch scales by 10^|decimals| first).
+template <typename T>
+MG_HOST_DEVICE inline T round_decimals(T x, int64_t decimals) {
+  if (decimals == 0) return std::nearbyint(x);
+  const T scale =
+      static_cast<T>(std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals)));
+  return decimals > 0 ? std::nearbyint(x * scale) / scale : std::nearbyint(x / scale) * scale;
+}
+
+// Python's a % b: the result has b's sign. Integer b == 0 is refused before any kernel runs.
+template <typename T>
+MG_HOST_DEVICE inline T remainder(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    T m = std::fmod(a, b);
+    if (m != T(0) && ((b < T(0)) != (m < T(0)))) m += b;
+    return m;
+  } else {
+    if (b == T(0) || b == T(-1)) return T(0);  // b == -1: no INT_MIN % -1 overflow
+    T m = static_cast<T>(a % b);
+    if (m != T(0) && ((b < T(0)) != (m < T(0)))) m = wrapping_add<T>(m, b);
+    return m;
+  }
+}
+// C's fmod: the result has a's sign.
+template <typename T>
+MG_HOST_DEVICE inline T fmod(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::fmod(a, b);
+  } else {
+    if (b == T(0) || b == T(-1)) return T(0);
+    return static_cast<T>(a % b);
+  }
+}
+// Python's a // b (torch's div_floor: exact for floats, no double rounding).
+template <typename T>
+MG_HOST_DEVICE inline T floor_divide(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (b == T(0)) return a / b;
+    const T mod = std::fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) div -= T(1);
+    if (div == T(0)) return std::copysign(T(0), a / b);
+    T floor_div = std::floor(div);
+    if (div - floor_div > T(0.5)) floor_div += T(1);
+    return floor_div;
+  } else {
+    if (b == T(0)) return T(0);
+    if (b == T(-1)) return wrapping_neg<T>(a);
+    T q = static_cast<T>(a / b);
+    if (a % b != T(0) && ((a < T(0)) != (b < T(0)))) q = static_cast<T>(q - 1);
+    return q;
+  }
+}
+// div(rounding_mode="trunc").
+template <typename T>
+MG_HOST_DEVICE inline T trunc_divide(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::trunc(a / b);
+  } else {
+    if (b == T(0)) return T(0);
+    if (b == T(-1)) return wrapping_neg<T>(a);
+    return static_cast<T>(a / b);
+  }
+}
+// Shifts by a count outside [0, bits): 0 to the left, the sign fill to the right (torch 1.13
+// leaves these to the hardware; see docs/python.md).
+template <typename T>
+MG_HOST_DEVICE inline T shift_left(T a, T b) {
+  constexpr int kBits = static_cast<int>(sizeof(T) * 8);
+  if (b < T(0) || b >= T(kBits)) return T(0);
+  return static_cast<T>(static_cast<WrapType<T>>(a) << static_cast<int>(b));
+}
+template <typename T>
+MG_HOST_DEVICE inline T shift_right(T a, T b) {
+  constexpr int kBits = static_cast<int>(sizeof(T) * 8);
+  if (b < T(0) || b >= T(kBits)) return a < T(0) ? T(-1) : T(0);
+  return static_cast<T>(a >> static_cast<int>(b));
+}
+
 // Integer power by squaring; a negative exponent gives 1/base truncated (only +-1 survive).
 template <typename T>
 MG_HOST_DEVICE inline T int_pow(T base, T exp) {

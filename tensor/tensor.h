@@ -158,6 +158,24 @@ class Tensor {
   Tensor logical_and(const Tensor& other) const;
   Tensor logical_or(const Tensor& other) const;
   Tensor logical_not() const;
+  Tensor sign() const;
+  Tensor rsqrt() const;
+  Tensor exp2() const;
+  Tensor expm1() const;
+  Tensor log1p() const;
+  Tensor log2() const;
+  Tensor log10() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor trunc() const;
+  Tensor frac() const;
+  Tensor round(int64_t decimals = 0) const;
+  Tensor nan_to_num(std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
+                    std::optional<double> neginf = std::nullopt) const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor bitwise_not() const;
   Tensor matmul(const Tensor& other) const;
   Tensor sum() const;
   Tensor sum(IntArrayRef dims, bool keepdim = false) const;
@@ -238,6 +256,35 @@ class Tensor {
   Tensor& bitwise_xor_(const Tensor& other, CallSite site = CallSite::current());
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt,
                  CallSite site = CallSite::current());
+  Tensor& bitwise_left_shift_(const Tensor& other, CallSite site = CallSite::current());
+  Tensor& bitwise_right_shift_(const Tensor& other, CallSite site = CallSite::current());
+  Tensor& bitwise_not_(CallSite site = CallSite::current());
+  Tensor& remainder_(const Tensor& other, CallSite site = CallSite::current());
+  Tensor& remainder_(const Scalar& other, CallSite site = CallSite::current());
+  Tensor& fmod_(const Tensor& other, CallSite site = CallSite::current());
+  Tensor& fmod_(const Scalar& other, CallSite site = CallSite::current());
+  Tensor& floor_divide_(const Tensor& other, CallSite site = CallSite::current());
+  Tensor& floor_divide_(const Scalar& other, CallSite site = CallSite::current());
+  // rounding_mode: "trunc" or "floor" (nullopt: true division, as div_(other)).
+  Tensor& div_(const Tensor& other, std::optional<std::string_view> rounding_mode,
+               CallSite site = CallSite::current());
+  Tensor& div_(const Scalar& other, std::optional<std::string_view> rounding_mode,
+               CallSite site = CallSite::current());
+  Tensor& abs_(CallSite site = CallSite::current());
+  Tensor& sqrt_(CallSite site = CallSite::current());
+  Tensor& rsqrt_(CallSite site = CallSite::current());
+  Tensor& log_(CallSite site = CallSite::current());
+  Tensor& log1p_(CallSite site = CallSite::current());
+  Tensor& expm1_(CallSite site = CallSite::current());
+  Tensor& sign_(CallSite site = CallSite::current());
+  Tensor& floor_(CallSite site = CallSite::current());
+  Tensor& ceil_(CallSite site = CallSite::current());
+  Tensor& trunc_(CallSite site = CallSite::current());
+  Tensor& frac_(CallSite site = CallSite::current());
+  Tensor& round_(int64_t decimals = 0, CallSite site = CallSite::current());
+  Tensor& nan_to_num_(std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
+                      std::optional<double> neginf = std::nullopt,
+                      CallSite site = CallSite::current());
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value,
                        CallSite site = CallSite::current());
   Tensor& masked_fill_(const Tensor& mask, const Tensor& value,

@@ -4,6 +4,8 @@
 #include "autograd/ops/binary_ops.h"
 
 #include <cmath>
+#include <optional>
+#include <string_view>
 
 #include "autograd/history.h"
 #include "autograd/ops/copy_ops.h"
@@ -113,6 +115,64 @@ class DivBackward1 final : public Node {
   const char* name() const override { return "DivBackward1"; }
   VariableList apply(VariableList&& grads) override { return {grads[0] / other_}; }
   Scalar other_;
+};
+
+// remainder (RemainderBackward1) and fmod (FmodBackward1) of two tensors: self's gradient
+// passes, other's is -grad * (self // other), with the quotient rounded as the op rounds.
+class RoundedRemainderBackward final : public Node {
+ public:
+  explicit RoundedRemainderBackward(BinaryOp op) : op_(op) {}
+  const char* name() const override {
+    return op_ == BinaryOp::kRemainder ? "RemainderBackward1" : "FmodBackward1";
+  }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(2);
+    if (should_compute_output(0)) out[0] = grads[0];
+    if (should_compute_output(1)) {
+      const Tensor self = self_.unpack(this);
+      const Tensor other = other_.unpack(this);
+      const char* mode = op_ == BinaryOp::kRemainder ? "floor" : "trunc";
+      out[1] = grads[0].neg() * div(self, other, mode);
+    }
+    return out;
+  }
+  void visit_saved(SavedVisitor& v) override {
+    v.visit("self", self_);
+    v.visit("other", other_);
+  }
+  SavedVariable self_, other_;
+
+ private:
+  BinaryOp op_;
+};
+
+// Gradients that pass to self only (RemainderBackward0, FmodBackward0: x % scalar).
+class PassSelfBackward final : public Node {
+ public:
+  explicit PassSelfBackward(const char* name) : name_(name) {}
+  const char* name() const override { return name_; }
+  VariableList apply(VariableList&& grads) override { return {grads[0]}; }
+
+ private:
+  const char* name_;
+};
+
+// div with rounding_mode (DivBackward2: tensors, DivBackward3: a scalar divisor): piecewise
+// constant, zero gradients (derivatives.yaml).
+class RoundedDivBackward final : public Node {
+ public:
+  explicit RoundedDivBackward(const char* name) : name_(name) {}
+  const char* name() const override { return name_; }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(num_outputs());
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (should_compute_output(i)) out[i] = zeros_like(grads[0]);
+    }
+    return out;
+  }
+
+ private:
+  const char* name_;
 };
 
 // self ** exponent, both tensors.
@@ -253,11 +313,56 @@ std::shared_ptr<Node> make_binary_node(BinaryOp op, const Tensor& self, const Te
       node = pow;
       break;
     }
+    case BinaryOp::kRemainder:
+    case BinaryOp::kFmod: {
+      auto rem = std::make_shared<RoundedRemainderBackward>(op);
+      if (other_grad) {
+        rem->self_ = SavedVariable(self_value, false);
+        rem->other_ = SavedVariable(other_value, false);
+      }
+      node = rem;
+      break;
+    }
+    case BinaryOp::kFloorDivide:
+    case BinaryOp::kTruncDivide:
+      node = std::make_shared<RoundedDivBackward>("DivBackward2");
+      break;
     default:
       MG_INTERNAL_ASSERT(false, "make_binary_node(): no node for ", binary_op_name(op));
   }
   node->set_next_edges(std::move(edges));
   return node;
+}
+
+bool binary_is_differentiable(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kAdd:
+    case BinaryOp::kSub:
+    case BinaryOp::kMul:
+    case BinaryOp::kDiv:
+    case BinaryOp::kPow:
+    case BinaryOp::kRemainder:
+    case BinaryOp::kFmod:
+    case BinaryOp::kFloorDivide:
+    case BinaryOp::kTruncDivide:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool binary_node_saves_self(BinaryOp op, bool other_requires_grad) {
+  switch (op) {
+    case BinaryOp::kPow:
+      return true;
+    case BinaryOp::kMul:
+    case BinaryOp::kDiv:
+    case BinaryOp::kRemainder:
+    case BinaryOp::kFmod:
+      return other_requires_grad;
+    default:
+      return false;
+  }
 }
 
 void save_binary_result(Node& node, const Tensor& result) {
@@ -289,6 +394,16 @@ std::shared_ptr<Node> make_binary_scalar_node(BinaryOp op, const Tensor& self,
       node = div;
       break;
     }
+    case BinaryOp::kRemainder:
+      node = std::make_shared<PassSelfBackward>("RemainderBackward0");
+      break;
+    case BinaryOp::kFmod:
+      node = std::make_shared<PassSelfBackward>("FmodBackward0");
+      break;
+    case BinaryOp::kFloorDivide:
+    case BinaryOp::kTruncDivide:
+      node = std::make_shared<RoundedDivBackward>("DivBackward3");
+      break;
     default:
       MG_INTERNAL_ASSERT(false, "make_binary_scalar_node(): no node for ", binary_op_name(op));
   }
@@ -451,6 +566,68 @@ Tensor lt(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kL
 Tensor le(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kLe, a, b); }
 Tensor gt(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kGt, a, b); }
 Tensor ge(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kGe, a, b); }
+Tensor remainder(const Tensor& self, const Tensor& other) {
+  return binary_op(BinaryOp::kRemainder, self, other);
+}
+Tensor remainder(const Tensor& self, const Scalar& other) {
+  return binary_scalar_op(BinaryOp::kRemainder, self, other);
+}
+Tensor remainder(const Scalar& self, const Tensor& other) {
+  return binary_op(BinaryOp::kRemainder, wrap(self, other, "remainder"), other);
+}
+Tensor fmod(const Tensor& self, const Tensor& other) {
+  return binary_op(BinaryOp::kFmod, self, other);
+}
+Tensor fmod(const Tensor& self, const Scalar& other) {
+  return binary_scalar_op(BinaryOp::kFmod, self, other);
+}
+Tensor floor_divide(const Tensor& self, const Tensor& other) {
+  return binary_op(BinaryOp::kFloorDivide, self, other);
+}
+Tensor floor_divide(const Tensor& self, const Scalar& other) {
+  return binary_scalar_op(BinaryOp::kFloorDivide, self, other);
+}
+
+namespace autograd {
+std::optional<BinaryOp> rounding_op(std::optional<std::string_view> mode) {
+  if (!mode) return std::nullopt;
+  if (*mode == "trunc") return BinaryOp::kTruncDivide;
+  if (*mode == "floor") return BinaryOp::kFloorDivide;
+  throw ValueError(
+      str("div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+          "found '",
+          *mode, "'"));
+}
+}  // namespace autograd
+
+Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> mode) {
+  const std::optional<BinaryOp> op = autograd::rounding_op(mode);
+  return op ? binary_op(*op, self, other) : binary_op(BinaryOp::kDiv, self, other);
+}
+Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> mode) {
+  const std::optional<BinaryOp> op = autograd::rounding_op(mode);
+  return op ? binary_scalar_op(*op, self, other) : binary_scalar_op(BinaryOp::kDiv, self, other);
+}
+
+Tensor bitwise_and(const Tensor& a, const Tensor& b) {
+  return native::binary(BinaryOp::kBitwiseAnd, a, b);
+}
+Tensor bitwise_or(const Tensor& a, const Tensor& b) {
+  return native::binary(BinaryOp::kBitwiseOr, a, b);
+}
+Tensor bitwise_xor(const Tensor& a, const Tensor& b) {
+  return native::binary(BinaryOp::kBitwiseXor, a, b);
+}
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b) {
+  return native::binary(BinaryOp::kShiftLeft, a, b);
+}
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b) {
+  return native::binary(BinaryOp::kShiftRight, a, b);
+}
+Tensor logical_xor(const Tensor& a, const Tensor& b) {
+  return native::binary(BinaryOp::kLogicalXor, a, b);
+}
+
 Tensor logical_and(const Tensor& a, const Tensor& b) {
   return native::binary(BinaryOp::kLogicalAnd, a, b);
 }

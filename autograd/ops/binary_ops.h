@@ -6,6 +6,9 @@
 //   Tensor m = mutagrad::where(a > b, a, b);   // WhereBackward0; a > b is a bool tensor
 #pragma once
 
+#include <optional>
+#include <string_view>
+
 #include "tensor/tensor.h"
 
 namespace mutagrad {
@@ -42,6 +45,27 @@ Tensor lt(const Tensor& self, const Scalar& other);
 Tensor le(const Tensor& self, const Scalar& other);
 Tensor gt(const Tensor& self, const Scalar& other);
 Tensor ge(const Tensor& self, const Scalar& other);
+// Rounded division (PyTorch's definitions, integer results for integers; an integer divisor of
+// 0 is an error, checked before anything is written): remainder has the divisor's sign
+// (Python's %), fmod the dividend's, floor_divide is Python's //, and div with rounding_mode
+// "trunc" / "floor" rounds the quotient (zero gradients: DivBackward2/3).
+Tensor remainder(const Tensor& self, const Tensor& other);
+Tensor remainder(const Tensor& self, const Scalar& other);
+Tensor remainder(const Scalar& self, const Tensor& other);
+Tensor fmod(const Tensor& self, const Tensor& other);
+Tensor fmod(const Tensor& self, const Scalar& other);
+Tensor floor_divide(const Tensor& self, const Tensor& other);
+Tensor floor_divide(const Tensor& self, const Scalar& other);
+Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode);
+Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode);
+// Integer (and bool) bit operations; shifts by a count outside [0, bits) give 0 (left) or the
+// sign fill (right).
+Tensor bitwise_and(const Tensor& self, const Tensor& other);
+Tensor bitwise_or(const Tensor& self, const Tensor& other);
+Tensor bitwise_xor(const Tensor& self, const Tensor& other);
+Tensor bitwise_left_shift(const Tensor& self, const Tensor& other);
+Tensor bitwise_right_shift(const Tensor& self, const Tensor& other);
+Tensor logical_xor(const Tensor& self, const Tensor& other);
 Tensor logical_and(const Tensor& self, const Tensor& other);
 Tensor logical_or(const Tensor& self, const Tensor& other);
 

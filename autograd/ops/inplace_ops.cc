@@ -105,10 +105,9 @@ void binary_inplace(const Tensor& self, BinaryOp op, const Tensor& other, const 
   check_cast(self, native::binary_compute_dtype(op, promoted), site.op);
   native::assert_no_internal_overlap(self, site.op);
   std::shared_ptr<Node> node;
-  if (requires_grad && self.is_floating_point()) {
+  if (requires_grad && self.is_floating_point() && binary_is_differentiable(op)) {
     Tensor self_value;
-    if (op == BinaryOp::kPow ||
-        ((op == BinaryOp::kMul || op == BinaryOp::kDiv) && tensor_requires_grad(other))) {
+    if (binary_node_saves_self(op, tensor_requires_grad(other))) {
       self_value = self.clone();  // differentiable: double backward reaches self's history
     }
     // See Note [Saving an operand that aliases the written tensor] in autograd/history.h.
@@ -152,25 +151,11 @@ void unary_inplace(const Tensor& self, UnaryOp op, const UnaryArgs& args,
   native::assert_no_internal_overlap(self, site.op);
   std::shared_ptr<Node> node;
   if (requires_grad) {
-    const bool saves_self = op != UnaryOp::kNeg && !unary_saves_result(op);
-    node = make_unary_node(op, self, args, saves_self ? self.clone() : Tensor());
+    node = make_unary_node(op, self, args, unary_saves_self(op) ? self.clone() : Tensor());
   }
   native::unary_out(op, self, self, args, &site);  // checks, bumps once, writes
   finish(self, node);
   if (node && unary_saves_result(op)) save_unary_result(*node, self);
-}
-
-// & | ^ of bool tensors in place; their results are not differentiable.
-void logical_inplace(const Tensor& self, BinaryOp op, const Tensor& other,
-                     const MutationSite& site) {
-  if (self.dtype() != kBool || other.dtype() != kBool) {
-    throw DTypeError(str(site.op,
-                         "(): mutagrad implements &=, |= and ^= for bool tensors only, got ",
-                         dtype_name(self.dtype()), " and ", dtype_name(other.dtype()),
-                         "; compare first (e.g. mask &= x > 0)"));
-  }
-  check_broadcast_into(self, other.sizes(), site.op);
-  native::binary_out(op, self, self, safe_operand(self, other), &site);
 }
 
 void masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& value,
@@ -335,15 +320,124 @@ Tensor& Tensor::pow_(const Tensor& exponent, CallSite site) {
   return *this;
 }
 Tensor& Tensor::bitwise_and_(const Tensor& other, CallSite site) {
-  autograd::logical_inplace(*this, BinaryOp::kLogicalAnd, other, site_of("bitwise_and_", site));
+  autograd::binary_inplace(*this, BinaryOp::kBitwiseAnd, other, 1, site_of("bitwise_and_", site));
   return *this;
 }
 Tensor& Tensor::bitwise_or_(const Tensor& other, CallSite site) {
-  autograd::logical_inplace(*this, BinaryOp::kLogicalOr, other, site_of("bitwise_or_", site));
+  autograd::binary_inplace(*this, BinaryOp::kBitwiseOr, other, 1, site_of("bitwise_or_", site));
   return *this;
 }
 Tensor& Tensor::bitwise_xor_(const Tensor& other, CallSite site) {
-  autograd::logical_inplace(*this, BinaryOp::kNe, other, site_of("bitwise_xor_", site));
+  autograd::binary_inplace(*this, BinaryOp::kBitwiseXor, other, 1, site_of("bitwise_xor_", site));
+  return *this;
+}
+Tensor& Tensor::bitwise_left_shift_(const Tensor& other, CallSite site) {
+  autograd::binary_inplace(*this, BinaryOp::kShiftLeft, other, 1,
+                           site_of("bitwise_left_shift_", site));
+  return *this;
+}
+Tensor& Tensor::bitwise_right_shift_(const Tensor& other, CallSite site) {
+  autograd::binary_inplace(*this, BinaryOp::kShiftRight, other, 1,
+                           site_of("bitwise_right_shift_", site));
+  return *this;
+}
+Tensor& Tensor::remainder_(const Tensor& other, CallSite site) {
+  autograd::binary_inplace(*this, BinaryOp::kRemainder, other, 1, site_of("remainder_", site));
+  return *this;
+}
+Tensor& Tensor::remainder_(const Scalar& other, CallSite site) {
+  autograd::binary_scalar_inplace(*this, BinaryOp::kRemainder, other, site_of("remainder_", site));
+  return *this;
+}
+Tensor& Tensor::fmod_(const Tensor& other, CallSite site) {
+  autograd::binary_inplace(*this, BinaryOp::kFmod, other, 1, site_of("fmod_", site));
+  return *this;
+}
+Tensor& Tensor::fmod_(const Scalar& other, CallSite site) {
+  autograd::binary_scalar_inplace(*this, BinaryOp::kFmod, other, site_of("fmod_", site));
+  return *this;
+}
+Tensor& Tensor::floor_divide_(const Tensor& other, CallSite site) {
+  autograd::binary_inplace(*this, BinaryOp::kFloorDivide, other, 1, site_of("floor_divide_", site));
+  return *this;
+}
+Tensor& Tensor::floor_divide_(const Scalar& other, CallSite site) {
+  autograd::binary_scalar_inplace(*this, BinaryOp::kFloorDivide, other,
+                                  site_of("floor_divide_", site));
+  return *this;
+}
+Tensor& Tensor::div_(const Tensor& other, std::optional<std::string_view> rounding_mode,
+                     CallSite site) {
+  const std::optional<BinaryOp> op = autograd::rounding_op(rounding_mode);
+  if (!op) return div_(other, site);
+  autograd::binary_inplace(*this, *op, other, 1, site_of("div_", site));
+  return *this;
+}
+Tensor& Tensor::div_(const Scalar& other, std::optional<std::string_view> rounding_mode,
+                     CallSite site) {
+  const std::optional<BinaryOp> op = autograd::rounding_op(rounding_mode);
+  if (!op) return div_(other, site);
+  autograd::binary_scalar_inplace(*this, *op, other, site_of("div_", site));
+  return *this;
+}
+Tensor& Tensor::bitwise_not_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kBitwiseNot, {}, site_of("bitwise_not_", site));
+  return *this;
+}
+Tensor& Tensor::abs_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kAbs, {}, site_of("abs_", site));
+  return *this;
+}
+Tensor& Tensor::sqrt_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kSqrt, {}, site_of("sqrt_", site));
+  return *this;
+}
+Tensor& Tensor::rsqrt_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kRsqrt, {}, site_of("rsqrt_", site));
+  return *this;
+}
+Tensor& Tensor::log_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kLog, {}, site_of("log_", site));
+  return *this;
+}
+Tensor& Tensor::log1p_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kLog1p, {}, site_of("log1p_", site));
+  return *this;
+}
+Tensor& Tensor::expm1_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kExpm1, {}, site_of("expm1_", site));
+  return *this;
+}
+Tensor& Tensor::sign_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kSign, {}, site_of("sign_", site));
+  return *this;
+}
+Tensor& Tensor::floor_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kFloor, {}, site_of("floor_", site));
+  return *this;
+}
+Tensor& Tensor::ceil_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kCeil, {}, site_of("ceil_", site));
+  return *this;
+}
+Tensor& Tensor::trunc_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kTrunc, {}, site_of("trunc_", site));
+  return *this;
+}
+Tensor& Tensor::frac_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kFrac, {}, site_of("frac_", site));
+  return *this;
+}
+Tensor& Tensor::round_(int64_t decimals, CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kRound, native::round_args(decimals),
+                          site_of("round_", site));
+  return *this;
+}
+Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> posinf,
+                            std::optional<double> neginf, CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kNanToNum,
+                          native::nan_to_num_args(dtype(), nan, posinf, neginf),
+                          site_of("nan_to_num_", site));
   return *this;
 }
 Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max, CallSite site) {

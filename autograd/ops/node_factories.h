@@ -8,6 +8,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "autograd/node.h"
 #include "tensor/backend.h"
@@ -29,6 +31,15 @@ void save_unary_result(Node& node, const Tensor& result);
 std::shared_ptr<Node> make_binary_node(BinaryOp op, const Tensor& self, const Tensor& other,
                                        const Scalar& alpha, const Tensor& self_value,
                                        const Tensor& other_value);
+// div's rounding_mode: nullopt (true division: nullopt), "trunc" or "floor"; anything else is
+// PyTorch's ValueError-kind error.
+std::optional<BinaryOp> rounding_op(std::optional<std::string_view> mode);
+// Whether `op` has a gradient (arithmetic; not the bit ops or comparisons), and whether its node
+// needs self's value (an in-place op clones self before writing when so).
+bool binary_is_differentiable(BinaryOp op);
+bool binary_node_saves_self(BinaryOp op, bool other_requires_grad);
+// Whether the node of a unary op saves its input (an in-place op then clones it first).
+bool unary_saves_self(UnaryOp op);
 // PowBackward1 of pow_ saves its result after the write: call after rebase_history.
 void save_binary_result(Node& node, const Tensor& result);
 // Add/Sub/Mul/DivBackward1 for self op scalar.

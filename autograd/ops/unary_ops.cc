@@ -137,18 +137,109 @@ class ClampBackward1 final : public SavedOneNode {
   std::optional<Scalar> min_, max_;
 };
 
-bool unary_saves_result(UnaryOp op) {
+class RsqrtBackward0 final : public SavedOneNode {
+ public:
+  RsqrtBackward0() : SavedOneNode("result") {}
+  const char* name() const override { return "RsqrtBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    Tensor result = saved();
+    return {grads[0] * (result * result * result) * -0.5};
+  }
+};
+
+class Exp2Backward0 final : public SavedOneNode {
+ public:
+  Exp2Backward0() : SavedOneNode("result") {}
+  const char* name() const override { return "Exp2Backward0"; }
+  VariableList apply(VariableList&& grads) override {
+    return {grads[0] * saved() * 0.69314718055994530942};  // ln 2
+  }
+};
+
+class Expm1Backward0 final : public SavedOneNode {
+ public:
+  Expm1Backward0() : SavedOneNode("result") {}
+  const char* name() const override { return "Expm1Backward0"; }
+  VariableList apply(VariableList&& grads) override { return {grads[0] * (saved() + 1)}; }
+};
+
+class Log1PBackward0 final : public SavedOneNode {
+ public:
+  Log1PBackward0() : SavedOneNode("self") {}
+  const char* name() const override { return "Log1PBackward0"; }
+  VariableList apply(VariableList&& grads) override { return {grads[0] / (saved() + 1)}; }
+};
+
+// log2 and log10: grad / (self * ln(base)).
+class LogBaseBackward final : public SavedOneNode {
+ public:
+  LogBaseBackward(const char* name, double ln_base)
+      : SavedOneNode("self"), name_(name), ln_base_(ln_base) {}
+  const char* name() const override { return name_; }
+  VariableList apply(VariableList&& grads) override { return {grads[0] / (saved() * ln_base_)}; }
+
+ private:
+  const char* name_;
+  double ln_base_;
+};
+
+// nan_to_num: the gradient passes where self is finite (grad * isfinite(self), as PyTorch).
+class NanToNumBackward0 final : public SavedOneNode {
+ public:
+  NanToNumBackward0() : SavedOneNode("self") {}
+  const char* name() const override { return "NanToNumBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    const Tensor self = saved();
+    return {grads[0] * native::to(native::unary(UnaryOp::kIsFinite, self), grads[0].dtype())};
+  }
+};
+
+// The rounding ops are piecewise constant: zero gradient (derivatives.yaml's zeros_like).
+class RoundingBackward final : public Node {
+ public:
+  explicit RoundingBackward(const char* name) : name_(name) {}
+  const char* name() const override { return name_; }
+  VariableList apply(VariableList&& grads) override { return {zeros_like(grads[0])}; }
+
+ private:
+  const char* name_;
+};
+
+// frac(x) = x - trunc(x): the gradient passes.
+class FracBackward0 final : public Node {
+ public:
+  const char* name() const override { return "FracBackward0"; }
+  VariableList apply(VariableList&& grads) override { return {grads[0]}; }
+};
+
+enum class Saves { kNothing, kSelf, kResult };
+
+Saves unary_saves(UnaryOp op) {
   switch (op) {
     case UnaryOp::kExp:
     case UnaryOp::kSqrt:
     case UnaryOp::kTanh:
     case UnaryOp::kSigmoid:
     case UnaryOp::kRelu:
-      return true;
+    case UnaryOp::kRsqrt:
+    case UnaryOp::kExp2:
+    case UnaryOp::kExpm1:
+      return Saves::kResult;
+    case UnaryOp::kNeg:
+    case UnaryOp::kSign:
+    case UnaryOp::kFloor:
+    case UnaryOp::kCeil:
+    case UnaryOp::kRound:
+    case UnaryOp::kTrunc:
+    case UnaryOp::kFrac:
+      return Saves::kNothing;
     default:
-      return false;
+      return Saves::kSelf;
   }
 }
+
+bool unary_saves_result(UnaryOp op) { return unary_saves(op) == Saves::kResult; }
+bool unary_saves_self(UnaryOp op) { return unary_saves(op) == Saves::kSelf; }
 
 void save_unary_result(Node& node, const Tensor& result) {
   static_cast<SavedOneNode&>(node).saved_ =
@@ -203,11 +294,54 @@ std::shared_ptr<Node> make_unary_node(UnaryOp op, const Tensor& self, const Unar
       node = clamp;
       break;
     }
+    case UnaryOp::kRsqrt:
+      node = std::make_shared<RsqrtBackward0>();
+      break;
+    case UnaryOp::kExp2:
+      node = std::make_shared<Exp2Backward0>();
+      break;
+    case UnaryOp::kExpm1:
+      node = std::make_shared<Expm1Backward0>();
+      break;
+    case UnaryOp::kLog1p:
+      node = std::make_shared<Log1PBackward0>();
+      break;
+    case UnaryOp::kLog2:
+      node = std::make_shared<LogBaseBackward>("Log2Backward0", 0.69314718055994530942);
+      break;
+    case UnaryOp::kLog10:
+      node = std::make_shared<LogBaseBackward>("Log10Backward0", 2.30258509299404568402);
+      break;
+    case UnaryOp::kNanToNum:
+      node = std::make_shared<NanToNumBackward0>();
+      break;
+    case UnaryOp::kSign:
+      node = std::make_shared<RoundingBackward>("SignBackward0");
+      break;
+    case UnaryOp::kFloor:
+      node = std::make_shared<RoundingBackward>("FloorBackward0");
+      break;
+    case UnaryOp::kCeil:
+      node = std::make_shared<RoundingBackward>("CeilBackward0");
+      break;
+    case UnaryOp::kTrunc:
+      node = std::make_shared<RoundingBackward>("TruncBackward0");
+      break;
+    case UnaryOp::kRound:
+      node = std::make_shared<RoundingBackward>(args.has_arg ? "RoundBackward1" : "RoundBackward0");
+      break;
+    case UnaryOp::kFrac:
+      node = std::make_shared<FracBackward0>();
+      break;
     case UnaryOp::kLogicalNot:
-      MG_INTERNAL_ASSERT(false, "logical_not is not differentiable");
+    case UnaryOp::kIsNan:
+    case UnaryOp::kIsInf:
+    case UnaryOp::kIsFinite:
+    case UnaryOp::kBitwiseNot:
+      MG_INTERNAL_ASSERT(false, unary_op_name(op), " is not differentiable");
   }
   node->set_next_edges(collect_next_edges(self));
-  if (op != UnaryOp::kNeg && !unary_saves_result(op)) {
+  if (unary_saves(op) == Saves::kSelf) {
     saves_self = static_cast<SavedOneNode*>(node.get());
     saves_self->saved_ = SavedVariable(self_value, /*is_output=*/false);
   }
@@ -258,12 +392,29 @@ Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar
 
 Tensor logical_not(const Tensor& self) { return native::unary(UnaryOp::kLogicalNot, self); }
 
-Tensor sign(const Tensor& self) {
-  Tensor pos = native::binary(BinaryOp::kGt, self, Scalar(0));
-  Tensor neg = native::binary(BinaryOp::kLt, self, Scalar(0));
-  return native::binary(BinaryOp::kSub, native::to(pos, self.dtype()),
-                        native::to(neg, self.dtype()));
+Tensor sign(const Tensor& self) { return unary_op(UnaryOp::kSign, self); }
+Tensor rsqrt(const Tensor& self) { return unary_op(UnaryOp::kRsqrt, self); }
+Tensor exp2(const Tensor& self) { return unary_op(UnaryOp::kExp2, self); }
+Tensor expm1(const Tensor& self) { return unary_op(UnaryOp::kExpm1, self); }
+Tensor log1p(const Tensor& self) { return unary_op(UnaryOp::kLog1p, self); }
+Tensor log2(const Tensor& self) { return unary_op(UnaryOp::kLog2, self); }
+Tensor log10(const Tensor& self) { return unary_op(UnaryOp::kLog10, self); }
+Tensor floor(const Tensor& self) { return unary_op(UnaryOp::kFloor, self); }
+Tensor ceil(const Tensor& self) { return unary_op(UnaryOp::kCeil, self); }
+Tensor trunc(const Tensor& self) { return unary_op(UnaryOp::kTrunc, self); }
+Tensor frac(const Tensor& self) { return unary_op(UnaryOp::kFrac, self); }
+Tensor round(const Tensor& self, int64_t decimals) {
+  return unary_op(UnaryOp::kRound, self, native::round_args(decimals));
 }
+Tensor nan_to_num(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                  std::optional<double> neginf) {
+  return unary_op(UnaryOp::kNanToNum, self,
+                  native::nan_to_num_args(self.dtype(), nan, posinf, neginf));
+}
+Tensor isnan(const Tensor& self) { return native::unary(UnaryOp::kIsNan, self); }
+Tensor isinf(const Tensor& self) { return native::unary(UnaryOp::kIsInf, self); }
+Tensor isfinite(const Tensor& self) { return native::unary(UnaryOp::kIsFinite, self); }
+Tensor bitwise_not(const Tensor& self) { return native::unary(UnaryOp::kBitwiseNot, self); }
 
 Tensor operator-(const Tensor& self) { return neg(self); }
 Tensor operator!(const Tensor& self) { return logical_not(self); }
@@ -284,5 +435,25 @@ Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const
   return mutagrad::clamp(*this, min, max);
 }
 Tensor Tensor::logical_not() const { return mutagrad::logical_not(*this); }
+Tensor Tensor::sign() const { return mutagrad::sign(*this); }
+Tensor Tensor::rsqrt() const { return mutagrad::rsqrt(*this); }
+Tensor Tensor::exp2() const { return mutagrad::exp2(*this); }
+Tensor Tensor::expm1() const { return mutagrad::expm1(*this); }
+Tensor Tensor::log1p() const { return mutagrad::log1p(*this); }
+Tensor Tensor::log2() const { return mutagrad::log2(*this); }
+Tensor Tensor::log10() const { return mutagrad::log10(*this); }
+Tensor Tensor::floor() const { return mutagrad::floor(*this); }
+Tensor Tensor::ceil() const { return mutagrad::ceil(*this); }
+Tensor Tensor::trunc() const { return mutagrad::trunc(*this); }
+Tensor Tensor::frac() const { return mutagrad::frac(*this); }
+Tensor Tensor::round(int64_t decimals) const { return mutagrad::round(*this, decimals); }
+Tensor Tensor::nan_to_num(std::optional<double> nan, std::optional<double> posinf,
+                          std::optional<double> neginf) const {
+  return mutagrad::nan_to_num(*this, nan, posinf, neginf);
+}
+Tensor Tensor::isnan() const { return mutagrad::isnan(*this); }
+Tensor Tensor::isinf() const { return mutagrad::isinf(*this); }
+Tensor Tensor::isfinite() const { return mutagrad::isfinite(*this); }
+Tensor Tensor::bitwise_not() const { return mutagrad::bitwise_not(*this); }
 
 }  // namespace mutagrad

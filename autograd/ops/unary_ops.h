@@ -27,8 +27,32 @@ Tensor clamp(const Tensor& self, std::optional<Scalar> min,
              std::optional<Scalar> max = std::nullopt);
 // Not differentiable: bool result.
 Tensor logical_not(const Tensor& self);
-// -1, 0 or 1 of self's dtype; not differentiable (its derivative is zero almost everywhere).
+// -1, 0 or 1 of self's dtype (0 for NaN, as torch 1.13); SignBackward0 gives zeros.
 Tensor sign(const Tensor& self);
+// Float-only (integers compute in float32, as torch): RsqrtBackward0, Exp2Backward0, ...
+Tensor rsqrt(const Tensor& self);
+Tensor exp2(const Tensor& self);
+Tensor expm1(const Tensor& self);
+Tensor log1p(const Tensor& self);
+Tensor log2(const Tensor& self);
+Tensor log10(const Tensor& self);
+// Rounding: integers pass through (bool is refused, as torch); zero gradients.
+Tensor floor(const Tensor& self);
+Tensor ceil(const Tensor& self);
+Tensor trunc(const Tensor& self);
+// Half to even, at 10^-decimals (decimals != 0: floating dtypes only).
+Tensor round(const Tensor& self, int64_t decimals = 0);
+Tensor frac(const Tensor& self);  // self - trunc(self), floating only
+// NaN -> nan (0), +inf -> posinf (the dtype's max), -inf -> neginf (its lowest).
+Tensor nan_to_num(const Tensor& self, std::optional<double> nan = 0.0,
+                  std::optional<double> posinf = std::nullopt,
+                  std::optional<double> neginf = std::nullopt);
+// Bool results (not differentiable).
+Tensor isnan(const Tensor& self);
+Tensor isinf(const Tensor& self);
+Tensor isfinite(const Tensor& self);
+// ~x: integers and bool (not floating).
+Tensor bitwise_not(const Tensor& self);
 
 Tensor operator-(const Tensor& self);
 Tensor operator!(const Tensor& self);

@@ -207,6 +207,28 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArg
       if (has_hi) return unary_loop<T, T>(out, in, [hi](T x) { return x > hi ? hi : x; });
       return unary_loop<T, T>(out, in, [](T x) { return x; });
     }
+    case UnaryOp::kSign:
+      return unary_loop<T, T>(out, in, [](T x) { return math::sign<T>(x); });
+    case UnaryOp::kFloor:
+    case UnaryOp::kCeil:
+    case UnaryOp::kTrunc:
+    case UnaryOp::kRound:
+    case UnaryOp::kNanToNum:
+      if constexpr (!kFloat) return unary_loop<T, T>(out, in, [](T x) { return x; });
+      break;  // floating: below
+    case UnaryOp::kIsNan:
+      return unary_loop<bool, T>(out, in, [](T x) { return math::is_nan<T>(x); });
+    case UnaryOp::kIsInf:
+      return unary_loop<bool, T>(out, in, [](T x) { return math::is_inf<T>(x); });
+    case UnaryOp::kIsFinite:
+      return unary_loop<bool, T>(out, in, [](T x) { return math::is_finite<T>(x); });
+    case UnaryOp::kBitwiseNot:
+      if constexpr (kBool) {
+        return unary_loop<T, T>(out, in, [](T x) { return !x; });
+      } else if constexpr (!kFloat) {
+        return unary_loop<T, T>(out, in, [](T x) { return static_cast<T>(~x); });
+      }
+      return bad();
     case UnaryOp::kPowScalar: {
       if constexpr (kFloat) {
         const T e = args.arg.to<T>();
@@ -263,6 +285,37 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArg
         return unary_vec_loop<T>(
             out, in, exp_domain, [](T x) { return T(1) / (T(1) + std::exp(-x)); },
             [](auto& o, const auto& a) { o = (T(1) + (-a).exp()).inverse(); });
+      case UnaryOp::kRsqrt:
+        return unary_loop<T, T>(out, in, [](T x) { return T(1) / std::sqrt(x); });
+      case UnaryOp::kExp2:
+        return unary_loop<T, T>(out, in, [](T x) { return std::exp2(x); });
+      case UnaryOp::kExpm1:
+        return unary_loop<T, T>(out, in, [](T x) { return std::expm1(x); });
+      case UnaryOp::kLog1p:
+        return unary_loop<T, T>(out, in, [](T x) { return std::log1p(x); });
+      case UnaryOp::kLog2:
+        return unary_loop<T, T>(out, in, [](T x) { return std::log2(x); });
+      case UnaryOp::kLog10:
+        return unary_loop<T, T>(out, in, [](T x) { return std::log10(x); });
+      case UnaryOp::kFloor:
+        return unary_loop<T, T>(out, in, [](T x) { return std::floor(x); });
+      case UnaryOp::kCeil:
+        return unary_loop<T, T>(out, in, [](T x) { return std::ceil(x); });
+      case UnaryOp::kTrunc:
+        return unary_loop<T, T>(out, in, [](T x) { return std::trunc(x); });
+      case UnaryOp::kFrac:
+        return unary_loop<T, T>(out, in, [](T x) { return x - std::trunc(x); });
+      case UnaryOp::kRound: {
+        const int64_t decimals = args.has_arg ? args.arg.to<int64_t>() : 0;
+        return unary_loop<T, T>(out, in,
+                                [decimals](T x) { return math::round_decimals<T>(x, decimals); });
+      }
+      case UnaryOp::kNanToNum: {
+        const T nan = args.arg.to<T>(), pos = args.arg2.to<T>(), neg = args.arg3.to<T>();
+        return unary_loop<T, T>(out, in, [nan, pos, neg](T x) {
+          return x != x ? nan : x == L::infinity() ? pos : x == -L::infinity() ? neg : x;
+        });
+      }
       default:
         break;
     }
@@ -312,6 +365,54 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
       return binary_loop<T, T>(out, a, b, [](T x, T y) { return max_propagate_nan<T>(x, y); });
     case BinaryOp::kMinimum:
       return binary_loop<T, T>(out, a, b, [](T x, T y) { return min_propagate_nan<T>(x, y); });
+    case BinaryOp::kRemainder:
+      if constexpr (!kBool) {
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return math::remainder<T>(x, y); });
+      }
+      break;
+    case BinaryOp::kFmod:
+      if constexpr (!kBool) {
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return math::fmod<T>(x, y); });
+      }
+      break;
+    case BinaryOp::kFloorDivide:
+      if constexpr (!kBool) {
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return math::floor_divide<T>(x, y); });
+      }
+      break;
+    case BinaryOp::kTruncDivide:
+      if constexpr (!kBool) {
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return math::trunc_divide<T>(x, y); });
+      }
+      break;
+    case BinaryOp::kBitwiseAnd:
+      if constexpr (kBool) return binary_loop<T, T>(out, a, b, [](T x, T y) { return x && y; });
+      if constexpr (!kFloat && !kBool) {
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return static_cast<T>(x & y); });
+      }
+      break;
+    case BinaryOp::kBitwiseOr:
+      if constexpr (kBool) return binary_loop<T, T>(out, a, b, [](T x, T y) { return x || y; });
+      if constexpr (!kFloat && !kBool) {
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return static_cast<T>(x | y); });
+      }
+      break;
+    case BinaryOp::kBitwiseXor:
+      if constexpr (kBool) return binary_loop<T, T>(out, a, b, [](T x, T y) { return x != y; });
+      if constexpr (!kFloat && !kBool) {
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return static_cast<T>(x ^ y); });
+      }
+      break;
+    case BinaryOp::kShiftLeft:
+      if constexpr (!kFloat && !kBool) {
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return math::shift_left<T>(x, y); });
+      }
+      break;
+    case BinaryOp::kShiftRight:
+      if constexpr (!kFloat && !kBool) {
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return math::shift_right<T>(x, y); });
+      }
+      break;
     case BinaryOp::kEq:
       return binary_loop<bool, T>(out, a, b, [](T x, T y) { return x == y; });
     case BinaryOp::kNe:
@@ -328,6 +429,8 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
       return binary_loop<bool, T>(out, a, b, [](T x, T y) { return x != T(0) && y != T(0); });
     case BinaryOp::kLogicalOr:
       return binary_loop<bool, T>(out, a, b, [](T x, T y) { return x != T(0) || y != T(0); });
+    case BinaryOp::kLogicalXor:
+      return binary_loop<bool, T>(out, a, b, [](T x, T y) { return (x != T(0)) != (y != T(0)); });
   }
   MG_INTERNAL_ASSERT(false, "cpu binary: unknown op ", static_cast<int>(op));
 }

@@ -3,10 +3,12 @@
 #include "tensor/native/pointwise.h"
 
 #include <initializer_list>
+#include <limits>
 #include <optional>
 
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
+#include "tensor/native/reduce.h"
 #include "tensor/native/views.h"
 #include "tensor/shape.h"
 
@@ -157,6 +159,40 @@ ScalarType unary_compute_dtype(UnaryOp op, const Tensor& self, const UnaryArgs& 
       if (args.has_arg2) check_scalar_fits(args.arg2, r, "clamp");
       return r;
     }
+    case UnaryOp::kFloor:
+    case UnaryOp::kCeil:
+    case UnaryOp::kTrunc:
+    case UnaryOp::kRound:
+      if (t == kBool) {
+        throw DTypeError(str(unary_op_name(op), "(): \"", unary_op_name(op),
+                             "\" not implemented for 'Bool'; convert the tensor to an integer or "
+                             "floating dtype first"));
+      }
+      if (op == UnaryOp::kRound && args.has_arg && !is_floating_point(t)) {
+        throw DTypeError(str("round(): decimals=", args.arg, " is not implemented for ",
+                             legacy_type_name(t),
+                             " tensors (only floating ones); convert with .to(kFloat64)"));
+      }
+      return t;
+    case UnaryOp::kFrac:
+      if (!is_floating_point(t)) {
+        throw DTypeError(str("frac(): \"frac\" not implemented for '", legacy_type_name(t),
+                             "'; convert the tensor to a floating dtype first"));
+      }
+      return t;
+    case UnaryOp::kBitwiseNot:
+      if (is_floating_point(t)) {
+        throw DTypeError(str("bitwise_not(): \"bitwise_not\" not implemented for '",
+                             legacy_type_name(t),
+                             "'; it takes integer or bool tensors (use logical_not for masks)"));
+      }
+      return t;
+    case UnaryOp::kSign:
+    case UnaryOp::kNanToNum:
+    case UnaryOp::kIsNan:
+    case UnaryOp::kIsInf:
+    case UnaryOp::kIsFinite:
+      return t;
     default:
       MG_INTERNAL_ASSERT(is_float_only(op), "unknown unary op ", static_cast<int>(op));
       return is_floating_point(t) ? t : kFloat32;
@@ -164,10 +200,41 @@ ScalarType unary_compute_dtype(UnaryOp op, const Tensor& self, const UnaryArgs& 
 }
 
 ScalarType unary_result_dtype(UnaryOp op, ScalarType compute) {
-  return op == UnaryOp::kLogicalNot ? kBool : compute;
+  return is_predicate(op) ? kBool : compute;
 }
 
 void check_binary_dtypes(BinaryOp op, ScalarType a, ScalarType b) {
+  const char* name = binary_op_name(op);
+  const bool any_float = is_floating_point(a) || is_floating_point(b);
+  const bool both_bool = a == kBool && b == kBool;
+  switch (op) {
+    case BinaryOp::kRemainder:
+    case BinaryOp::kFmod:
+    case BinaryOp::kFloorDivide:
+    case BinaryOp::kTruncDivide:
+      if (both_bool) {
+        throw DTypeError(str(name, "(): \"", name,
+                             "\" not implemented for 'Bool'; convert the tensors to an integer "
+                             "or floating dtype first"));
+      }
+      break;
+    case BinaryOp::kShiftLeft:
+    case BinaryOp::kShiftRight:
+    case BinaryOp::kBitwiseAnd:
+    case BinaryOp::kBitwiseOr:
+    case BinaryOp::kBitwiseXor: {
+      const bool is_shift = op == BinaryOp::kShiftLeft || op == BinaryOp::kShiftRight;
+      if (any_float || (is_shift && both_bool)) {
+        throw DTypeError(str(name, "(): \"", name, "\" not implemented for '",
+                             legacy_type_name(any_float ? (is_floating_point(a) ? a : b) : a),
+                             "'; it takes integer", is_shift ? "" : " or bool",
+                             " tensors (convert with .to(kInt64))"));
+      }
+      break;
+    }
+    default:
+      break;
+  }
   if (op == BinaryOp::kSub && (a == kBool || b == kBool)) {
     if (a == kBool && b == kBool) {
       throw DTypeError(
@@ -184,6 +251,22 @@ ScalarType binary_result_dtype(BinaryOp op, ScalarType compute) {
   return is_comparison(op) ? kBool : compute;
 }
 
+// Integer %, fmod, // and trunc division by zero: PyTorch's "ZeroDivisionError", before any
+// write (one reduction; on a GPU one device-to-host copy of the verdict).
+void check_integer_divisor(BinaryOp op, const Tensor& divisor, ScalarType compute) {
+  const bool divides = op == BinaryOp::kRemainder || op == BinaryOp::kFmod ||
+                       op == BinaryOp::kFloorDivide || op == BinaryOp::kTruncDivide;
+  if (!divides || is_floating_point(compute) || divisor.numel() == 0) return;
+  Tensor zero = new_tensor(divisor.sizes(), kBool, divisor.device());
+  backend_for(divisor.device())
+      .binary(BinaryOp::kEq, zero, to(divisor, compute),
+              expand_to(wrap_scalar(0, compute, divisor.device()), divisor.sizes()));
+  if (!reduce(ReduceOp::kMax, zero, {}, false).item<bool>()) return;
+  throw ValueError(str(binary_op_name(op),
+                       "(): ZeroDivisionError: integer division by zero (a divisor is 0); "
+                       "compute in a floating dtype, or mask the zero divisors first"));
+}
+
 // a op b computed in `compute`, into a new tensor.
 Tensor binary_impl(BinaryOp op, const Tensor& a, const Tensor& b, ScalarType compute) {
   const char* name = binary_op_name(op);
@@ -193,6 +276,7 @@ Tensor binary_impl(BinaryOp op, const Tensor& a, const Tensor& b, ScalarType com
   DimVector shape = broadcast_shapes(aa.sizes(), bb.sizes(), name);
   Tensor out = new_tensor(shape, binary_result_dtype(op, compute), aa.device());
   if (out.numel() == 0) return out;
+  check_integer_divisor(op, bb, compute);
   Tensor ac = expand_to(to(aa, compute), shape);
   Tensor bc = expand_to(to(bb, compute), shape);
   backend_for(out.device()).binary(op, out, ac, bc);
@@ -210,10 +294,44 @@ bool is_float_only(UnaryOp op) {
     case UnaryOp::kCos:
     case UnaryOp::kTanh:
     case UnaryOp::kSigmoid:
+    case UnaryOp::kRsqrt:
+    case UnaryOp::kExp2:
+    case UnaryOp::kExpm1:
+    case UnaryOp::kLog1p:
+    case UnaryOp::kLog2:
+    case UnaryOp::kLog10:
       return true;
     default:
       return false;
   }
+}
+
+UnaryArgs round_args(int64_t decimals) {
+  UnaryArgs args;
+  if (decimals != 0) {
+    args.arg = Scalar(decimals);
+    args.has_arg = true;
+  }
+  return args;
+}
+
+UnaryArgs nan_to_num_args(ScalarType dtype, std::optional<double> nan, std::optional<double> posinf,
+                          std::optional<double> neginf) {
+  UnaryArgs args;
+  double hi = 0.0;
+  double lo = 0.0;
+  if (dtype == kFloat32) {
+    hi = std::numeric_limits<float>::max();
+    lo = std::numeric_limits<float>::lowest();
+  } else if (dtype == kFloat64) {
+    hi = std::numeric_limits<double>::max();
+    lo = std::numeric_limits<double>::lowest();
+  }
+  args.arg = Scalar(nan.value_or(0.0));
+  args.arg2 = Scalar(posinf.value_or(hi));
+  args.arg3 = Scalar(neginf.value_or(lo));
+  args.has_arg = args.has_arg2 = true;
+  return args;
 }
 
 UnaryArgs clamp_args(const std::optional<Scalar>& min, const std::optional<Scalar>& max,
@@ -338,6 +456,7 @@ void binary_out(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b
   }
   check_can_cast(result, out, name);
   assert_no_internal_overlap(out, name);
+  if (compute_numel(shape) > 0) check_integer_divisor(op, bb, compute);
   if (bump != nullptr) out.version_counter().bump(*bump);  // every check passed
   if (out.numel() == 0) return;
   if (result != out.dtype()) {

@@ -35,6 +35,11 @@ bool is_float_only(UnaryOp op);
 // clamp's bounds as UnaryArgs; ValueError naming `op` when both are missing.
 UnaryArgs clamp_args(const std::optional<Scalar>& min, const std::optional<Scalar>& max,
                      const char* op);
+// round's decimals (none when 0) and nan_to_num's three replacements (defaults: 0, the dtype's
+// largest and lowest finite values; integer dtypes pass through, so nothing to fill).
+UnaryArgs round_args(int64_t decimals);
+UnaryArgs nan_to_num_args(ScalarType dtype, std::optional<double> nan, std::optional<double> posinf,
+                          std::optional<double> neginf);
 // out = op(self) where out has self's shape; out may be self (in place). DTypeError if the
 // result dtype cannot be cast to out's dtype (PyTorch's "result type Float can't be cast to
 // the desired output type Long").

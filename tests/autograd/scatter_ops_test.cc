@@ -134,7 +134,7 @@ Tensor random_values(IntArrayRef sizes, uint64_t seed) {
 
 TEST(ScatterOps, RandomCasesMatchANaiveLoop) {
   std::mt19937_64 rng(7);
-  for (int trial = 0; trial < 150; ++trial) {
+  for (int trial = 0; trial < 600; ++trial) {
     const Case c = random_case(rng);
     SCOPED_TRACE(::testing::Message() << "trial " << trial << " dim " << c.dim);
     const Tensor index = idx(c.index, c.index_sizes);

@@ -45,6 +45,12 @@ bool exact(UnaryOp op) {
     case UnaryOp::kCos:
     case UnaryOp::kTanh:
     case UnaryOp::kSigmoid:
+    case UnaryOp::kRsqrt:
+    case UnaryOp::kExp2:
+    case UnaryOp::kExpm1:
+    case UnaryOp::kLog1p:
+    case UnaryOp::kLog2:
+    case UnaryOp::kLog10:
       return false;
     default:
       return true;
@@ -121,9 +127,13 @@ TEST_P(BackendConformance, CopyBetweenOverlappingViews) {
 }
 
 TEST_P(BackendConformance, UnaryOps) {
-  const UnaryOp ops[] = {UnaryOp::kNeg,     UnaryOp::kAbs,  UnaryOp::kExp,       UnaryOp::kLog,
-                         UnaryOp::kSqrt,    UnaryOp::kSin,  UnaryOp::kCos,       UnaryOp::kTanh,
-                         UnaryOp::kSigmoid, UnaryOp::kRelu, UnaryOp::kLogicalNot};
+  const UnaryOp ops[] = {
+      UnaryOp::kNeg,        UnaryOp::kAbs,       UnaryOp::kExp,  UnaryOp::kLog,     UnaryOp::kSqrt,
+      UnaryOp::kSin,        UnaryOp::kCos,       UnaryOp::kTanh, UnaryOp::kSigmoid, UnaryOp::kRelu,
+      UnaryOp::kLogicalNot, UnaryOp::kRsqrt,     UnaryOp::kExp2, UnaryOp::kExpm1,   UnaryOp::kLog1p,
+      UnaryOp::kLog2,       UnaryOp::kLog10,     UnaryOp::kSign, UnaryOp::kFloor,   UnaryOp::kCeil,
+      UnaryOp::kRound,      UnaryOp::kTrunc,     UnaryOp::kFrac, UnaryOp::kIsNan,   UnaryOp::kIsInf,
+      UnaryOp::kIsFinite,   UnaryOp::kBitwiseNot};
   for (const DimVector& shape : shapes()) {
     for (ScalarType dtype : kAllDtypes) {
       for (UnaryOp op : ops) {
@@ -175,12 +185,38 @@ TEST_P(BackendConformance, PowAndClampWithScalars) {
   }
 }
 
+TEST_P(BackendConformance, RoundWithDecimalsAndNanToNum) {
+  for (const DimVector& shape : shapes()) {
+    for (ScalarType dtype : kAllDtypes) {
+      Tensor x = input(rnd_, shape, dtype);
+      for (int64_t decimals : {1, 3, -1}) {
+        check_op(
+            GetParam(), {x},
+            [decimals](const std::vector<Tensor>& t) {
+              return native::unary(UnaryOp::kRound, t[0], native::round_args(decimals));
+            },
+            host_run() ? 0 : kUlps, str("round ", dtype, shape, " decimals ", decimals));
+      }
+      check_op(
+          GetParam(), {x},
+          [dtype](const std::vector<Tensor>& t) {
+            return native::unary(UnaryOp::kNanToNum, t[0],
+                                 native::nan_to_num_args(dtype, 1.5, std::nullopt, -7.0));
+          },
+          0, str("nan_to_num ", dtype, shape));
+    }
+  }
+}
+
 TEST_P(BackendConformance, BinaryOpsBroadcastAndPromote) {
-  const BinaryOp ops[] = {BinaryOp::kAdd,     BinaryOp::kSub,        BinaryOp::kMul,
-                          BinaryOp::kDiv,     BinaryOp::kPow,        BinaryOp::kMaximum,
-                          BinaryOp::kMinimum, BinaryOp::kEq,         BinaryOp::kNe,
-                          BinaryOp::kLt,      BinaryOp::kLe,         BinaryOp::kGt,
-                          BinaryOp::kGe,      BinaryOp::kLogicalAnd, BinaryOp::kLogicalOr};
+  const BinaryOp ops[] = {
+      BinaryOp::kAdd,       BinaryOp::kSub,         BinaryOp::kMul,         BinaryOp::kDiv,
+      BinaryOp::kPow,       BinaryOp::kMaximum,     BinaryOp::kMinimum,     BinaryOp::kRemainder,
+      BinaryOp::kFmod,      BinaryOp::kFloorDivide, BinaryOp::kTruncDivide, BinaryOp::kBitwiseAnd,
+      BinaryOp::kBitwiseOr, BinaryOp::kBitwiseXor,  BinaryOp::kShiftLeft,   BinaryOp::kShiftRight,
+      BinaryOp::kEq,        BinaryOp::kNe,          BinaryOp::kLt,          BinaryOp::kLe,
+      BinaryOp::kGt,        BinaryOp::kGe,          BinaryOp::kLogicalAnd,  BinaryOp::kLogicalOr,
+      BinaryOp::kLogicalXor};
   for (const DimVector& shape : shapes()) {
     // b broadcasts: each dim of a's shape kept or set to 1, maybe fewer dims.
     DimVector bshape;

@@ -20,6 +20,7 @@ import mutagrad as mg
 from lib_util import assert_tensors_match, capture, from_torch, numpy_of
 
 SEEDS = range(4)
+CASES = 60  # per seed and device: each op sees 240 random cases per device
 REDUCES = ("sum", "prod", "mean", "amax", "amin")
 TOL = dict(exact=False, rtol=1e-10, atol=1e-12)
 
@@ -88,7 +89,7 @@ def compare(torch_result, mg_result, what):
 def test_gather_scatter_add_and_reduce_match_torch(seed):
     rng = random.Random(seed)
     gen = torch.Generator().manual_seed(seed)
-    for _ in range(25):
+    for _ in range(CASES):
         shape, dim, index_shape, index = scatter_case(rng)
         # Away from zero so that prod's and mean's gradients are well conditioned; distinct
         # values, so amax/amin have no ties.
@@ -128,7 +129,7 @@ def naive_scatter(x, dim, index_shape, index, src):
 def test_scatter_matches_torch_and_last_write_wins(seed):
     rng = random.Random(100 + seed)
     gen = torch.Generator().manual_seed(100 + seed)
-    for _ in range(25):
+    for _ in range(CASES):
         shape, dim, index_shape, index = scatter_case(rng)
         x = torch.randn(shape, generator=gen, dtype=torch.float64)
         src = torch.randn(index_shape, generator=gen, dtype=torch.float64)
@@ -153,7 +154,7 @@ def test_scatter_matches_torch_and_last_write_wins(seed):
 def test_take_put_and_masked_ops_match_torch(seed):
     rng = random.Random(200 + seed)
     gen = torch.Generator().manual_seed(200 + seed)
-    for _ in range(25):
+    for _ in range(CASES):
         ndim = rng.randint(0, 3)
         shape = [rng.randint(1, 4) for _ in range(ndim)]
         numel = int(np.prod(shape))
@@ -293,3 +294,66 @@ def test_stale_saved_tensor_names_the_python_line(write):
         z.sum().backward()
     assert "scatter_family_test.py" in str(err.value)
     assert "_(" in str(err.value) or "_ " in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_refused_writes_raise_torchs_kind_and_change_nothing(seed):
+    """Random geometries with one bad index value (too large, or negative where it does not
+    wrap) or a bad shape: torch's exception kind (IndexError for our out-of-range gather and
+    scatter, where torch raises RuntimeError), our tensor unchanged, version unmoved."""
+    rng = random.Random(300 + seed)
+    gen = torch.Generator().manual_seed(300 + seed)
+    for _ in range(CASES):
+        shape, dim, index_shape, index = scatter_case(rng)
+        d = dim % len(shape)
+        bad = list(index)
+        kind = rng.choice(["large", "negative", "shape"])
+        if kind == "large":
+            bad[rng.randrange(len(bad))] = shape[d] + rng.randint(0, 3)
+        elif kind == "negative":
+            bad[rng.randrange(len(bad))] = -rng.randint(1, shape[d])
+        src_shape = list(index_shape)
+        bad_shape = list(index_shape)
+        if kind == "shape":
+            others = [k for k in range(len(shape)) if k != d]
+            if not others:
+                continue
+            k = rng.choice(others)
+            bad_shape[k] = shape[k] + 1
+            src_shape[k] = shape[k] + 1
+            bad = [0] * int(np.prod(bad_shape))
+        x = torch.randn(shape, generator=gen, dtype=torch.float64)
+        src = torch.randn(src_shape, generator=gen, dtype=torch.float64)
+        ops = {
+            "scatter_": lambda a, i, s: a.scatter_(dim, i, s),
+            "scatter_add_": lambda a, i, s: a.scatter_add_(dim, i, s),
+            "scatter_reduce_": lambda a, i, s: a.scatter_reduce_(dim, i, s, "amin"),
+            "gather": lambda a, i, s: a.gather(dim, i),
+        }
+        for name, op in ops.items():
+            kinds = {}
+            for lib in (torch, mg):
+                a = lib_tensor(lib, x)
+                outcome = capture(lambda: op(a, lib_index(lib, bad, bad_shape),
+                                             lib_tensor(lib, src)))
+                kinds[lib.__name__] = outcome.kind
+                if lib is mg:
+                    assert np.array_equal(numpy_of(a), numpy_of(x)), name
+                    assert a._version == 0, name
+            what = f"{name} {kind} shape {shape} dim {dim} index {bad_shape} {bad}"
+            if kind == "shape":
+                assert kinds["torch"] == kinds["mutagrad"] == "RuntimeError", (what, kinds)
+            else:
+                assert kinds == {"torch": "RuntimeError", "mutagrad": "IndexError"}, (what, kinds)
+        # take / put_: negative indices wrap there; beyond -numel or numel is an IndexError.
+        numel = x.numel()
+        flat = [rng.randint(-numel, numel - 1) for _ in range(3)]
+        flat[rng.randrange(3)] = rng.choice([numel + rng.randint(0, 2), -numel - 1])
+        for lib in (torch, mg):
+            a = lib_tensor(lib, x)
+            i = lib_index(lib, flat, [3])
+            s3 = lib_tensor(lib, torch.ones(3, dtype=torch.float64))
+            assert capture(lambda: a.put_(i, s3)).kind == "IndexError", flat
+            assert capture(lambda: a.take(i)).kind == "IndexError", flat
+            if lib is mg:
+                assert np.array_equal(numpy_of(a), numpy_of(x)) and a._version == 0

@@ -492,6 +492,27 @@ double reference_binary(BinaryOp op, double x, double y, ScalarType t) {
       return x != 0 && y != 0;
     case BinaryOp::kLogicalOr:
       return x != 0 || y != 0;
+    case BinaryOp::kLogicalXor:
+      return (x != 0) != (y != 0);
+    // Integer compute dtypes only (the test skips the floating ones): exact in double.
+    case BinaryOp::kRemainder:
+      return x - y * std::floor(x / y);
+    case BinaryOp::kFmod:
+      return std::fmod(x, y);
+    case BinaryOp::kFloorDivide:
+      return std::floor(x / y);
+    case BinaryOp::kTruncDivide:
+      return std::trunc(x / y);
+    case BinaryOp::kBitwiseAnd:
+      return cast(static_cast<double>(static_cast<int64_t>(x) & static_cast<int64_t>(y)));
+    case BinaryOp::kBitwiseOr:
+      return cast(static_cast<double>(static_cast<int64_t>(x) | static_cast<int64_t>(y)));
+    case BinaryOp::kBitwiseXor:
+      return cast(static_cast<double>(static_cast<int64_t>(x) ^ static_cast<int64_t>(y)));
+    case BinaryOp::kShiftLeft:
+      return cast(x * std::pow(2.0, y));  // counts in [0, 3] (see the test)
+    case BinaryOp::kShiftRight:
+      return std::floor(x / std::pow(2.0, y));
   }
   return kNan;
 }
@@ -500,16 +521,23 @@ double to_dtype(double v, ScalarType t) { return reference_binary(BinaryOp::kAdd
 
 TEST(Binary, RandomShapesStridesAndDtypesAgainstReference) {
   Random rnd(42);
-  const BinaryOp ops[] = {BinaryOp::kAdd,     BinaryOp::kSub,        BinaryOp::kMul,
-                          BinaryOp::kDiv,     BinaryOp::kPow,        BinaryOp::kMaximum,
-                          BinaryOp::kMinimum, BinaryOp::kEq,         BinaryOp::kNe,
-                          BinaryOp::kLt,      BinaryOp::kLe,         BinaryOp::kGt,
-                          BinaryOp::kGe,      BinaryOp::kLogicalAnd, BinaryOp::kLogicalOr};
-  for (int trial = 0; trial < 600; ++trial) {
-    BinaryOp op = ops[rnd.uniform(0, 14)];
+  const BinaryOp ops[] = {
+      BinaryOp::kAdd,        BinaryOp::kSub,        BinaryOp::kMul,         BinaryOp::kDiv,
+      BinaryOp::kPow,        BinaryOp::kMaximum,    BinaryOp::kMinimum,     BinaryOp::kEq,
+      BinaryOp::kNe,         BinaryOp::kLt,         BinaryOp::kLe,          BinaryOp::kGt,
+      BinaryOp::kGe,         BinaryOp::kLogicalAnd, BinaryOp::kLogicalOr,   BinaryOp::kLogicalXor,
+      BinaryOp::kRemainder,  BinaryOp::kFmod,       BinaryOp::kFloorDivide, BinaryOp::kTruncDivide,
+      BinaryOp::kBitwiseAnd, BinaryOp::kBitwiseOr,  BinaryOp::kBitwiseXor,  BinaryOp::kShiftLeft,
+      BinaryOp::kShiftRight};
+  const int64_t num_ops = static_cast<int64_t>(sizeof(ops) / sizeof(ops[0]));
+  for (int trial = 0; trial < 1500; ++trial) {
+    BinaryOp op = ops[rnd.uniform(0, num_ops - 1)];
     ScalarType ta = kAllDtypes[rnd.uniform(0, 4)], tb = kAllDtypes[rnd.uniform(0, 4)];
     if (op == BinaryOp::kSub && (ta == kBool || tb == kBool)) continue;
     if (op == BinaryOp::kPow && ta == kBool && tb == kBool) continue;
+    const bool integer_only = op >= BinaryOp::kRemainder && op <= BinaryOp::kShiftRight;
+    const ScalarType promoted = native::result_type(tensor({1}, ta), tensor({1}, tb));
+    if (integer_only && !is_integral(promoted, false)) continue;  // floats: math_ops_test
     DimVector shape = rnd.shape();
     // Each operand drops leading dims and makes some dims 1 (broadcast).
     auto operand_shape = [&] {
@@ -525,6 +553,12 @@ TEST(Binary, RandomShapesStridesAndDtypesAgainstReference) {
     if (op == BinaryOp::kPow) {  // keep integer powers small and non-overflowing
       a = native::unary(UnaryOp::kClamp, a, clamp_args(-3, 3));
       b = native::unary(UnaryOp::kClamp, b, clamp_args(-3, 3));
+    }
+    if (op >= BinaryOp::kShiftLeft && op <= BinaryOp::kShiftRight) {  // small counts
+      b = native::unary(UnaryOp::kClamp, b, clamp_args(0, 3));
+    }
+    if (op >= BinaryOp::kRemainder && op <= BinaryOp::kTruncDivide) {  // no zero divisor
+      b = native::where(native::binary(BinaryOp::kEq, b, Scalar(0)), tensor(7, b.dtype()), b);
     }
     Tensor r = native::binary(op, a, b);
     DimVector out_shape = broadcast_shapes(sa, sb);
