@@ -38,7 +38,6 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
     randint,
     manual_seed,
     from_numpy,
-    where,
     matmul,
     add,
     sub,
@@ -58,13 +57,6 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
     maximum,
     minimum,
     clamp,
-    sum,
-    mean,
-    prod,
-    max,
-    min,
-    argmax,
-    argmin,
     reshape,
     view_as,
     transpose,
@@ -81,8 +73,6 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
     detach,
     clone,
     t,
-    cat,
-    stack,
     rand_like,
     randn_like,
     eq,
@@ -96,9 +86,7 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
     logical_not,
     is_grad_enabled,
     numel,
-    unbind,
     split,
-    chunk,
     index_select,
     index_add,
     index_copy,
@@ -117,6 +105,40 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
 from mutagrad._types import Size, device  # noqa: F401
 from mutagrad.grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: F401
 from mutagrad import autograd, cuda, return_types  # noqa: F401
+from mutagrad import _conveniences
+from mutagrad._conveniences import (  # noqa: F401  (re-exported API)
+    as_tensor,
+    can_cast,
+    finfo,
+    get_default_dtype,
+    iinfo,
+    is_floating_point,
+    moveaxis,
+    movedim,
+    nonzero,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    swapaxes,
+    swapdims,
+    where,
+    # These accept NumPy's axis= / keepdims= too, as torch's.
+    numpy_sum as sum,
+    numpy_mean as mean,
+    numpy_prod as prod,
+    numpy_max as max,
+    numpy_min as min,
+    numpy_argmax as argmax,
+    numpy_argmin as argmin,
+    numpy_cat as cat,
+    numpy_stack as stack,
+    numpy_unbind as unbind,
+    numpy_chunk as chunk,
+)
+
+# Tensor methods and properties written in Python (_conveniences.py): __format__, .data's
+# setter, new_*, mT/mH/H, movedim, nonzero, type(), axis=/keepdims=, ...
+_conveniences.install()
 
 
 def is_tensor(obj):
