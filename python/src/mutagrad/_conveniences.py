@@ -66,8 +66,7 @@ def _bool(self):
         return _cpp_bool(self)
     which = "more than one value" if n > 1 else "no values"
     raise RuntimeError(f"Boolean value of Tensor with {which} is ambiguous (the tensor has {n} "
-                       "elements); reduce it first (e.g. (x != 0).sum() > 0), or compare one "
-                       "element")
+                       "elements); reduce it to one element first, or compare one element")
 
 
 _cpp_int, _cpp_float = _Tensor.__int__, _Tensor.__float__
@@ -112,7 +111,7 @@ def _get_data(self):
     """x.data: a tensor sharing x's storage, detached, with its own version counter."""
     data = _cpp_data(self)
     key = id(data)
-    _issued[key] = (weakref.ref(data, lambda _, key=key: _issued.pop(key, None)),
+    _issued[key] = (weakref.ref(data, lambda _, key=key, issued=_issued: issued.pop(key, None)),
                     weakref.ref(self))
     return data
 
