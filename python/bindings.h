@@ -98,6 +98,8 @@ void bind_dtypes(py::module_& m);
 void bind_nodes(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_operators(py::module_& m);
+// After bind_operators and bind_ops: replaces div and the bit operators with their full forms.
+void bind_math(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_indexing(py::module_& m);
 void bind_device(py::module_& m);

@@ -1,6 +1,7 @@
 // Tensor methods that write or combine: in-place ops (their CallSite is the Python caller's
 // file:line, so a stale-tensor error names the mutating .py line), Python operators (+ - * /
-// ** unary - comparisons & | ^ ~ and the in-place += -= *= /= **= &= |= ^=; @= raises) and the
+// ** unary - comparisons and the in-place += -= *= /= **=; @= raises; & | ^ ~ << >> % // and
+// their in-place forms are in bindings_math.cc) and the
 // out-of-place method forms (x.add(y, alpha=2), x.eq(y), ...). A Python number goes to the C++
 // Scalar overload; it is never wrapped as a tensor.
 #include <vector>
@@ -25,49 +26,6 @@ Scalar times(const Scalar& a, const Scalar& b) {
     return Scalar(a.to<double>() * b.to<double>());
   }
   return Scalar(a.to<int64_t>() * b.to<int64_t>());
-}
-
-// The right operand of an in-place & | ^: a tensor, or a Python bool / number as a 0-dim
-// tensor. Anything else is a TypeError (returning NotImplemented would make Python rebind x).
-Tensor logical_operand(py::handle other, const char* op) {
-  if (py::isinstance<Tensor>(other)) return other.cast<Tensor>();
-  if (PyBool_Check(other.ptr())) return full({}, Scalar(other.ptr() == Py_True), kBool);
-  if (is_python_number(other)) return full({}, to_scalar(other));
-  throw py::type_error(str("operator ", op, ": expected a Tensor, bool or number, got ",
-                           std::string(py::str(other.get_type().attr("__name__")))));
-}
-
-enum class Logical { kAnd, kOr, kXor };
-
-// & | ^ on bool tensors (a Python bool operand is a 0-dim bool tensor). torch computes bitwise
-// results for integer tensors, which mutagrad does not implement: those raise, rather than
-// return logical results that differ from torch's.
-py::object logical(const Tensor& self, py::handle other, Logical op, const char* symbol) {
-  Tensor o;
-  if (py::isinstance<Tensor>(other)) {
-    o = other.cast<Tensor>();
-  } else if (PyBool_Check(other.ptr())) {
-    o = full({}, Scalar(other.ptr() == Py_True), kBool);
-  } else if (is_python_number(other)) {
-    o = full({}, to_scalar(other));
-  } else {
-    return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-  }
-  if (self.dtype() != kBool || o.dtype() != kBool) {
-    throw DTypeError(str("operator ", symbol, ": mutagrad implements & | ^ for bool tensors only ",
-                         "(logical and/or/xor), got ", dtype_name(self.dtype()), " and ",
-                         dtype_name(o.dtype()), "; compare first (e.g. (x > 0) ", symbol,
-                         " mask) or use logical_and/logical_or"));
-  }
-  switch (op) {
-    case Logical::kAnd:
-      return py::cast(logical_and(self, o));
-    case Logical::kOr:
-      return py::cast(logical_or(self, o));
-    case Logical::kXor:
-      return py::cast(self != o);
-  }
-  return py::none();
 }
 
 }  // namespace
@@ -175,14 +133,6 @@ void bind_operators(py::module_& m) {
         return self;
       },
       py::arg("exponent"));
-  for (auto [name, op] : {std::pair{"bitwise_and_", &Tensor::bitwise_and_},
-                          {"bitwise_or_", &Tensor::bitwise_or_},
-                          {"bitwise_xor_", &Tensor::bitwise_xor_}}) {
-    t.def(name, [op = op](Self self, py::handle other) {
-      (self.cast<Tensor&>().*op)(logical_operand(other, "&=, |= and ^="), python_call_site());
-      return self;
-    });
-  }
   auto unary_inplace = [&t](const char* name, Tensor& (Tensor::*op)(CallSite)) {
     t.def(name, [op](Self self) {
       (self.cast<Tensor&>().*op)(python_call_site());
@@ -266,9 +216,6 @@ void bind_operators(py::module_& m) {
       .def("__imul__", [](Self self, py::handle o) { return self.attr("mul_")(o); })
       .def("__itruediv__", [](Self self, py::handle o) { return self.attr("div_")(o); })
       .def("__ipow__", [](Self self, py::handle o) { return self.attr("pow_")(o); })
-      .def("__iand__", [](Self self, py::handle o) { return self.attr("bitwise_and_")(o); })
-      .def("__ior__", [](Self self, py::handle o) { return self.attr("bitwise_or_")(o); })
-      .def("__ixor__", [](Self self, py::handle o) { return self.attr("bitwise_xor_")(o); })
       .def("__imatmul__", [](py::handle, py::handle) -> py::object {
         // Python would otherwise rebind x to x @ y, and x's aliases would not see it.
         throw std::runtime_error(
@@ -291,26 +238,6 @@ void bind_operators(py::module_& m) {
   // __eq__ resets __hash__; torch tensors hash by identity.
   t.attr("__hash__") = py::cpp_function(
       [](py::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); }, py::is_method(t));
-  t.def("__and__", [](const Tensor& s, py::handle o) { return logical(s, o, Logical::kAnd, "&"); })
-      .def("__rand__",
-           [](const Tensor& s, py::handle o) { return logical(s, o, Logical::kAnd, "&"); })
-      .def("__or__", [](const Tensor& s, py::handle o) { return logical(s, o, Logical::kOr, "|"); })
-      .def("__ror__",
-           [](const Tensor& s, py::handle o) { return logical(s, o, Logical::kOr, "|"); })
-      .def("__xor__",
-           [](const Tensor& s, py::handle o) { return logical(s, o, Logical::kXor, "^"); })
-      .def("__rxor__",
-           [](const Tensor& s, py::handle o) { return logical(s, o, Logical::kXor, "^"); })
-      .def("__invert__", [](const Tensor& s) {
-        // ~: logical not of bools, bitwise not of integers (~x == -1 - x); floats have none.
-        if (s.dtype() == kBool) return s.logical_not();
-        if (s.is_floating_point()) {
-          throw py::type_error(str("operator ~: a ", dtype_name(s.dtype()),
-                                   " tensor has no bitwise not; use logical_not() or -x"));
-        }
-        return Scalar(-1) - s;
-      });
-
   // Out-of-place method forms of the operators, as torch's Tensor methods.
   t.def(
        "add",

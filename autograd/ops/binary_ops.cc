@@ -609,6 +609,17 @@ Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_vi
   return op ? binary_scalar_op(*op, self, other) : binary_scalar_op(BinaryOp::kDiv, self, other);
 }
 
+Tensor floor_divide(const Scalar& self, const Tensor& other) {
+  return binary_op(BinaryOp::kFloorDivide, wrap(self, other, "floor_divide"), other);
+}
+Tensor fmod(const Scalar& self, const Tensor& other) {
+  return binary_op(BinaryOp::kFmod, wrap(self, other, "fmod"), other);
+}
+Tensor bitwise(BinaryOp op, const Tensor& a, const Scalar& b) { return native::binary(op, a, b); }
+Tensor bitwise(BinaryOp op, const Scalar& a, const Tensor& b) {
+  return native::binary(op, wrap(a, b, binary_op_name(op)), b);
+}
+
 Tensor bitwise_and(const Tensor& a, const Tensor& b) {
   return native::binary(BinaryOp::kBitwiseAnd, a, b);
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 
+#include "tensor/backend.h"
 #include "tensor/tensor.h"
 
 namespace mutagrad {
@@ -56,6 +57,8 @@ Tensor fmod(const Tensor& self, const Tensor& other);
 Tensor fmod(const Tensor& self, const Scalar& other);
 Tensor floor_divide(const Tensor& self, const Tensor& other);
 Tensor floor_divide(const Tensor& self, const Scalar& other);
+Tensor floor_divide(const Scalar& self, const Tensor& other);
+Tensor fmod(const Scalar& self, const Tensor& other);
 Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode);
 Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode);
 // Integer (and bool) bit operations; shifts by a count outside [0, bits) give 0 (left) or the
@@ -66,6 +69,9 @@ Tensor bitwise_xor(const Tensor& self, const Tensor& other);
 Tensor bitwise_left_shift(const Tensor& self, const Tensor& other);
 Tensor bitwise_right_shift(const Tensor& self, const Tensor& other);
 Tensor logical_xor(const Tensor& self, const Tensor& other);
+// A bit op (kBitwiseAnd/Or/Xor, kShiftLeft/Right) with a Python-style number on either side.
+Tensor bitwise(BinaryOp op, const Tensor& self, const Scalar& other);
+Tensor bitwise(BinaryOp op, const Scalar& self, const Tensor& other);
 Tensor logical_and(const Tensor& self, const Tensor& other);
 Tensor logical_or(const Tensor& self, const Tensor& other);
 

@@ -21,6 +21,10 @@ CASES = {
     "__iand__": ("bool", [[True, False], [True, True]], [False, True]),
     "__ior__": ("bool", [[False, False], [True, False]], [True, False]),
     "__ixor__": ("bool", [[True, False], [False, True]], [True, True]),
+    "__imod__": ("float64", [[2.5, -3.0], [4.0, 5.5]], 1.5),
+    "__ifloordiv__": ("int64", [[7, -7], [9, 5]], 2),
+    "__ilshift__": ("int64", [[1, -3], [4, 5]], 2),
+    "__irshift__": ("int64", [[16, -16], [5, 1]], 1),
 }
 RAISING = {"__imatmul__"}
 
