@@ -27,9 +27,24 @@ VariableList CopySlices::apply(VariableList&& grads) {
   Tensor result =
       empty_strided(base_sizes_, base_strides_, TensorOptions(grad.dtype()).device(grad.device()));
   result.copy_(grad);
-  Tensor grad_slice = view_fn_ ? (*view_fn_)(result)
-                               : result.as_strided(view_sizes_, view_strides_,
-                                                   result.storage_offset() + view_offset_);
+  Tensor grad_slice;
+  if (view_fn_) {
+    // A base that changed its geometry in place since the view was made (t_(), as_strided_())
+    // replays the chain elsewhere or not at all: as_strided then (Note [In-place view ops]).
+    try {
+      grad_slice = (*view_fn_)(result);
+    } catch (const Error&) {
+    }
+    if (grad_slice.defined() &&
+        (!grad_slice.sizes().equals(view_sizes_) || !grad_slice.strides().equals(view_strides_) ||
+         grad_slice.storage_offset() - result.storage_offset() != view_offset_)) {
+      grad_slice = Tensor();
+    }
+  }
+  if (!grad_slice.defined()) {
+    grad_slice =
+        result.as_strided(view_sizes_, view_strides_, result.storage_offset() + view_offset_);
+  }
   VariableList res = fn_->apply({grad_slice.clone()});
   for (size_t i = 0; i < res.size() && i < out.size(); ++i) {
     if (!should_compute_output(i)) continue;

@@ -88,6 +88,9 @@ inline bool is_differentiable_view(const Tensor& t) { return get_view_info(t) !=
 // as_strided with the view's geometry (AsStridedBackward0), which PyTorch uses for every
 // strided tensor. set_view_replay_enabled(false) gives that fallback everywhere, as PyTorch
 // 1.13 does (the gradients are the same; only the node names and the backward cost differ).
+// A base whose own geometry an in-place view op changed (t_(), as_strided_(), ...) no longer
+// replays its views' chains; they fall back to as_strided too (Note [In-place view ops] in
+// autograd/ops/inplace_view_ops.cc).
 
 // PyTorch's check_inplace: when `requires_grad` (any operand requires grad) and grad mode is
 // on, raises AutogradError for a forbidden view, a view of a leaf requiring grad, or a leaf

@@ -357,6 +357,41 @@ class Tensor {
   // x[{1, Slice()}] reads as x.index(...) and `x[{...}] = v` calls set_item_.
   indexing::TensorIndexProxy operator[](std::initializer_list<indexing::TensorIndex> indices);
 
+  // Products and shape helpers (autograd/ops/shape_ops.h).
+  // Products (autograd/ops/products_ops.h, linalg_ops.h): operands of one dtype, as torch.
+  Tensor mm(const Tensor& mat2) const;
+  Tensor bmm(const Tensor& mat2) const;
+  Tensor mv(const Tensor& vec) const;
+  Tensor dot(const Tensor& other) const;
+  Tensor inner(const Tensor& other) const;
+  Tensor outer(const Tensor& vec2) const;
+  Tensor addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
+               const Scalar& alpha = 1) const;
+  // Copies with a new arrangement of the elements.
+  Tensor flip(IntArrayRef dims) const;
+  Tensor fliplr() const;
+  Tensor flipud() const;
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor tile(IntArrayRef dims) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor diag(int64_t diagonal = 0) const;
+  Tensor diag_embed(int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1) const;
+  int64_t ndimension() const { return dim(); }
+  // In place through the mutation engine (one bump each): tril_/triu_ zero a triangle; the view
+  // ops change this tensor's own sizes and strides (Note [In-place view ops]).
+  Tensor& tril_(int64_t diagonal = 0, CallSite site = CallSite::current());
+  Tensor& triu_(int64_t diagonal = 0, CallSite site = CallSite::current());
+  Tensor& t_(CallSite site = CallSite::current());
+  Tensor& transpose_(int64_t dim0, int64_t dim1, CallSite site = CallSite::current());
+  Tensor& unsqueeze_(int64_t dim, CallSite site = CallSite::current());
+  Tensor& squeeze_(CallSite site = CallSite::current());
+  Tensor& squeeze_(int64_t dim, CallSite site = CallSite::current());
+  Tensor& as_strided_(IntArrayRef sizes, IntArrayRef strides,
+                      std::optional<int64_t> storage_offset = std::nullopt,
+                      CallSite site = CallSite::current());
+
  private:
   void check_host_access(const char* accessor) const {
     if (__builtin_expect(!impl_->device().is_cpu(), 0)) throw_device_access(accessor);

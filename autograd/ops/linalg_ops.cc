@@ -64,23 +64,50 @@ using autograd::make_node;
 using autograd::SavedVariable;
 using autograd::set_history;
 
-Tensor mm(const Tensor& self, const Tensor& other) {
-  if (self.dim() != 2 || other.dim() != 2) {
-    throw ShapeError(str("mm(): expected two 2-D tensors but got shapes ", self.sizes(), " and ",
-                         other.sizes(), "; use matmul() for vectors and batches"));
-  }
+namespace {
+
+// Matrix x matrix with MmBackward0; operands already checked (matmul promotes their dtypes).
+Tensor mm_unchecked(const Tensor& self, const Tensor& other) {
   Tensor result = native::matmul(self, other);
   if (compute_requires_grad(self, other)) {
     auto node = make_node<autograd::MmBackward0>(self, other);
-    if (node->should_compute_output(0)) node->mat2_ = SavedVariable(other, false);
-    if (node->should_compute_output(1)) node->self_ = SavedVariable(self, false);
+    // Edge validity, not should_compute_output(): a backward formula may run this inside another
+    // node's apply(), whose output mask should_compute_output() would read.
+    if (node->next_edge(0).is_valid()) node->mat2_ = SavedVariable(other, false);
+    if (node->next_edge(1).is_valid()) node->self_ = SavedVariable(self, false);
     set_history(result, node);
   }
   return result;
 }
 
+}  // namespace
+
+void check_same_dtype(const char* op, const Tensor& self, const Tensor& other) {
+  if (self.dtype() != other.dtype()) {
+    throw DTypeError(str(op, "(): expected scalar type ", legacy_type_name(self.dtype()),
+                         " but found ", legacy_type_name(other.dtype()), " (", op, " of ",
+                         dtype_name(self.dtype()), " and ", dtype_name(other.dtype()),
+                         "); convert one operand with .to() first"));
+  }
+}
+
+void check_matrix(const char* op, const char* name, const Tensor& t) {
+  if (t.dim() != 2) {
+    throw ShapeError(str(op, "(): ", name, " must be a matrix, got ", t.dim(),
+                         "-D tensor of shape ", t.sizes(),
+                         "; use matmul() for vectors and batches"));
+  }
+}
+
+Tensor mm(const Tensor& self, const Tensor& other) {
+  check_matrix("mm", "self", self);
+  check_matrix("mm", "mat2", other);
+  check_same_dtype("mm", self, other);
+  return mm_unchecked(self, other);
+}
+
 Tensor matmul(const Tensor& self, const Tensor& other) {
-  if (self.dim() == 2 && other.dim() == 2) return mm(self, other);
+  if (self.dim() == 2 && other.dim() == 2) return mm_unchecked(self, other);
   Tensor result = native::matmul(self, other);
   if (compute_requires_grad(self, other)) {
     auto node = make_node<autograd::MatmulBackward0>(self, other);
@@ -92,5 +119,6 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
 }
 
 Tensor Tensor::matmul(const Tensor& other) const { return mutagrad::matmul(*this, other); }
+Tensor Tensor::mm(const Tensor& mat2) const { return mutagrad::mm(*this, mat2); }
 
 }  // namespace mutagrad
