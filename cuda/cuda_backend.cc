@@ -94,6 +94,10 @@ void CudaBackend::argmax(const Tensor& out, const Tensor& in, int64_t dim) {
   if (out.numel() > 0) argmax_kernel(out, in, dim);
 }
 
+void CudaBackend::scan(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim) {
+  if (out.numel() > 0) scan_kernel(op, out, in, dim);
+}
+
 void CudaBackend::matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
   if (out.numel() > 0) matmul_kernel(out, a, b);
 }

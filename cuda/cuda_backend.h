@@ -32,6 +32,7 @@ class CudaBackend : public Backend {
   void reduce(ReduceOp op, const Tensor& out, const Tensor& in,
               const std::vector<bool>& reduce_dim) override;
   void argmax(const Tensor& out, const Tensor& in, int64_t dim) override;
+  void scan(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim) override;
   void matmul(const Tensor& out, const Tensor& a, const Tensor& b) override;
   void arange(const Tensor& out, const Scalar& start, const Scalar& step) override;
   Tensor nonzero(const Tensor& in) override;

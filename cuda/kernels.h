@@ -28,6 +28,7 @@ void where_kernel(const Tensor& out, const Tensor& cond, const Tensor& a, const 
 void reduce_kernel(ReduceOp op, const Tensor& out, const Tensor& in,
                    const std::vector<bool>& reduce_dim);
 void argmax_kernel(const Tensor& out, const Tensor& in, int64_t dim);
+void scan_kernel(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim);
 
 // indexing.cu (Note [Deterministic index_put_ on the device])
 void index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices);

@@ -23,6 +23,7 @@
 #include "cuda/kernel_util.h"
 #include "cuda/kernels.h"
 #include "tensor/element_math.h"
+#include "tensor/native/index_ops.h"
 
 namespace mutagrad::cuda {
 namespace {
@@ -290,6 +291,55 @@ void argmax_kernel(const Tensor& out, const Tensor& in, int64_t dim) {
     launch("argmax", g.m * chunk.chunks,
            PartialArgmax<T>{ChunkWalk{device_data(in), g.outer, g.inner, g.k, chunk}, v, ix});
     launch("argmax", g.m, FinishArgmax<T>{v, ix, device_data(out), g.outer, chunk.chunks});
+  });
+}
+
+namespace {
+
+// One thread per line along the scanned dim, folding it in order in the CPU's accumulator type
+// (double for floating dtypes), so the result is the CPU backend's, bit for bit.
+template <typename T, typename Combine>
+struct ScanLines {
+  using A = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+  char* out;
+  const char* in;
+  OffsetCalc<2> calc;  // over the line starts
+  int64_t len;
+  int64_t out_step;  // bytes
+  int64_t in_step;
+  A init;
+  Combine combine;
+  MG_HOST_DEVICE void operator()(int64_t line) const {
+    int64_t off[2];
+    calc.get(line, off);
+    A acc = init;
+    for (int64_t i = 0; i < len; ++i) {
+      acc = combine(acc, static_cast<A>(at<T>(in, off[1] + i * in_step)));
+      at<T>(out, off[0] + i * out_step) = static_cast<T>(acc);
+    }
+  }
+};
+
+}  // namespace
+
+void scan_kernel(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim) {
+  const size_t d = static_cast<size_t>(dim);
+  DimVector line_sizes(out.sizes());
+  line_sizes[d] = 1;
+  const Tensor out_starts = restride(out, line_sizes, out.strides());
+  const Tensor in_starts = restride(in, line_sizes, in.strides());
+  const OffsetCalc<2> calc = make_offset_calc<2>({&out_starts, &in_starts});
+  const int64_t lines = out_starts.numel();
+  dispatch_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    native::dispatch_combine(op, [&](auto combine) {
+      using Functor = ScanLines<T, decltype(combine)>;
+      using A = typename Functor::A;
+      launch("scan", lines,
+             Functor{device_data(out), device_data(in), calc, in.sizes()[d],
+                     out.strides()[d] * out.element_size(), in.strides()[d] * in.element_size(),
+                     op == ReduceOp::kProd ? A(1) : A(0), combine});
+    });
   });
 }
 

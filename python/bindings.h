@@ -100,6 +100,8 @@ void bind_tensor(py::module_& m);
 void bind_operators(py::module_& m);
 // After bind_operators and bind_ops: replaces div and the bit operators with their full forms.
 void bind_math(py::module_& m);
+// After bind_math: the reductions with torch's keywords (dtype=, correction=, p=).
+void bind_stats(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_indexing(py::module_& m);
 void bind_device(py::module_& m);

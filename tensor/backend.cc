@@ -155,6 +155,8 @@ void Backend::missing(const char* op) const {
                         "CPU with .to(kCPU) first, or use an op this backend supports"));
 }
 
+void Backend::scan(ReduceOp, const Tensor&, const Tensor&, int64_t) { missing("scan"); }
+
 void Backend::index(const Tensor&, const Tensor&, const std::vector<Tensor>&) { missing("index"); }
 
 void Backend::index_put(const Tensor&, const std::vector<Tensor>&, const Tensor&,

@@ -141,6 +141,10 @@ class Backend {
   // true. An empty input gives the op's identity (sum 0, prod 1, mean nan).
   virtual void reduce(ReduceOp op, const Tensor& out, const Tensor& in,
                       const std::vector<bool>& reduce_dim) = 0;
+  // out = the running sum (kSum) or product (kProd) of `in` along `dim`, inclusive; `in` has
+  // out's shape and dtype. Floating values accumulate in double, integers wrap (PyTorch's CPU
+  // cumsum/cumprod); each line is folded in order, so every backend gives the same bits.
+  virtual void scan(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim);
   // out (int64, keepdim shape) = index of the first maximum along `dim`.
   virtual void argmax(const Tensor& out, const Tensor& in, int64_t dim) = 0;
   // out[..., m, n] = sum_k a[..., m, k] * b[..., k, n]; batch dims already broadcast.

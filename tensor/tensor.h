@@ -188,6 +188,18 @@ class Tensor {
   Tensor min() const;
   Tensor min(IntArrayRef dims, bool keepdim = false) const;
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  // Running and statistical reductions (autograd/ops/statistics_ops.h); empty dims = all.
+  Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor all() const;
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
+  Tensor count_nonzero(IntArrayRef dims = {}) const;
+  Tensor var(IntArrayRef dims = {}, double correction = 1, bool keepdim = false) const;
+  Tensor std(IntArrayRef dims = {}, double correction = 1, bool keepdim = false) const;
+  Tensor norm(double p = 2, IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor logsumexp(IntArrayRef dims, bool keepdim = false) const;
   Tensor clone() const;
   Tensor contiguous() const;
   Tensor to(ScalarType dtype) const;
@@ -259,6 +271,8 @@ class Tensor {
   Tensor& bitwise_left_shift_(const Tensor& other, CallSite site = CallSite::current());
   Tensor& bitwise_right_shift_(const Tensor& other, CallSite site = CallSite::current());
   Tensor& bitwise_not_(CallSite site = CallSite::current());
+  Tensor& clamp_min_(const Scalar& min, CallSite site = CallSite::current());
+  Tensor& clamp_max_(const Scalar& max, CallSite site = CallSite::current());
   Tensor& remainder_(const Tensor& other, CallSite site = CallSite::current());
   Tensor& remainder_(const Scalar& other, CallSite site = CallSite::current());
   Tensor& fmod_(const Tensor& other, CallSite site = CallSite::current());

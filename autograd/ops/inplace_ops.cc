@@ -380,6 +380,20 @@ Tensor& Tensor::div_(const Scalar& other, std::optional<std::string_view> roundi
   autograd::binary_scalar_inplace(*this, *op, other, site_of("div_", site));
   return *this;
 }
+Tensor& Tensor::clamp_min_(const Scalar& min, CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kClamp,
+                          native::clamp_args(min, std::nullopt, "clamp_min_"),
+                          site_of("clamp_min_", site));
+  autograd::name_clamp_by_side(*this);
+  return *this;
+}
+Tensor& Tensor::clamp_max_(const Scalar& max, CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kClamp,
+                          native::clamp_args(std::nullopt, max, "clamp_max_"),
+                          site_of("clamp_max_", site));
+  autograd::name_clamp_by_side(*this);
+  return *this;
+}
 Tensor& Tensor::bitwise_not_(CallSite site) {
   autograd::unary_inplace(*this, UnaryOp::kBitwiseNot, {}, site_of("bitwise_not_", site));
   return *this;

@@ -45,6 +45,9 @@ void save_binary_result(Node& node, const Tensor& result);
 // Add/Sub/Mul/DivBackward1 for self op scalar.
 std::shared_ptr<Node> make_binary_scalar_node(BinaryOp op, const Tensor& self, const Scalar& other);
 
+// Names t's ClampBackward1 (if that is its grad_fn) ClampMinBackward0 / ClampMaxBackward0.
+void name_clamp_by_side(const Tensor& t);
+
 // MaskedFillBackward0 (value undefined) or MaskedFillBackward1 (0-dim tensor value).
 std::shared_ptr<Node> make_masked_fill_node(const Tensor& self, const Tensor& mask,
                                             const Tensor& value);

@@ -7,6 +7,7 @@
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
 #include "autograd/ops/copy_ops.h"
+#include "autograd/ops/reduce_util.h"
 #include "autograd/ops/view_ops.h"
 #include "autograd/saved_variable.h"
 #include "tensor/native/copy.h"
@@ -19,26 +20,6 @@
 namespace mutagrad {
 namespace autograd {
 namespace {
-
-// The reduced dims of a tensor of `ndim` dims, wrapped and sorted; empty `dims` means all.
-DimVector reduced_dims(IntArrayRef dims, int64_t ndim, const char* op) {
-  DimVector out;
-  if (dims.empty()) {
-    for (int64_t d = 0; d < ndim; ++d) out.push_back(d);
-    return out;
-  }
-  for (int64_t d : dims) out.push_back(ndim == 0 ? 0 : wrap_dim(d, ndim, op));
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// A reduction's output brought back to keepdim form (reduced dims of size 1).
-Tensor keepdim_form(const Tensor& t, IntArrayRef sorted_dims, int64_t ndim, bool keepdim) {
-  if (keepdim || ndim == 0) return t;
-  Tensor out = t;
-  for (int64_t d : sorted_dims) out = out.unsqueeze(d);
-  return out;
-}
 
 // Info shared by the nodes of reductions over some dims.
 struct ReduceInfo {

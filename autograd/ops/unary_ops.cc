@@ -119,10 +119,15 @@ class PowBackward0 final : public SavedOneNode {
   Scalar exponent_;
 };
 
+// clamp with scalar bounds; clamp_min / clamp_max record it under their own names.
 class ClampBackward1 final : public SavedOneNode {
  public:
   ClampBackward1() : SavedOneNode("self") {}
-  const char* name() const override { return "ClampBackward1"; }
+  const char* name() const override {
+    if (named_by_side_ && min_ && !max_) return "ClampMinBackward0";
+    if (named_by_side_ && max_ && !min_) return "ClampMaxBackward0";
+    return "ClampBackward1";
+  }
   VariableList apply(VariableList&& grads) override {
     Tensor self = saved();
     // The gradient passes where min <= self <= max.
@@ -135,6 +140,7 @@ class ClampBackward1 final : public SavedOneNode {
     return {grads[0].masked_fill(outside, 0)};
   }
   std::optional<Scalar> min_, max_;
+  bool named_by_side_ = false;  // clamp_min / clamp_max
 };
 
 class RsqrtBackward0 final : public SavedOneNode {
@@ -348,6 +354,10 @@ std::shared_ptr<Node> make_unary_node(UnaryOp op, const Tensor& self, const Unar
   return node;
 }
 
+void name_clamp_by_side(const Tensor& t) {
+  if (auto* node = dynamic_cast<ClampBackward1*>(t.grad_fn().get())) node->named_by_side_ = true;
+}
+
 }  // namespace autograd
 
 using autograd::compute_requires_grad;
@@ -388,6 +398,17 @@ Tensor pow(const Tensor& self, const Scalar& exponent) {
 
 Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
   return unary_op(UnaryOp::kClamp, self, native::clamp_args(min, max, "clamp"));
+}
+
+Tensor clamp_min(const Tensor& self, const Scalar& min) {
+  Tensor result = clamp(self, min, std::nullopt);
+  autograd::name_clamp_by_side(result);
+  return result;
+}
+Tensor clamp_max(const Tensor& self, const Scalar& max) {
+  Tensor result = clamp(self, std::nullopt, max);
+  autograd::name_clamp_by_side(result);
+  return result;
 }
 
 Tensor logical_not(const Tensor& self) { return native::unary(UnaryOp::kLogicalNot, self); }

@@ -25,6 +25,9 @@ Tensor pow(const Tensor& self, const Scalar& exponent);
 // min <= x <= max elementwise; either bound may be absent (not both).
 Tensor clamp(const Tensor& self, std::optional<Scalar> min,
              std::optional<Scalar> max = std::nullopt);
+// clamp with one bound (ClampMinBackward0 / ClampMaxBackward0, as PyTorch).
+Tensor clamp_min(const Tensor& self, const Scalar& min);
+Tensor clamp_max(const Tensor& self, const Scalar& max);
 // Not differentiable: bool result.
 Tensor logical_not(const Tensor& self);
 // -1, 0 or 1 of self's dtype (0 for NaN, as torch 1.13); SignBackward0 gives zeros.

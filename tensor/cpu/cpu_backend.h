@@ -36,6 +36,7 @@ class CpuBackend : public Backend {
   void reduce(ReduceOp op, const Tensor& out, const Tensor& in,
               const std::vector<bool>& reduce_dim) override;                         // reduce.cc
   void argmax(const Tensor& out, const Tensor& in, int64_t dim) override;            // reduce.cc
+  void scan(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim) override;  // reduce.cc
   void matmul(const Tensor& out, const Tensor& a, const Tensor& b) override;         // matmul.cc
   void arange(const Tensor& out, const Scalar& start, const Scalar& step) override;  // misc.cc
   Tensor nonzero(const Tensor& in) override;                                         // misc.cc

@@ -39,6 +39,19 @@ ScalarType reduce_dtype(ReduceOp op, ScalarType in) {
 
 }  // namespace
 
+Tensor scan(ReduceOp op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  const char* name = op == ReduceOp::kProd ? "cumprod" : "cumsum";
+  MG_INTERNAL_ASSERT(op == ReduceOp::kSum || op == ReduceOp::kProd, name, ": not a scan op");
+  const int64_t d = wrap_dim(dim, self.dim(), name);
+  const ScalarType out_dtype =
+      dtype.value_or(is_floating_point(self.dtype()) ? self.dtype() : kInt64);
+  Tensor in = to(self, out_dtype);
+  if (self.dim() == 0) return clone(in);
+  Tensor out = empty(self.sizes(), TensorOptions(out_dtype).device(self.device()));
+  if (out.numel() > 0) backend_for(self.device()).scan(op, out, in, d);
+  return out;
+}
+
 Tensor reduce(ReduceOp op, const Tensor& self, IntArrayRef dims, bool keepdim) {
   const char* name = reduce_op_name(op);
   const int64_t nd = self.dim();

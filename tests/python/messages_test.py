@@ -176,7 +176,7 @@ def test_unexpected_keyword_message_in_full():
         mg.ones(2).sum(foo=1)
     assert str(e.value) == (
         "sum() received an invalid combination of arguments - got (foo=int), but expected one of:"
-        "\n * (dim=None, keepdim: bool = False)"
+        "\n * (dim=None, keepdim: bool = False, *, dtype=None)"
         "\n      didn't match because of the unexpected keyword argument 'foo'")
     with pytest.raises(TypeError) as e:
         mg.zeros(2, 3, foo=1)

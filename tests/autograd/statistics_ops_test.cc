@@ -1,0 +1,171 @@
+// cumsum, cumprod, all, any, count_nonzero, var, std, norm, logsumexp: values against naive
+// loops (cumsum/cumprod bit for bit: each line folded in order in double, as PyTorch's CPU),
+// gradcheck + gradgradcheck (cumprod through zeros too), PyTorch's node names and errors. Runs
+// on the CPU and, as statistics_ops_test_cuda, on the CUDA device.
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "grad_test_util.h"
+
+namespace mutagrad {
+namespace {
+
+using autograd::VariableList;
+using testing_util::dev;
+using testing_util::leaf;
+using testing_util::strided_leaf;
+using testing_util::values;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Tensor f64(const std::vector<double>& v, IntArrayRef sizes) { return dev(from_vector(v, sizes)); }
+
+// Row-major strides of `sizes`.
+std::vector<int64_t> strides_of(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> s(sizes.size(), 1);
+  for (size_t d = sizes.size(); d-- > 1;) s[d - 1] = s[d] * sizes[d];
+  return s;
+}
+
+TEST(StatisticsOps, ScansFoldEachLineInOrderInDouble) {
+  std::mt19937_64 rng(3);
+  for (int trial = 0; trial < 60; ++trial) {
+    std::vector<int64_t> sizes;
+    const int ndim = static_cast<int>(rng() % 3) + 1;
+    for (int d = 0; d < ndim; ++d) sizes.push_back(static_cast<int64_t>(rng() % 5) + 1);
+    const int64_t dim = static_cast<int64_t>(rng() % static_cast<uint64_t>(ndim));
+    Generator gen(trial);
+    // float32 values whose running sums round differently in float and in double.
+    const Tensor x = dev(randn(sizes, gen, kFloat32) * 1000.0);
+    const Tensor y = x / 1000.0;
+    const std::vector<double> v = values(x);
+    const std::vector<double> w = values(y);
+    const std::vector<int64_t> st = strides_of(sizes);
+    std::vector<double> want_sum(v.size()), want_prod(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      const int64_t pos = (static_cast<int64_t>(i) / st[dim]) % sizes[dim];
+      if (pos != 0) continue;  // a line start: fold the line
+      double s = 0, p = 1;
+      for (int64_t k = 0; k < sizes[dim]; ++k) {
+        const size_t j = i + static_cast<size_t>(k * st[dim]);
+        s += v[j];
+        p *= w[j];
+        want_sum[j] = static_cast<float>(s);
+        want_prod[j] = static_cast<float>(p);
+      }
+    }
+    EXPECT_EQ(values(x.cumsum(dim)), want_sum) << "trial " << trial;
+    EXPECT_EQ(values(y.cumprod(dim - ndim)), want_prod) << "trial " << trial;
+  }
+  // Integers and bools give int64; dtype= converts first.
+  const Tensor b = dev(tensor({true, false, true}, kBool));
+  EXPECT_EQ(b.cumsum(0).dtype(), kInt64);
+  EXPECT_EQ(values(b.cumsum(0)), (std::vector<double>{1, 1, 2}));
+  EXPECT_EQ(values(dev(tensor({2, 3, 4}, kInt32)).cumprod(0)), (std::vector<double>{2, 6, 24}));
+  EXPECT_EQ(dev(tensor({2, 3}, kInt32)).cumsum(0, kFloat64).dtype(), kFloat64);
+  // Through a non-contiguous view.
+  const Tensor m = dev(arange(6, kFloat64).view({2, 3})).t();
+  EXPECT_EQ(values(m.cumsum(0)), (std::vector<double>{0, 3, 1, 7, 3, 12}));
+}
+
+TEST(StatisticsOps, AllAnyCountNonzero) {
+  const Tensor x = f64({1, 0, 2, 3, 0, 0}, {2, 3});
+  EXPECT_EQ(values(x.all()), std::vector<double>{0});
+  EXPECT_EQ(values(x.any()), std::vector<double>{1});
+  EXPECT_EQ(values(x.all(1)), (std::vector<double>{0, 0}));
+  EXPECT_EQ(values(x.any(0, true)), (std::vector<double>{1, 0, 1}));
+  EXPECT_EQ(x.any(0, true).sizes().vec(), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(x.all().dtype(), kBool);
+  EXPECT_EQ(values(x.count_nonzero()), std::vector<double>{3});
+  EXPECT_EQ(values(x.count_nonzero({0})), (std::vector<double>{2, 0, 1}));
+  const Tensor empty = dev(zeros({0}, kFloat64));
+  EXPECT_EQ(values(empty.all()), std::vector<double>{1});
+  EXPECT_EQ(values(empty.any()), std::vector<double>{0});
+}
+
+TEST(StatisticsOps, VarStdNormLogsumexpMatchNaiveLoops) {
+  const std::vector<double> v = {1.5, -2.0, 0.25, 4.0, -0.5, 3.0};
+  const Tensor x = f64(v, {2, 3});
+  auto var_of = [](const std::vector<double>& xs, double correction) {
+    double mean = 0;
+    for (double e : xs) mean += e;
+    mean /= static_cast<double>(xs.size());
+    double ss = 0;
+    for (double e : xs) ss += (e - mean) * (e - mean);
+    return ss / (static_cast<double>(xs.size()) - correction);
+  };
+  testing_util::expect_close(x.var(), {var_of(v, 1)}, 1e-12);
+  testing_util::expect_close(x.var({1}, 0), {var_of({1.5, -2, 0.25}, 0), var_of({4, -0.5, 3}, 0)},
+                             1e-12);
+  testing_util::expect_close(x.std({0}, 1, true),
+                             {std::sqrt(var_of({1.5, 4}, 1)), std::sqrt(var_of({-2, -0.5}, 1)),
+                              std::sqrt(var_of({0.25, 3}, 1))},
+                             1e-12);
+  EXPECT_TRUE(std::isinf(values(f64({1.0, 2.0}, {2}).var({}, 2))[0]));  // no degrees of freedom
+  auto norm_of = [&](double p) {
+    if (std::isinf(p)) {
+      double m = p > 0 ? 0 : kInf;
+      for (double e : v) m = p > 0 ? std::max(m, std::abs(e)) : std::min(m, std::abs(e));
+      return m;
+    }
+    if (p == 0) return 6.0;  // every element is nonzero
+    double s = 0;
+    for (double e : v) s += std::pow(std::abs(e), p);
+    return std::pow(s, 1 / p);
+  };
+  for (double p : {0.0, 1.0, 2.0, 3.0, 0.5, kInf, -kInf}) {
+    testing_util::expect_close(x.norm(p), {norm_of(p)}, 1e-12);
+  }
+  testing_util::expect_close(x.norm(1, {1}), {3.75, 7.5}, 1e-12);
+  const Tensor l = f64({0.5, -kInf, 2.0, 1000.0, 1000.0, -kInf}, {2, 3});
+  testing_util::expect_close(
+      l.logsumexp({1}), {std::log(std::exp(0.5) + std::exp(2.0)), 1000.0 + std::log(2.0)}, 1e-12);
+  EXPECT_EQ(l.logsumexp({1}, true).sizes().vec(), (std::vector<int64_t>{2, 1}));
+}
+
+TEST(StatisticsOps, GradientsAtEveryArgument) {
+  CHECK_GRADS([](const VariableList& in) { return in[0].cumsum(1); }, {strided_leaf({3, 4}, 1)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].cumprod(0); }, {leaf({4, 2}, 2)});
+  // Zeros: one per line, two in a line (their gradients: the exclusive products, then 0).
+  CHECK_GRADS(
+      [](const VariableList& in) {
+        const Tensor mask = f64({1, 0, 1, 1, 1, 0, 1, 0}, {2, 4});
+        return (in[0] * mask).cumprod(1);
+      },
+      {leaf({2, 4}, 3)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].var({1}, 1, true) + in[0].std({1}); },
+              {leaf({3, 4}, 4)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].std() * in[0].var({}, 0); },
+              {strided_leaf({2, 3}, 5)});
+  for (double p : {1.0, 2.0, 3.0, 1.5, kInf, -kInf}) {
+    CHECK_GRADS([p](const VariableList& in) { return in[0].norm(p, {1}); }, {leaf({2, 5}, 6)});
+  }
+  CHECK_GRADS([](const VariableList& in) { return in[0].norm(); }, {strided_leaf({3, 2}, 7)});
+  CHECK_GRADS([](const VariableList& in) { return in[0].logsumexp({0}); }, {leaf({3, 2}, 8)});
+  CHECK_GRADS(
+      [](const VariableList& in) {
+        return in[0].logsumexp({0, 1}, true);
+      },
+      {leaf({2, 2}, 9)});
+}
+
+TEST(StatisticsOps, NodeNamesAndErrorsAsTorch) {
+  const Tensor x = leaf({2, 3}, 10);
+  EXPECT_STREQ(x.cumsum(0).grad_fn()->name(), "CumsumBackward0");
+  EXPECT_STREQ(x.cumprod(1).grad_fn()->name(), "CumprodBackward0");
+  EXPECT_STREQ(x.var().grad_fn()->name(), "VarBackward0");
+  EXPECT_STREQ(x.std({1}).grad_fn()->name(), "StdBackward0");
+  EXPECT_STREQ(x.norm().grad_fn()->name(), "NormBackward1");
+  EXPECT_STREQ(x.logsumexp({1}).grad_fn()->name(), "LogsumexpBackward0");
+  EXPECT_FALSE(x.all().requires_grad());
+  const Tensor i = dev(tensor({1, 2, 3}, kInt64));
+  EXPECT_THROW(i.var(), DTypeError);
+  EXPECT_THROW(i.norm(), DTypeError);
+  EXPECT_THROW(x.cumsum(2), IndexError);
+  EXPECT_EQ(i.logsumexp({0}).dtype(), kFloat32);
+}
+
+}  // namespace
+}  // namespace mutagrad
