@@ -7,6 +7,7 @@
 #pragma once
 
 #include "autograd/ops/binary_ops.h"
+#include "autograd/ops/clamp_ops.h"
 #include "autograd/ops/copy_ops.h"
 #include "autograd/ops/join_ops.h"
 #include "autograd/ops/linalg_ops.h"

@@ -75,9 +75,10 @@ Tensor norm_of(const Tensor& x, py::handle p, py::handle dim, bool keepdim, py::
     }
     const DimVector dims = dims_or_all(dim);
     if (dims.size() > 2) {
-      throw ShapeError(str("norm(): p='fro' is a vector or matrix norm: Expected at most 2 "
-                           "dimensions, but got ",
-                           dims.size(), " dimensions instead; pass one or two dims"));
+      throw ShapeError(
+          str("norm(): p='fro' is a vector or matrix norm: Expected at most 2 "
+              "dimensions, but got ",
+              dims.size(), " dimensions instead; pass one or two dims"));
     }
     if (dims.size() == 2) {  // PyTorch 1.13: sqrt(sum(x * x)) over the two dims (SqrtBackward0)
       return sqrt(sum(in * in, dims, keepdim));
@@ -196,6 +197,23 @@ void bind_stats(py::module_& m) {
           return self;
         },
         py::arg(is_min ? "min" : "max"));
+  }
+  // clamp / clip with numbers or tensors as bounds (ClampBackward1 / ClampBackward0).
+  for (const char* name : {"clamp", "clip"}) {
+    def_both(
+        m, t, name,
+        [](const Tensor& x, py::handle lo, py::handle hi) {
+          if (py::isinstance<Tensor>(lo) || py::isinstance<Tensor>(hi)) {
+            auto bound = [&x](py::handle b) {
+              if (b.is_none()) return Tensor();
+              if (py::isinstance<Tensor>(b)) return b.cast<Tensor>();
+              return full({}, to_scalar(b), std::nullopt, x.device());
+            };
+            return clamp(x, bound(lo), bound(hi));
+          }
+          return x.clamp(optional_scalar(lo), optional_scalar(hi));
+        },
+        py::arg("min") = py::none(), py::arg("max") = py::none());
   }
   def_both(
       m, t, "isclose",

@@ -223,3 +223,24 @@ def test_in_place_scans_and_clamps_name_their_line():
     w = mg.tensor([-1.0, 0.5, 2.0]).to(MG_DEVICE)
     w.clamp_min_(0.0).clamp_max_(1.0)
     assert numpy_of(w).tolist() == [0.0, 0.5, 1.0] and w._version == 2
+
+
+def test_clamp_with_tensor_bounds_matches_torch():
+    gen = torch.Generator().manual_seed(4)
+    x = torch.randn(3, 4, generator=gen, dtype=torch.float64)
+    lo = torch.randn(4, generator=gen, dtype=torch.float64) - 0.5
+    hi = torch.randn(3, 1, generator=gen, dtype=torch.float64) + 0.5
+    for kwargs in ({"min": lo, "max": hi}, {"min": lo}, {"max": hi}):
+        results = {}
+        for lib in (torch, mg):
+            a = to_lib(lib, x, requires_grad=True)
+            bounds = {k: (to_lib(lib, v, requires_grad=True) if isinstance(v, torch.Tensor)
+                          else v) for k, v in kwargs.items()}
+            y = lib.clamp(a, **bounds) if lib is torch else mg.clamp(a, **bounds)
+            w = torch.arange(1.0, 13.0, dtype=torch.float64).reshape(3, 4)
+            (y * to_lib(lib, w)).sum().backward()
+            name = type(y.grad_fn).__name__ if lib is torch else y.grad_fn.name()
+            grads = [numpy_of(b.grad).tolist() for b in bounds.values()
+                     if not isinstance(b, float)]
+            results[lib.__name__] = (name, numpy_of(y).tolist(), numpy_of(a.grad).tolist(), grads)
+        assert results["torch"] == results["mutagrad"], kwargs

@@ -140,6 +140,7 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
     amax,
     amin,
     clamp_min,
+    clip,
     clamp_max,
     isclose,
     allclose,
