@@ -15,6 +15,7 @@
 #include "autograd/ops/reduce_ops.h"
 #include "autograd/ops/scatter_ops.h"
 #include "autograd/ops/shape_ops.h"
+#include "autograd/ops/sort_ops.h"
 #include "autograd/ops/statistics_ops.h"
 #include "autograd/ops/take_put_ops.h"
 #include "autograd/ops/unary_ops.h"

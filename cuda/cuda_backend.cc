@@ -98,6 +98,16 @@ void CudaBackend::scan(ReduceOp op, const Tensor& out, const Tensor& in, int64_t
   if (out.numel() > 0) scan_kernel(op, out, in, dim);
 }
 
+void CudaBackend::sort(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t dim,
+                       bool descending) {
+  if (values.numel() > 0) sort_kernel(values, indices, in, dim, descending);
+}
+
+void CudaBackend::searchsorted(const Tensor& out, const Tensor& sorted, const Tensor& values,
+                               bool right) {
+  if (out.numel() > 0) searchsorted_kernel(out, sorted, values, right);
+}
+
 void CudaBackend::matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
   if (out.numel() > 0) matmul_kernel(out, a, b);
 }

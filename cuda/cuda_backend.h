@@ -33,6 +33,10 @@ class CudaBackend : public Backend {
               const std::vector<bool>& reduce_dim) override;
   void argmax(const Tensor& out, const Tensor& in, int64_t dim) override;
   void scan(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim) override;
+  void sort(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t dim,
+            bool descending) override;
+  void searchsorted(const Tensor& out, const Tensor& sorted, const Tensor& values,
+                    bool right) override;
   void matmul(const Tensor& out, const Tensor& a, const Tensor& b) override;
   void arange(const Tensor& out, const Scalar& start, const Scalar& step) override;
   Tensor nonzero(const Tensor& in) override;

@@ -30,6 +30,11 @@ void reduce_kernel(ReduceOp op, const Tensor& out, const Tensor& in,
 void argmax_kernel(const Tensor& out, const Tensor& in, int64_t dim);
 void scan_kernel(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim);
 
+// sort.cu (Note [Sorting lines on the device])
+void sort_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t dim,
+                 bool descending);
+void searchsorted_kernel(const Tensor& out, const Tensor& sorted, const Tensor& values, bool right);
+
 // indexing.cu (Note [Deterministic index_put_ on the device])
 void index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices);
 void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,

@@ -157,6 +157,12 @@ void Backend::missing(const char* op) const {
 
 void Backend::scan(ReduceOp, const Tensor&, const Tensor&, int64_t) { missing("scan"); }
 
+void Backend::sort(const Tensor&, const Tensor&, const Tensor&, int64_t, bool) { missing("sort"); }
+
+void Backend::searchsorted(const Tensor&, const Tensor&, const Tensor&, bool) {
+  missing("searchsorted");
+}
+
 void Backend::index(const Tensor&, const Tensor&, const std::vector<Tensor>&) { missing("index"); }
 
 void Backend::index_put(const Tensor&, const std::vector<Tensor>&, const Tensor&,

@@ -145,6 +145,17 @@ class Backend {
   // out's shape and dtype. Floating values accumulate in double, integers wrap (PyTorch's CPU
   // cumsum/cumprod); each line is folded in order, so every backend gives the same bits.
   virtual void scan(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim);
+  // values, indices (int64), both of in's shape = each line of `in` along `dim` sorted stably
+  // (ties keep index order), ascending or descending, NaN greater than every number (last
+  // ascending, first descending), as torch.sort(stable=True); same bits on every backend.
+  virtual void sort(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t dim,
+                    bool descending);
+  // out (int64 or int32, values' shape) = for each element of `values`, the insertion position
+  // in the sorted last-dim line of `sorted` it belongs to: `sorted` has values' leading dims
+  // (expanded, stride 0 where shared) and its own last dim; one dtype for both. right: the
+  // position after equal elements (torch.searchsorted's binary search, NaN included).
+  virtual void searchsorted(const Tensor& out, const Tensor& sorted, const Tensor& values,
+                            bool right);
   // out (int64, keepdim shape) = index of the first maximum along `dim`.
   virtual void argmax(const Tensor& out, const Tensor& in, int64_t dim) = 0;
   // out[..., m, n] = sum_k a[..., m, k] * b[..., k, n]; batch dims already broadcast.
