@@ -107,6 +107,22 @@ void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph,
 
 Tensor Tensor::detach() const { return native::detach(*this); }
 
+void Tensor::set_data(const Tensor& other) {
+  if (!other.defined()) throw ValueError("set_data(): the new data is an undefined tensor");
+  if (impl_->view_base() || autograd::get_view_info(*this) != nullptr) {
+    throw ValueError(
+        "set_data(): x.data = other on a view is not supported (the view would stop aliasing "
+        "its base); write the values with x.copy_(other) instead");
+  }
+  if (requires_grad() && !other.is_floating_point()) {
+    throw DTypeError(
+        str("data set to a tensor that requires gradients must be floating point, "
+            "got ",
+            dtype_name(other.dtype()), "; convert it first (other.to(kFloat32))"));
+  }
+  impl_->set_data(*other.unsafe_impl());
+}
+
 Tensor& Tensor::detach_() {
   AutogradMeta* meta = get_autograd_meta(*this);
   if (meta == nullptr) return *this;

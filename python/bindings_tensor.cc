@@ -167,6 +167,9 @@ void bind_tensor(py::module_& m) {
       .def(
           "type_as", [](const Tensor& s, const Tensor& other) { return s.to(other.dtype()); },
           py::arg("other"))
+      // The C++ half of `x.data = other` (mutagrad/_conveniences.py's setter).
+      .def(
+          "_set_data", [](Tensor& s, const Tensor& other) { s.set_data(other); }, py::arg("other"))
       .def("float", [](const Tensor& s) { return s.to(kFloat32); })
       .def("double", [](const Tensor& s) { return s.to(kFloat64); })
       .def("long", [](const Tensor& s) { return s.to(kInt64); })

@@ -112,6 +112,10 @@ class Tensor {
   // ---- Autograd state (defined in autograd/) -------------------------------------------------
   bool requires_grad() const;
   Tensor& requires_grad_(bool requires_grad = true);
+  // Python's `x.data = other`: x takes other's storage, shape and dtype (so it aliases other),
+  // keeping its identity, version counter and autograd state, as PyTorch's set_data. Refused on
+  // a view, and with a non-floating other while x requires grad.
+  void set_data(const Tensor& other);
   bool is_leaf() const;
   // The accumulated gradient of a leaf (or of a non-leaf after retain_grad()); undefined if none.
   Tensor grad() const;

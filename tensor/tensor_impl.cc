@@ -24,6 +24,15 @@ void TensorImpl::set_geometry(DimVector sizes, DimVector strides, int64_t storag
   refresh_numel_and_contiguity();
 }
 
+void TensorImpl::set_data(const TensorImpl& other) {
+  storage_ = other.storage_;
+  sizes_ = other.sizes_;
+  strides_ = other.strides_;
+  storage_offset_ = other.storage_offset_;
+  dtype_ = other.dtype_;
+  refresh_numel_and_contiguity();
+}
+
 void TensorImpl::refresh_numel_and_contiguity() {
   numel_ = compute_numel(sizes_);
   is_contiguous_ = compute_is_contiguous(sizes_, strides_);

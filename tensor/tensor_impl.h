@@ -62,6 +62,9 @@ class TensorImpl {
 
   // Replaces the geometry in place (used by as_strided_-style ops, never by views).
   void set_geometry(DimVector sizes, DimVector strides, int64_t storage_offset);
+  // Takes other's storage, geometry and dtype (PyTorch's set_data, Python's `x.data = y`),
+  // keeping this tensor's identity, version counter and autograd metadata.
+  void set_data(const TensorImpl& other);
 
  private:
   void refresh_numel_and_contiguity();

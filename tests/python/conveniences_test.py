@@ -189,25 +189,34 @@ def test_data_of_a_non_tensor_raises_type_error(lib):
 
 
 @pytest.mark.parametrize("make", [
-    lambda w: mg.tensor([5.0, 6.0]), lambda w: w.detach(), lambda w: w.detach().clone(),
-    lambda w: mg.zeros(3), lambda w: mg.zeros(2, 2).data, lambda w: w.data.view(2, 1),
-], ids=["other", "detach", "clone", "other-shape", "other's data", "data-reshaped"])
-def test_data_assignment_of_another_tensor_is_not_implemented(make):
-    # torch makes w take the other tensor's storage; mutagrad cannot (needs C++ set_data), and
-    # refuses rather than copying values: w is unchanged.
-    w = mg.tensor([1.0, 2.0], requires_grad=True)
-    other = make(w)
-    with pytest.raises(NotImplementedError, match="Tensor::set_data"):
+    lambda lib, w: lib.tensor([5.0, 6.0]), lambda lib, w: w.detach(),
+    lambda lib, w: w.detach().clone(), lambda lib, w: lib.zeros(3),
+    lambda lib, w: lib.zeros(2, 2).data, lambda lib, w: w.data.view(2, 1),
+    lambda lib, w: lib.tensor([1.0, 2.0], dtype=lib.float64),
+], ids=["other", "detach", "clone", "other-shape", "other's data", "data-reshaped", "float64"])
+def test_data_assignment_takes_the_other_tensors_storage_as_torch(make):
+    # x.data = other: w takes other's storage, shape and dtype (writes to other show in w),
+    # keeping its identity, requires_grad and version counter.
+    results = {}
+    for lib in (torch, mg):
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        other = make(lib, w)
         w.data = other
-    assert w.tolist() == [1.0, 2.0] and w._version == 0 and w.shape == (2,)
+        with lib.no_grad():
+            other.view(-1)[0] = 9.0
+        results[lib.__name__] = (w.tolist(), tuple(w.shape), str(w.dtype).split(".")[-1],
+                                 w.requires_grad, w.is_leaf)
+        (w * 2).sum().backward()
+        results[lib.__name__] += (w.grad.tolist(),)
+    assert results["torch"] == results["mutagrad"]
 
 
-def test_data_of_another_tensor_is_refused_even_with_the_same_view():
-    a = mg.tensor([1.0, 2.0])
-    b = mg.tensor([3.0, 4.0])
-    with pytest.raises(NotImplementedError):
-        a.data = b.data
-    assert a.tolist() == [1.0, 2.0]
+def test_data_assignment_on_a_view_is_refused():
+    a = mg.zeros(2, 3)
+    view = a[0]
+    with pytest.raises(RuntimeError):
+        view.data = mg.ones(3)
+    assert view.tolist() == [0.0, 0.0, 0.0]
 
 
 def test_data_bookkeeping_keeps_nothing_alive():

@@ -123,14 +123,10 @@ def _same_view(a, b):
 
 
 def _set_data(self, value):
-    """``x.data = value``. torch replaces x's storage, sizes and dtype with value's, keeping x's
-    identity, autograd state and version counter. That needs the C++ side (a
-    ``Tensor::set_data`` that shallow-copies value's TensorImpl fields into x's), so here only
-    the assignments that change nothing are accepted: value is x itself, or a tensor that
-    x.data returned and whose view still equals x's, which is what ``x.data -= lr * g`` (and
-    every ``x.data op= ...``) assigns after its in-place op has written through x's storage.
-    Any other tensor raises NotImplementedError rather than copying values (which would not
-    make x alias value, as torch does)."""
+    """``x.data = value``: x takes value's storage, sizes and dtype, keeping x's identity,
+    autograd state and version counter (Tensor::set_data in C++, as torch). ``x.data op= ...``
+    (x.data -= lr * g) assigns back the tensor x.data returned after writing through x's
+    storage, which changes nothing."""
     if not isinstance(value, _Tensor):
         raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
     if value is self:
@@ -138,11 +134,8 @@ def _set_data(self, value):
     entry = _issued.get(id(value))
     if entry is not None and entry[0]() is value and entry[1]() is self and _same_view(value, self):
         return
-    raise NotImplementedError(
-        "x.data = other is not implemented: mutagrad cannot yet make x take other's storage "
-        "(that needs a C++ Tensor::set_data). Only x.data op= ... (x.data -= lr * g, ...) is "
-        "supported; to overwrite the values use `with mutagrad.no_grad(): x.copy_(other)` or "
-        "x.data.copy_(other), or rebind x to a new leaf tensor")
+    # Any other tensor: x takes value's storage, shape and dtype (Tensor::set_data in C++).
+    self._set_data(value)
 
 
 # ---- dtypes: type(), finfo, iinfo, promotion ----------------------------------------------
