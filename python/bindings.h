@@ -102,6 +102,8 @@ void bind_operators(py::module_& m);
 void bind_math(py::module_& m);
 // After bind_math: the reductions with torch's keywords (dtype=, correction=, p=).
 void bind_stats(py::module_& m);
+// After bind_stats: sort, argsort, msort, topk, kthvalue, unique, bincount, searchsorted.
+void bind_sort(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_indexing(py::module_& m);
 void bind_device(py::module_& m);

@@ -103,6 +103,10 @@ std::pair<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool 
 std::pair<Tensor, Tensor> kthvalue(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {
   const int64_t d = wrap_dim(dim, self.dim(), "kthvalue");
   const int64_t n = autograd::size_along(self, d);
+  if (n == 0) {
+    throw IndexError(str("kthvalue(): Expected reduction dim ", d,
+                         " to have non-zero size; the tensor has shape ", self.sizes()));
+  }
   if (k < 1 || k > n) {
     throw ValueError(str("kthvalue(): selected number k out of range for dimension ", d,
                          ": k = ", k, " but the dim has size ", n, "; pass 1 <= k <= ", n));

@@ -184,6 +184,7 @@ TEST(SortOps, NodeNamesAndErrors) {
   EXPECT_THROW(mutagrad::kthvalue(x, 0), ValueError);
   EXPECT_THROW(mutagrad::kthvalue(x, 5), ValueError);
   EXPECT_THROW(mutagrad::kthvalue(x, 1, -3), IndexError);
+  EXPECT_THROW(mutagrad::kthvalue(dev(zeros({2, 0}, kFloat64)), 1), IndexError);  // as torch
 }
 
 TEST(SortOps, Unique) {

@@ -151,6 +151,16 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
 from mutagrad._types import Size, device  # noqa: F401
 from mutagrad.grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: F401
 from mutagrad import autograd, cuda, return_types  # noqa: F401
+from mutagrad._C import (  # noqa: F401  (sorting and search: python/bindings_sort.cc)
+    sort,
+    argsort,
+    msort,
+    topk,
+    kthvalue,
+    unique,
+    bincount,
+    searchsorted,
+)
 from mutagrad import _conveniences
 from mutagrad._conveniences import (  # noqa: F401  (re-exported API)
     as_tensor,

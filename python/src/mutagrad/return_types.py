@@ -18,3 +18,6 @@ def _pair(name):
 
 max = _pair("max")  # noqa: A001 (torch's name)
 min = _pair("min")  # noqa: A001 (torch's name)
+sort = _pair("sort")
+topk = _pair("topk")
+kthvalue = _pair("kthvalue")
