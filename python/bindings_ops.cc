@@ -34,8 +34,8 @@ void def_sized(py::module_& m, const char* name, F make) {
   m.def(
       name,
       [make, name](py::args sizes, py::object dtype, py::object device, bool requires_grad) {
-        TensorOptions options =
-            TensorOptions(dtype_or(dtype, kFloat32)).device(to_device(device, name).value_or(kCPU));
+        TensorOptions options = TensorOptions(dtype_or(dtype, default_dtype()))
+                                    .device(to_device(device, name).value_or(kCPU));
         return finish(make(sizes_from_args(sizes, name), options), requires_grad);
       },
       py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),

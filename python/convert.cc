@@ -101,7 +101,7 @@ ScalarType python_number_dtype(py::handle value, const Scalar& s) {
   if (is_numpy_scalar(value)) {
     return from_numpy_dtype(py::reinterpret_borrow<py::object>(value).attr("dtype"), "tensor");
   }
-  return s.is_floating_point() ? kFloat32 : s.type();
+  return s.is_floating_point() ? default_dtype() : s.type();
 }
 
 // Walks nested sequences: records the shape at the first visit of each depth and checks that
@@ -349,7 +349,7 @@ Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype) {
   std::vector<Scalar> leaves;
   std::optional<ScalarType> inferred;
   flatten_nested(data, 0, shape, leaves, inferred);
-  ScalarType t = dtype.value_or(inferred.value_or(kFloat32));  // tensor([]) is float32
+  ScalarType t = dtype.value_or(inferred.value_or(default_dtype()));  // tensor([]): default
   Tensor out = empty(shape, t);
   dispatch_dtype(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -382,6 +382,10 @@ void bind_dtypes(py::module_& m) {
   m.attr("double") = dtype_slot(kFloat64);
   m.attr("int") = dtype_slot(kInt32);
   m.attr("long") = dtype_slot(kInt64);
+  // torch.get_default_dtype / set_default_dtype (mutagrad/_conveniences.py wraps them).
+  m.def("_get_default_dtype", [] { return dtype_slot(default_dtype()); });
+  m.def(
+      "_set_default_dtype", [](const DType& d) { set_default_dtype(d.type); }, py::arg("d"));
 }
 
 }  // namespace mutagrad::python

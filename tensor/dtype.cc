@@ -1,6 +1,28 @@
 #include "tensor/dtype.h"
 
+#include <atomic>
+
+#include "tensor/error.h"
+
 namespace mutagrad {
+namespace {
+std::atomic<ScalarType>& default_dtype_slot() {
+  static std::atomic<ScalarType> slot{ScalarType::Float32};
+  return slot;
+}
+}  // namespace
+
+ScalarType default_dtype() { return default_dtype_slot().load(std::memory_order_relaxed); }
+
+void set_default_dtype(ScalarType t) {
+  if (!is_floating_point(t)) {
+    throw DTypeError(
+        str("set_default_dtype(): only floating-point types are supported as the "
+            "default type, got ",
+            dtype_name(t)));
+  }
+  default_dtype_slot().store(t, std::memory_order_relaxed);
+}
 
 const char* dtype_name(ScalarType t) {
   switch (t) {

@@ -52,6 +52,13 @@ constexpr bool is_integral(ScalarType t, bool include_bool) {
          (include_bool && t == ScalarType::Bool);
 }
 
+// The default floating dtype (PyTorch's get_default_dtype / set_default_dtype): what floating
+// factories without a dtype, Python floats, integer true division and the float-only ops of
+// integers produce. float32 unless set; only float32 and float64 can be set (DTypeError
+// otherwise). Process-wide, like torch's.
+ScalarType default_dtype();
+void set_default_dtype(ScalarType t);
+
 // "float32", "int64", ... as PyTorch prints them after "torch.".
 const char* dtype_name(ScalarType t);
 // "Float", "Long", ... as in PyTorch's legacy type names ("torch.FloatTensor").

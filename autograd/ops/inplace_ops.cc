@@ -140,7 +140,7 @@ void unary_inplace(const Tensor& self, UnaryOp op, const UnaryArgs& args,
                    const MutationSite& site) {
   const bool requires_grad = compute_requires_grad(self);
   check_inplace(self, requires_grad);
-  if (native::is_float_only(op)) check_cast(self, kFloat32, site.op);
+  if (native::is_float_only(op)) check_cast(self, default_dtype(), site.op);
   if (args.has_arg) check_cast(self, native::result_type(self, args.arg), site.op);
   if (args.has_arg2) check_cast(self, native::result_type(self, args.arg2), site.op);
   if (op == UnaryOp::kNeg && self.dtype() == kBool) {

@@ -323,7 +323,7 @@ Tensor norm(const Tensor& self, double p, IntArrayRef dims, bool keepdim) {
 }
 
 Tensor logsumexp(const Tensor& self, IntArrayRef dims, bool keepdim) {
-  const Tensor x = self.is_floating_point() ? self : native::to(self, kFloat32);
+  const Tensor x = self.is_floating_point() ? self : native::to(self, default_dtype());
   const DimVector sorted = autograd::reduced_dims(dims, x.dim(), "logsumexp");
   Tensor result;
   if (x.numel() == 0) {
@@ -376,8 +376,8 @@ Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol
   }
   if (rtol == 0 && atol == 0) return close;
   // Integers compare in float32 (PyTorch's default dtype).
-  const Tensor a = floating ? self : native::to(self, kFloat32);
-  const Tensor b = floating ? other : native::to(other, kFloat32);
+  const Tensor a = floating ? self : native::to(self, default_dtype());
+  const Tensor b = floating ? other : native::to(other, default_dtype());
   const Tensor allowed = native::binary(
       BinaryOp::kAdd, native::unary(UnaryOp::kAbs, native::binary(BinaryOp::kMul, b, Scalar(rtol))),
       Scalar(atol));

@@ -46,7 +46,7 @@ int64_t checked_nbytes(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
 ScalarType default_dtype_of(const Scalar& value) {
   if (value.is_bool()) return kBool;
   if (value.is_integral()) return kInt64;
-  return kFloat32;
+  return default_dtype();
 }
 
 void check_floating(ScalarType dtype, const char* op) {
@@ -256,7 +256,7 @@ Tensor arange(const Scalar& end, std::optional<ScalarType> dtype, Device device)
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
               std::optional<ScalarType> dtype, Device device) {
   bool any_float = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
-  ScalarType dt = dtype.value_or(any_float ? kFloat32 : kInt64);
+  ScalarType dt = dtype.value_or(any_float ? default_dtype() : kInt64);
   if (dt == kBool) {
     throw DTypeError("arange(): bool is not a supported dtype; use an integer or floating dtype");
   }
@@ -274,7 +274,9 @@ Tensor tensor(const TensorInit& values, std::optional<ScalarType> dtype) {
   bool any_int = false;
   infer_init_dtype(values, any_float, any_int);
   bool empty_list = !values.is_scalar() && compute_numel(shape) == 0;
-  ScalarType dt = dtype.value_or(any_float || empty_list ? kFloat32 : any_int ? kInt64 : kBool);
+  ScalarType dt = dtype.value_or(any_float || empty_list ? default_dtype()
+                                 : any_int               ? kInt64
+                                                         : kBool);
   check_init_fits(values, dt);
   Tensor t = empty(shape, dt);
   dispatch_dtype(dt, [&](auto tag) {

@@ -38,7 +38,7 @@ class TensorOptions {
   Device device() const { return device_; }
 
  private:
-  ScalarType dtype_ = kFloat32;
+  ScalarType dtype_ = default_dtype();
   Device device_ = kCPU;
 };
 

@@ -25,7 +25,7 @@ struct ResultTypeState {
   }
   void add(const Tensor& t) { update(t.dim() > 0 ? dim : zero, t.dtype()); }
   // A floating scalar counts as the default dtype (float32), as in PyTorch.
-  void add(const Scalar& s) { update(wrapped, s.is_floating_point() ? kFloat32 : s.type()); }
+  void add(const Scalar& s) { update(wrapped, s.is_floating_point() ? default_dtype() : s.type()); }
 
   // The lower slot only matters when it is of a higher category than the higher slot.
   static std::optional<ScalarType> combine(std::optional<ScalarType> higher,
@@ -195,7 +195,7 @@ ScalarType unary_compute_dtype(UnaryOp op, const Tensor& self, const UnaryArgs& 
       return t;
     default:
       MG_INTERNAL_ASSERT(is_float_only(op), "unknown unary op ", static_cast<int>(op));
-      return is_floating_point(t) ? t : kFloat32;
+      return is_floating_point(t) ? t : default_dtype();
   }
 }
 
@@ -352,7 +352,7 @@ UnaryArgs clamp_args(const std::optional<Scalar>& min, const std::optional<Scala
 }
 
 ScalarType binary_compute_dtype(BinaryOp op, ScalarType promoted) {
-  if (op == BinaryOp::kDiv && !is_floating_point(promoted)) return kFloat32;  // true division
+  if (op == BinaryOp::kDiv && !is_floating_point(promoted)) return default_dtype();  // true div
   if (op == BinaryOp::kPow && promoted == kBool) {
     throw DTypeError(
         "pow(): \"pow\" not implemented for 'Bool'; convert the tensors to an "

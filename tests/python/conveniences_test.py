@@ -665,9 +665,21 @@ def test_default_dtype():
                 lambda lib: lib.set_default_dtype(int),
                 lambda lib: lib.set_default_dtype(float), lambda lib: lib.set_default_dtype("x")]:
         assert same_outcome(bad) == "TypeError"
-    # float64 would need the C++ factories and promotion to read it: refused, default unchanged.
-    with pytest.raises(NotImplementedError, match="fixed at float32"):
-        mg.set_default_dtype(mg.float64)
+    # float64: every place torch reads the default reads it here too.
+    def with_float64(lib):
+        lib.set_default_dtype(lib.float64)
+        try:
+            i = lib.tensor([3, 4])
+            return [str(t.dtype).split(".")[-1] for t in (
+                lib.zeros(2), lib.ones(1), lib.rand(2), lib.randn(2), lib.full((2,), 1.5),
+                lib.arange(0.0, 1.0, 0.5), lib.tensor(1.5), lib.tensor([1.0, 2.0]),
+                lib.tensor([]), i / 2, i.exp(), i * 1.5, i + 0.5, lib.linspace(0, 1, 3),
+                lib.eye(2), lib.empty(2), lib.tensor([1.0], dtype=lib.float32) * 2.5)] + [
+                    lib.get_default_dtype() == lib.float64]
+        finally:
+            lib.set_default_dtype(lib.float32)
+
+    same_ok(with_float64)
     assert mg.get_default_dtype() == mg.float32 and mg.zeros(1).dtype == mg.float32
 
 

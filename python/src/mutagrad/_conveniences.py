@@ -8,8 +8,7 @@
     x.sum(axis=0, keepdims=True)              # NumPy's names, where torch accepts them
 
 Nothing here holds a semantic of its own: every value comes from an op of mutagrad._C (a
-view, a reduction, masked_select, a factory), and what needs C++ is said where it stops
-(``.data = other`` with another tensor's storage, ``set_default_dtype(float64)``).
+view, a reduction, masked_select, a factory).
 ``install()`` puts the methods on mutagrad.Tensor; the module functions are imported by
 mutagrad/__init__.py.
 """
@@ -271,25 +270,21 @@ class iinfo:
 
 
 def get_default_dtype():
-    """The dtype of floating factories and of Python floats: always mutagrad.float32 (it is
-    fixed in C++; see set_default_dtype)."""
-    return _C.float32
+    """The dtype of floating factories and of Python floats (float32 unless set)."""
+    return _C._get_default_dtype()
 
 
 def set_default_dtype(d):
-    """Accepts mutagrad.float32, the only default mutagrad has. float64 raises
-    NotImplementedError: the default is fixed in the C++ factories, tensor() and the type
-    promotion of Python floats, which would all have to read it."""
+    """Sets the default floating dtype (mutagrad.float32 or mutagrad.float64): floating
+    factories without a dtype, tensors of Python floats, integer true division and the
+    float-only ops of integers produce it, as torch's."""
     if not isinstance(d, _C.dtype):
         raise TypeError("invalid dtype object: only floating-point types are supported as the "
                         "default type")
     name = _dtype_name(d)
     if name not in finfo._FORMATS:
         raise TypeError("only floating-point types are supported as the default type")
-    if name != "float32":
-        raise NotImplementedError(
-            f"set_default_dtype({d}): mutagrad's default floating dtype is fixed at float32 in "
-            "C++ (factories, tensor() of Python floats, promotion of Python floats)")
+    _C._set_default_dtype(d)
 
 
 _promotions = {}
