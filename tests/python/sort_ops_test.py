@@ -117,10 +117,12 @@ def test_sort_argsort_msort_with_ties_and_nan(seed):
             d = random_dim(rng, x)
             desc = rng.random() < 0.5
             what = f"{dtype} shape {list(x.shape)} dim {d} descending {desc}"
-            check(lambda lib, a: a.sort(dim=d, descending=desc, stable=True), x, what="sort stable " + what)
+            check(lambda lib, a: a.sort(dim=d, descending=desc, stable=True), x,
+                  what="sort stable " + what)
             check(lambda lib, a: lib.sort(a, dim=d, descending=desc), x, parts=(0,),
                   what="sort " + what)
-            check(lambda lib, a: lib.argsort(a, dim=d, descending=desc, stable=True), x, what="argsort " + what)
+            check(lambda lib, a: lib.argsort(a, dim=d, descending=desc, stable=True), x,
+                  what="argsort " + what)
             if x.dim() > 0:
                 check(lambda lib, a: lib.msort(a), x.transpose(0, -1) if x.dim() > 1 else x,
                       parts=(0,), what="msort " + what)
@@ -137,7 +139,8 @@ def test_sort_topk_kthvalue_gradients_and_indices(seed):
         k = rng.randint(0, n)
         what = f"shape {list(x.shape)} dim {d} k {k}"
         check(lambda lib, a: a.sort(d), x, grad=True, what="sort " + what)
-        check(lambda lib, a: lib.sort(a, stable=False, dim=d, descending=True), x, grad=True, what="sort1 " + what)
+        check(lambda lib, a: lib.sort(a, stable=False, dim=d, descending=True), x, grad=True,
+              what="sort1 " + what)
         check(lambda lib, a: lib.msort(a), x, grad=True, what="msort " + what)
         check(lambda lib, a: a.topk(k, d), x, grad=True, what="topk " + what)
         check(lambda lib, a: lib.topk(a, k, dim=d, largest=False), x, grad=True,
