@@ -104,6 +104,9 @@ void bind_math(py::module_& m);
 void bind_stats(py::module_& m);
 // After bind_stats: sort, argsort, msort, topk, kthvalue, unique, bincount, searchsorted.
 void bind_sort(py::module_& m);
+// After bind_math: products (mm, bmm, einsum, ...), shape helpers (flip, roll, tril, ...),
+// eye/linspace/logspace and the in-place view ops (bindings_shape.cc).
+void bind_shape(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_indexing(py::module_& m);
 void bind_device(py::module_& m);

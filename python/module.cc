@@ -16,6 +16,7 @@ PYBIND11_MODULE(_C, m) {
   bind_math(m);
   bind_stats(m);
   bind_sort(m);
+  bind_shape(m);
   bind_indexing(m);
   bind_device(m);  // after bind_tensor: adds Tensor.to / cuda / cpu, and the _cuda submodule
   bind_autograd(m);

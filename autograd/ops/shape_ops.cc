@@ -145,8 +145,9 @@ Tensor zeroed_triangle(const Tensor& self, int64_t diagonal, bool lower) {
   return native::binary(lower ? BinaryOp::kGt : BinaryOp::kLt, offset, Scalar(diagonal));
 }
 
+// torch checks the dims only of a non-empty tensor (tril of an empty 1-D tensor is a copy).
 void check_matrix_dims(const Tensor& self, const char* op) {
-  if (self.dim() < 2) {
+  if (self.dim() < 2 && self.numel() > 0) {
     throw IndexError(
         str(op, "(): dimension out of range (expected to be in range of [",
             -std::max<int64_t>(self.dim(), 1), ", ", std::max<int64_t>(self.dim(), 1) - 1,
@@ -165,7 +166,9 @@ std::shared_ptr<autograd::TriangleBackward> triangle_node(const Tensor& self, in
 Tensor triangle(const Tensor& self, int64_t diagonal, bool lower) {
   check_matrix_dims(self, lower ? "tril" : "triu");
   Tensor result = native::clone(self);
-  native::masked_fill_(result, zeroed_triangle(self, diagonal, lower), Scalar(0));
+  if (self.dim() >= 2) {
+    native::masked_fill_(result, zeroed_triangle(self, diagonal, lower), Scalar(0));
+  }
   if (compute_requires_grad(self)) set_history(result, triangle_node(self, diagonal, lower));
   return result;
 }
@@ -175,10 +178,14 @@ void triangle_(const Tensor& self, int64_t diagonal, bool lower, const MutationS
   autograd::check_inplace(self, requires_grad);
   check_matrix_dims(self, site.op);
   native::assert_no_internal_overlap(self, site.op);
-  Tensor mask = zeroed_triangle(self, diagonal, lower);
   std::shared_ptr<autograd::Node> node =
       requires_grad ? triangle_node(self, diagonal, lower) : nullptr;
-  native::masked_fill_(self, mask, Scalar(0), &site);  // checks, bumps once, writes
+  if (self.dim() >= 2) {
+    native::masked_fill_(self, zeroed_triangle(self, diagonal, lower), Scalar(0),
+                         &site);  // checks, bumps once, writes
+  } else {
+    autograd::bump_version(self, site.op, CallSite{site.file, site.line});  // empty: no write
+  }
   if (node) autograd::rebase_history(self, node);
 }
 

@@ -1,0 +1,274 @@
+// Products and shape helpers (autograd/ops/products_ops.h, shape_ops.h) as Tensor methods and
+// module functions with torch's names, signatures and keywords: x.mm(y), mutagrad.einsum(
+// "ij,jk", a, b), mutagrad.addmm(c, a, b, beta=0.5), x.flip(0, 1), x.roll(1, dims=0),
+// x.repeat(2, 3), mutagrad.linspace(0, 1, 5, dtype=mutagrad.float64), x.t_(). In-place forms
+// take the Python caller's file:line as their call site.
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "python/bindings.h"
+#include "python/call_site.h"
+
+namespace mutagrad::python {
+namespace {
+
+using Self = py::object;  // in-place methods return the same Python object, as torch
+
+std::string type_name(py::handle h) { return py::str(h.get_type().attr("__name__")); }
+
+void forget(py::handle scope, const char* name) {
+  if (py::isinstance<py::module_>(scope)) {
+    if (py::hasattr(scope, name)) py::delattr(scope, name);
+    return;
+  }
+  if (scope.attr("__dict__").contains(name)) py::delattr(scope, name);
+}
+
+Tensor finish(Tensor t, bool requires_grad) {
+  if (requires_grad) t.requires_grad_(true);
+  return t;
+}
+
+// Sizes given as varargs (x.repeat(2, 3)), one sequence (x.repeat((2, 3))) or the keyword
+// `arg` (x.repeat(repeats=(2, 3))); TypeError when missing, as torch.
+DimVector int_list(const py::args& args, const py::kwargs& kwargs, const char* fn,
+                   const char* arg) {
+  if (kwargs.contains(arg)) {
+    if (args.size() > 0 || kwargs.size() > 1) {
+      throw py::type_error(str(fn, "() got an unexpected combination of arguments; pass ", arg,
+                               " once, as positional ints or as ", arg, "="));
+    }
+    return sizes_from(kwargs[arg], fn, arg);
+  }
+  if (kwargs.size() > 0) {
+    throw py::type_error(str(fn, "() got an unexpected keyword argument '",
+                             std::string(py::str(kwargs.begin()->first)), "'"));
+  }
+  if (args.size() == 0) {
+    throw py::type_error(str(fn, "() missing 1 required positional arguments: \"", arg, "\""));
+  }
+  return sizes_from_args(args, fn, arg);
+}
+
+// A sequence of ints only (torch.flip(x, dims), torch.tile(x, dims): no bare int).
+DimVector int_sequence(py::handle h, const char* fn, const char* arg, size_t position) {
+  if (!py::isinstance<py::sequence>(h)) {
+    throw py::type_error(str(fn, "(): argument '", arg, "' (position ", position,
+                             ") must be tuple of ints, not ", type_name(h)));
+  }
+  return sizes_from(h, fn, arg);
+}
+
+// roll's shifts and dims: an int or a sequence of ints (dims also None).
+DimVector int_or_ints(py::handle h, const char* fn, const char* arg) {
+  if (h.is_none()) return {};
+  if (PyFloat_Check(h.ptr())) {
+    throw py::type_error(str(fn, "(): argument '", arg, "' must be tuple of ints, not float"));
+  }
+  return sizes_from(h, fn, arg);
+}
+
+// linspace/logspace's start and end: a number, or a one-element tensor (as torch 1.13).
+Scalar number_or_item(py::handle h) {
+  if (py::isinstance<Tensor>(h)) return h.cast<const Tensor&>().item();
+  return to_scalar(h);
+}
+
+TensorOptions factory_options(py::handle dtype, py::handle device, const char* fn) {
+  return TensorOptions(to_dtype(dtype).value_or(default_dtype()))
+      .device(to_device(device, fn).value_or(kCPU));
+}
+
+void bind_products(py::module_& m, py::class_<Tensor>& t) {
+  struct Binary {
+    const char* name;
+    const char* arg;  // the second argument's keyword, as torch's
+    Tensor (*fn)(const Tensor&, const Tensor&);
+  };
+  static const Binary kBinary[] = {{"mm", "mat2", &mm},        {"bmm", "mat2", &bmm},
+                                   {"mv", "vec", &mv},         {"dot", "tensor", &dot},
+                                   {"inner", "other", &inner}, {"outer", "vec2", &outer}};
+  for (const Binary& b : kBinary) {
+    forget(t, b.name);
+    forget(m, b.name);
+    t.def(b.name, b.fn, py::arg(b.arg));
+    m.def(b.name, b.fn, py::arg("input"), py::arg(b.arg));
+  }
+  auto addmm_fn = [](const Tensor& self, const Tensor& mat1, const Tensor& mat2, py::handle beta,
+                     py::handle alpha) {
+    return addmm(self, mat1, mat2, to_scalar(beta), to_scalar(alpha));
+  };
+  t.def("addmm", addmm_fn, py::arg("mat1"), py::arg("mat2"), py::kw_only(), py::arg("beta") = 1,
+        py::arg("alpha") = 1);
+  m.def("addmm", addmm_fn, py::arg("input"), py::arg("mat1"), py::arg("mat2"), py::kw_only(),
+        py::arg("beta") = 1, py::arg("alpha") = 1);
+  m.def("einsum", [](py::args args) {
+    if (args.size() < 2) {
+      throw py::value_error(
+          "einsum(): must specify the equation string and at least one operand, or at least "
+          "one operand and its subscripts list");
+    }
+    if (!py::isinstance<py::str>(args[0])) {
+      throw py::type_error(str("einsum(): the first argument must be the equation string, got ",
+                               type_name(args[0]),
+                               "; the sublist format (operand, [0, 1], ...) is not supported"));
+    }
+    const std::string equation = args[0].cast<std::string>();
+    std::vector<Tensor> operands;
+    if (args.size() == 2 &&
+        (py::isinstance<py::list>(args[1]) || py::isinstance<py::tuple>(args[1]))) {
+      for (py::handle h : args[1]) operands.push_back(h.cast<Tensor>());
+    } else {
+      for (size_t i = 1; i < args.size(); ++i) operands.push_back(args[i].cast<Tensor>());
+    }
+    return einsum(equation, operands);
+  });
+}
+
+void bind_shapes(py::module_& m, py::class_<Tensor>& t) {
+  t.def("flip", [](const Tensor& s, py::args args, py::kwargs kwargs) {
+    return s.flip(int_list(args, kwargs, "flip", "dims"));
+  });
+  m.def(
+      "flip",
+      [](const Tensor& s, py::handle dims) {
+        return s.flip(int_sequence(dims, "flip", "dims", 2));
+      },
+      py::arg("input"), py::arg("dims"));
+  for (const char* name : {"fliplr", "flipud"}) {
+    const bool lr = name[4] == 'l';
+    t.def(name, [lr](const Tensor& s) { return lr ? s.fliplr() : s.flipud(); });
+    m.def(
+        name, [lr](const Tensor& s) { return lr ? s.fliplr() : s.flipud(); }, py::arg("input"));
+  }
+  auto roll_fn = [](const Tensor& s, py::handle shifts, py::handle dims) {
+    return s.roll(int_or_ints(shifts, "roll", "shifts"), int_or_ints(dims, "roll", "dims"));
+  };
+  t.def("roll", roll_fn, py::arg("shifts"), py::arg("dims") = py::none());
+  m.def("roll", roll_fn, py::arg("input"), py::arg("shifts"), py::arg("dims") = py::none());
+  t.def("repeat", [](const Tensor& s, py::args args, py::kwargs kwargs) {
+    return s.repeat(int_list(args, kwargs, "repeat", "repeats"));
+  });
+  t.def("tile", [](const Tensor& s, py::args args, py::kwargs kwargs) {
+    return s.tile(int_list(args, kwargs, "tile", "dims"));
+  });
+  m.def(
+      "tile",
+      [](const Tensor& s, py::handle dims) {
+        return s.tile(int_sequence(dims, "tile", "dims", 2));
+      },
+      py::arg("input"), py::arg("dims"));
+  struct Triangle {
+    const char* name;
+    Tensor (*fn)(const Tensor&, int64_t);
+    Tensor& (Tensor::*in_place)(int64_t, CallSite);
+  };
+  for (const Triangle& tr :
+       {Triangle{"tril", &tril, &Tensor::tril_}, Triangle{"triu", &triu, &Tensor::triu_}}) {
+    t.def(tr.name, tr.fn, py::arg("diagonal") = 0);
+    m.def(tr.name, tr.fn, py::arg("input"), py::arg("diagonal") = 0);
+    t.def(
+        str(tr.name, "_").c_str(),
+        [tr](Self self, int64_t diagonal) {
+          (self.cast<Tensor&>().*tr.in_place)(diagonal, python_call_site());
+          return self;
+        },
+        py::arg("diagonal") = 0);
+  }
+  t.def("diag", &Tensor::diag, py::arg("diagonal") = 0);
+  m.def("diag", &diag, py::arg("input"), py::arg("diagonal") = 0);
+  t.def("diag_embed", &Tensor::diag_embed, py::arg("offset") = 0, py::arg("dim1") = -2,
+        py::arg("dim2") = -1);
+  m.def("diag_embed", &diag_embed, py::arg("input"), py::arg("offset") = 0, py::arg("dim1") = -2,
+        py::arg("dim2") = -1);
+}
+
+void bind_factories(py::module_& m) {
+  m.def(
+      "eye",
+      [](int64_t n, std::optional<int64_t> cols, py::handle dtype, py::handle device,
+         bool requires_grad) {
+        return finish(eye(n, cols, factory_options(dtype, device, "eye")), requires_grad);
+      },
+      py::arg("n"), py::arg("m") = py::none(), py::kw_only(), py::arg("dtype") = py::none(),
+      py::arg("device") = py::none(), py::arg("requires_grad") = false);
+  m.def(
+      "linspace",
+      [](py::handle start, py::handle end, int64_t steps, py::handle dtype, py::handle device,
+         bool requires_grad) {
+        return finish(linspace(number_or_item(start), number_or_item(end), steps,
+                               factory_options(dtype, device, "linspace")),
+                      requires_grad);
+      },
+      py::arg("start"), py::arg("end"), py::arg("steps"), py::kw_only(),
+      py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+      py::arg("requires_grad") = false);
+  m.def(
+      "logspace",
+      [](py::handle start, py::handle end, int64_t steps, double base, py::handle dtype,
+         py::handle device, bool requires_grad) {
+        return finish(logspace(number_or_item(start), number_or_item(end), steps, base,
+                               factory_options(dtype, device, "logspace")),
+                      requires_grad);
+      },
+      py::arg("start"), py::arg("end"), py::arg("steps"), py::arg("base") = 10.0, py::kw_only(),
+      py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+      py::arg("requires_grad") = false);
+}
+
+void bind_view_ops_in_place(py::class_<Tensor>& t) {
+  t.def("t_", [](Self self) {
+    self.cast<Tensor&>().t_(python_call_site());
+    return self;
+  });
+  t.def(
+      "transpose_",
+      [](Self self, int64_t dim0, int64_t dim1) {
+        self.cast<Tensor&>().transpose_(dim0, dim1, python_call_site());
+        return self;
+      },
+      py::arg("dim0"), py::arg("dim1"));
+  t.def(
+      "unsqueeze_",
+      [](Self self, int64_t dim) {
+        self.cast<Tensor&>().unsqueeze_(dim, python_call_site());
+        return self;
+      },
+      py::arg("dim"));
+  t.def(
+      "squeeze_",
+      [](Self self, std::optional<int64_t> dim) {
+        Tensor& x = self.cast<Tensor&>();
+        if (dim) {
+          x.squeeze_(*dim, python_call_site());
+        } else {
+          x.squeeze_(python_call_site());
+        }
+        return self;
+      },
+      py::arg("dim") = py::none());
+  t.def(
+      "as_strided_",
+      [](Self self, py::handle size, py::handle stride, std::optional<int64_t> offset) {
+        self.cast<Tensor&>().as_strided_(sizes_from(size, "as_strided_", "size"),
+                                         sizes_from(stride, "as_strided_", "stride"), offset,
+                                         python_call_site());
+        return self;
+      },
+      py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
+}
+
+}  // namespace
+
+void bind_shape(py::module_& m) {
+  auto t = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
+  bind_products(m, t);
+  bind_shapes(m, t);
+  bind_factories(m);
+  bind_view_ops_in_place(t);
+}
+
+}  // namespace mutagrad::python
