@@ -99,6 +99,19 @@ TEST(SortOps, SortMatchesStableSortPerLine) {
   }
 }
 
+// Enough lines for the CPU's parallel path and many device threads; both dims sorted.
+TEST(SortOps, ManyLinesMatchStableSort) {
+  std::mt19937_64 rng(11);
+  const Tensor x = tied({3000, 23}, rng).to(kFloat32);
+  const DimVector shape(x.sizes());
+  for (int64_t dim : {0, 1}) {
+    const auto [want_v, want_i] = naive_sort(values(x), shape, dim, dim == 1);
+    const auto [v, i] = mutagrad::sort(x, dim, dim == 1);
+    expect_same(values(v), want_v, str("dim ", dim, " values"));
+    expect_same(values(i), want_i, str("dim ", dim, " indices"));
+  }
+}
+
 TEST(SortOps, IntegerAndBoolLines) {
   const Tensor x = dev(from_vector<int64_t>({3, -1, 3, 0, -1, 7}, {6}));
   expect_same(values(mutagrad::sort(x).first), {-1, -1, 0, 3, 3, 7}, "int values");
