@@ -65,7 +65,7 @@ class AsStridedBackward1 final : public Node {
   std::shared_ptr<Node> formula_;
 };
 
-// Replays `parent` (null: nothing, on the root base), then `op`.
+// Replays `parent` (a view's chain, on its root base), then `op`.
 class ChainedViewFn final : public ViewFn {
  public:
   using Op = std::function<Tensor(const Tensor&)>;

@@ -82,6 +82,8 @@ Tensor mm_unchecked(const Tensor& self, const Tensor& other) {
 
 }  // namespace
 
+namespace detail {
+
 void check_same_dtype(const char* op, const Tensor& self, const Tensor& other) {
   if (self.dtype() != other.dtype()) {
     throw DTypeError(str(op, "(): expected scalar type ", legacy_type_name(self.dtype()),
@@ -99,10 +101,12 @@ void check_matrix(const char* op, const char* name, const Tensor& t) {
   }
 }
 
+}  // namespace detail
+
 Tensor mm(const Tensor& self, const Tensor& other) {
-  check_matrix("mm", "self", self);
-  check_matrix("mm", "mat2", other);
-  check_same_dtype("mm", self, other);
+  detail::check_matrix("mm", "self", self);
+  detail::check_matrix("mm", "mat2", other);
+  detail::check_same_dtype("mm", self, other);
   return mm_unchecked(self, other);
 }
 

@@ -16,9 +16,12 @@ Tensor matmul(const Tensor& self, const Tensor& other);
 // 2-D x 2-D of one dtype only, as torch.mm ("self must be a matrix"; no promotion).
 Tensor mm(const Tensor& self, const Tensor& other);
 
-// Shared checks of the products (linalg_ops.cc, products_ops.cc): DTypeError "expected scalar
-// type Double but found Float" when the dtypes differ; ShapeError "<name> must be a matrix".
+namespace detail {
+// Internal: the products' shared checks (linalg_ops.cc, products_ops.cc). DTypeError "expected
+// scalar type Double but found Float" when the dtypes differ; ShapeError "<name> must be a
+// matrix".
 void check_same_dtype(const char* op, const Tensor& self, const Tensor& other);
 void check_matrix(const char* op, const char* name, const Tensor& t);
+}  // namespace detail
 
 }  // namespace mutagrad

@@ -130,7 +130,7 @@ Tensor bmm(const Tensor& self, const Tensor& mat2) {
                          mat2.size(1), "] (batch1 ", self.sizes(), ", batch2 ", mat2.sizes(),
                          "); bmm does not broadcast, use matmul() for that"));
   }
-  check_same_dtype("bmm", self, mat2);
+  detail::check_same_dtype("bmm", self, mat2);
   Tensor result = native::matmul(self, mat2);
   if (compute_requires_grad(self, mat2)) {
     auto node = make_node<autograd::BmmBackward0>(self, mat2);
@@ -154,7 +154,7 @@ Tensor mv(const Tensor& self, const Tensor& vec) {
                          ": the vector's length must equal the "
                          "matrix's number of columns"));
   }
-  check_same_dtype("mv", self, vec);
+  detail::check_same_dtype("mv", self, vec);
   Tensor result = native::matmul(self, vec);
   if (compute_requires_grad(self, vec)) {
     auto node = make_node<autograd::MvBackward0>(self, vec);
@@ -224,8 +224,8 @@ Tensor inner(const Tensor& self, const Tensor& other) {
 
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
              const Scalar& alpha) {
-  check_matrix("addmm", "mat1", mat1);
-  check_matrix("addmm", "mat2", mat2);
+  detail::check_matrix("addmm", "mat1", mat1);
+  detail::check_matrix("addmm", "mat2", mat2);
   if (mat1.size(1) != mat2.size(0)) {
     throw ShapeError(str("addmm(): mat1 and mat2 shapes cannot be multiplied (", mat1.size(0), "x",
                          mat1.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")"));
@@ -237,7 +237,7 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
                          " (Target sizes: ", IntArrayRef(out_shape),
                          ".  Tensor sizes: ", self.sizes(), ")"));
   }
-  check_same_dtype("addmm", mat1, mat2);
+  detail::check_same_dtype("addmm", mat1, mat2);
   if (self.dtype() != mat1.dtype()) {
     throw DTypeError(str("addmm(): self and mat2 must have the same dtype, but got ",
                          dtype_name(self.dtype()), " and ", dtype_name(mat2.dtype())));

@@ -325,6 +325,7 @@ TEST(ShapeOps, RefusedWithTorchsErrorKinds) {
   EXPECT_THROW(x.repeat({-1, 2}), ValueError);
   EXPECT_THROW(x.tile({-1}), ValueError);
   EXPECT_THROW(leaf({3}, 3).tril(), IndexError);
+  EXPECT_EQ(dev(zeros({0}, kFloat64)).tril().sizes(), IntArrayRef({0}));  // empty: a copy
   EXPECT_THROW(x.diag(4), ShapeError);
   EXPECT_THROW(leaf({2, 2, 2}, 4).diag(), ShapeError);
   EXPECT_THROW(x.diag_embed(0, 1, -2), ValueError);  // the same dim twice
