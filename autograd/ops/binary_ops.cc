@@ -367,7 +367,9 @@ bool binary_node_saves_self(BinaryOp op, bool other_requires_grad) {
 
 void save_binary_result(Node& node, const Tensor& result) {
   auto& pow = dynamic_cast<PowBackward1&>(node);
-  if (pow.should_compute_output(1)) {
+  // The edge, not should_compute_output(): this runs in a forward pass, possibly inside another
+  // node's backward (create_graph), whose output mask should_compute_output would read.
+  if (pow.next_edge(1).is_valid()) {
     pow.result_ = SavedVariable(result, /*is_output=*/true, is_differentiable_view(result));
   }
 }
@@ -500,7 +502,7 @@ Tensor pow(const Tensor& self, const Tensor& exponent) {
     node->self_ = SavedVariable(self, false);
     node->exponent_ = SavedVariable(exponent, false);
     set_history(result, node);
-    if (node->should_compute_output(1)) node->result_ = SavedVariable(result, true);
+    if (node->next_edge(1).is_valid()) node->result_ = SavedVariable(result, true);
   }
   return result;
 }

@@ -55,6 +55,22 @@ TEST(BinaryOps, Div) {
   check_binary([](const Tensor& a, const Tensor& b) { return a / b; }, -1, 1, 0.5, 2.0);
 }
 
+// A forward op run inside a backward (create_graph) must not read the running node's output
+// mask: here d/dx of x ** y asks PowBackward1 for self's gradient only, and the pow it computes
+// (x ** (y - 1)) must still save its result for the later derivative with respect to y.
+TEST(BinaryOps, ForwardOpsInsideABackwardIgnoreItsOutputMask) {
+  Tensor x = leaf({3}, 40, 0.5, 2.0);
+  Tensor y = leaf({3}, 41, 0.5, 2.0);
+  auto gx = autograd::grad({x.pow(y).sum()}, {x}, {}, std::nullopt, /*create_graph=*/true);
+  auto gy = autograd::grad({gx[0].sum()}, {y});
+  const std::vector<double> xs = testing_util::values(x), ys = testing_util::values(y);
+  std::vector<double> want;  // d/dy (y x^(y-1)) = x^(y-1) (1 + y ln x)
+  for (size_t i = 0; i < xs.size(); ++i) {
+    want.push_back(std::pow(xs[i], ys[i] - 1) * (1 + ys[i] * std::log(xs[i])));
+  }
+  expect_close(gy[0], want, 1e-12);
+}
+
 TEST(BinaryOps, PowTensor) {
   check_binary([](const Tensor& a, const Tensor& b) { return a.pow(b); }, 0.5, 2.0, -1.5, 1.5);
 }
