@@ -85,6 +85,24 @@ inline std::optional<Scalar> optional_scalar(py::handle h) {
 }
 // A dim argument: an int or a sequence of ints.
 DimVector dims_from(py::handle h);
+// Removes `name` from a class's or module's own namespace (not an inherited one), so that the
+// definition that follows replaces it instead of adding a pybind11 overload.
+inline void forget(py::handle scope, const char* name) {
+  if (py::isinstance<py::module_>(scope)) {
+    if (py::hasattr(scope, name)) py::delattr(scope, name);
+    return;
+  }
+  if (scope.attr("__dict__").contains(name)) py::delattr(scope, name);
+}
+// Defines `name` as a Tensor method and as a module function taking the tensor first (input=),
+// replacing earlier bindings of that name.
+template <typename F, typename... Extra>
+void def_both(py::module_& m, py::class_<Tensor>& t, const char* name, F fn, Extra... extra) {
+  forget(t, name);
+  forget(m, name);
+  t.def(name, fn, extra...);
+  m.def(name, fn, py::arg("input"), extra...);
+}
 // A class or function of the Python package (mutagrad/<module>.py), imported once.
 py::object package_attr(const char* module, const char* name);
 // Sizes or strides as a mutagrad.Size (a tuple subclass printing like torch.Size).

@@ -18,16 +18,6 @@ py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotI
 
 std::string type_name(py::handle h) { return py::str(h.get_type().attr("__name__")); }
 
-// Removes `name` from a class's or module's own namespace (not an inherited one), so that the
-// definition that follows replaces it instead of adding a pybind11 overload.
-void forget(py::handle scope, const char* name) {
-  if (py::isinstance<py::module_>(scope)) {
-    if (py::hasattr(scope, name)) py::delattr(scope, name);
-    return;
-  }
-  if (scope.attr("__dict__").contains(name)) py::delattr(scope, name);
-}
-
 [[noreturn]] void bad_operand(const char* fn, py::handle other) {
   throw py::type_error(
       str(fn, "(): expected a Tensor or a number as other, got ", type_name(other)));

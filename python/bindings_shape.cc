@@ -19,14 +19,6 @@ using Self = py::object;  // in-place methods return the same Python object, as 
 
 std::string type_name(py::handle h) { return py::str(h.get_type().attr("__name__")); }
 
-void forget(py::handle scope, const char* name) {
-  if (py::isinstance<py::module_>(scope)) {
-    if (py::hasattr(scope, name)) py::delattr(scope, name);
-    return;
-  }
-  if (scope.attr("__dict__").contains(name)) py::delattr(scope, name);
-}
-
 Tensor finish(Tensor t, bool requires_grad) {
   if (requires_grad) t.requires_grad_(true);
   return t;

@@ -13,23 +13,6 @@
 namespace mutagrad::python {
 namespace {
 
-void forget(py::handle scope, const char* name) {
-  if (py::isinstance<py::module_>(scope)) {
-    if (py::hasattr(scope, name)) py::delattr(scope, name);
-    return;
-  }
-  if (scope.attr("__dict__").contains(name)) py::delattr(scope, name);
-}
-
-// Defines `name` both as a Tensor method and as a module function taking the tensor first.
-template <typename F, typename... Extra>
-void def_both(py::module_& m, py::class_<Tensor>& t, const char* name, F fn, Extra... extra) {
-  forget(t, name);
-  forget(m, name);
-  t.def(name, fn, extra...);
-  m.def(name, fn, py::arg("input"), extra...);
-}
-
 // dtype= of a reduction: the input converted first (differentiably), as torch's sum(dtype=).
 Tensor with_dtype(const Tensor& x, py::handle dtype) {
   const std::optional<ScalarType> d = to_dtype(dtype);
