@@ -17,6 +17,8 @@ using indexing::Slice;
 
 constexpr int64_t k4M = int64_t{4} << 20;
 constexpr int64_t k1M = int64_t{1} << 20;
+constexpr int64_t k64K = int64_t{1} << 16;
+constexpr int64_t k100K = 100000;
 
 // Baseline: copying `bytes` with memcpy.
 void BM_Memcpy(benchmark::State& state) {
@@ -116,6 +118,56 @@ void BM_Index1MFrom4M(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
 }
 BENCHMARK(BM_Index1MFrom4M)->Unit(benchmark::kMicrosecond);
+
+// The scatter family (issue 12). None resets self between calls (as the index_put_ cases): an
+// accumulating write costs the same whatever self holds.
+
+// x.scatter_add_(0, idx, src): 1M float32 values summed into 64K segments (x 1-D of 65536, idx
+// 1M random int64 in [0, 65536)). Duplicates are summed in index order.
+void BM_ScatterAdd1MInto64K(benchmark::State& state) {
+  Generator gen(45);
+  Tensor x = zeros({k64K}, kFloat32);
+  Tensor idx = randint(0, k64K, {k1M}, gen);
+  Tensor src = rand({k1M}, gen, kFloat32);
+  for (auto _ : state) {
+    x.scatter_add_(0, idx, src);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
+}
+BENCHMARK(BM_ScatterAdd1MInto64K)->Unit(benchmark::kMicrosecond);
+
+// x.index_add_(0, idx, src): 1M rows of 64 float32 (src 1M x 64, 256 MiB) added into a
+// 100000 x 64 float32 table at 1M random row indices in [0, 100000).
+void BM_IndexAdd1MRowsInto100K(benchmark::State& state) {
+  Generator gen(46);
+  Tensor x = zeros({k100K, 64}, kFloat32);
+  Tensor idx = randint(0, k100K, {k1M}, gen);
+  Tensor src = rand({k1M, 64}, gen, kFloat32);
+  for (auto _ : state) {
+    x.index_add_(0, idx, src);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M * 64);
+}
+BENCHMARK(BM_IndexAdd1MRowsInto100K)->Unit(benchmark::kMicrosecond);
+
+// x.gather(dim, idx): 1M elements of 4M float32. dims:1 is x 1-D of 4M, idx 1M random in
+// [0, 4M) (the same elements as BM_Index1MFrom4M); dims:2 is x [1024, 4096] gathered along
+// dim 1 with idx [1024, 1024] random in [0, 4096) (a row coordinate per element as well).
+void BM_Gather1MFrom4M(benchmark::State& state) {
+  Generator gen(47);
+  const bool two_d = state.range(0) == 2;
+  Tensor x = two_d ? rand({1024, 4096}, gen, kFloat32) : rand({k4M}, gen, kFloat32);
+  Tensor idx = two_d ? randint(0, 4096, {1024, 1024}, gen) : randint(0, k4M, {k1M}, gen);
+  const int64_t dim = two_d ? 1 : 0;
+  for (auto _ : state) {
+    Tensor y = x.gather(dim, idx);
+    benchmark::DoNotOptimize(y.raw_data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
+}
+BENCHMARK(BM_Gather1MFrom4M)->ArgName("dims")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace mutagrad

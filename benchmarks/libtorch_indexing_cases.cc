@@ -16,6 +16,8 @@ using at::indexing::Slice;
 
 constexpr int64_t k4M = int64_t{4} << 20;
 constexpr int64_t k1M = int64_t{1} << 20;
+constexpr int64_t k64K = int64_t{1} << 16;
+constexpr int64_t k100K = 100000;
 
 void use_two_threads() { at::set_num_threads(2); }
 
@@ -91,6 +93,60 @@ void BM_Libtorch_Index1MFrom4M(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
 }
 BENCHMARK(BM_Libtorch_Index1MFrom4M)->Unit(benchmark::kMicrosecond);
+
+// x.scatter_add_(0, idx, src): 1M float32 values into 64K segments (ours:
+// BM_ScatterAdd1MInto64K).
+void BM_Libtorch_ScatterAdd1MInto64K(benchmark::State& state) {
+  use_two_threads();
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(45);
+  at::Tensor x = at::zeros({k64K}, at::kFloat);
+  at::Tensor idx = at::randint(0, k64K, {k1M}, gen, at::kLong);
+  at::Tensor src = at::rand({k1M}, gen, at::kFloat);
+  for (auto _ : state) {
+    x.scatter_add_(0, idx, src);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
+}
+BENCHMARK(BM_Libtorch_ScatterAdd1MInto64K)->Unit(benchmark::kMicrosecond);
+
+// x.index_add_(0, idx, src): 1M rows of 64 float32 into a 100000 x 64 table (ours:
+// BM_IndexAdd1MRowsInto100K).
+void BM_Libtorch_IndexAdd1MRowsInto100K(benchmark::State& state) {
+  use_two_threads();
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(46);
+  at::Tensor x = at::zeros({k100K, 64}, at::kFloat);
+  at::Tensor idx = at::randint(0, k100K, {k1M}, gen, at::kLong);
+  at::Tensor src = at::rand({k1M, 64}, gen, at::kFloat);
+  for (auto _ : state) {
+    x.index_add_(0, idx, src);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M * 64);
+}
+BENCHMARK(BM_Libtorch_IndexAdd1MRowsInto100K)->Unit(benchmark::kMicrosecond);
+
+// x.gather(dim, idx): 1M elements of 4M float32, 1-D or [1024, 4096] along dim 1 (ours:
+// BM_Gather1MFrom4M).
+void BM_Libtorch_Gather1MFrom4M(benchmark::State& state) {
+  use_two_threads();
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(47);
+  const bool two_d = state.range(0) == 2;
+  at::Tensor x = two_d ? at::rand({1024, 4096}, gen, at::kFloat) : at::rand({k4M}, gen, at::kFloat);
+  at::Tensor idx = two_d ? at::randint(0, 4096, {1024, 1024}, gen, at::kLong)
+                         : at::randint(0, k4M, {k1M}, gen, at::kLong);
+  const int64_t dim = two_d ? 1 : 0;
+  for (auto _ : state) {
+    at::Tensor y = x.gather(dim, idx);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
+}
+BENCHMARK(BM_Libtorch_Gather1MFrom4M)
+    ->ArgName("dims")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace mutagrad_vs_libtorch
