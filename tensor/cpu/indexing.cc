@@ -119,6 +119,40 @@ Loop make_loop(const Tensor& self, const std::vector<Tensor>& indices, const Ten
   return loop;
 }
 
+// One run of n elements along the inner loop dim in which one index operand `ix` varies (its
+// values at ip, stride i_in); everything else is folded into the self offset `so`.
+template <typename Op>
+void run_one_operand(const Loop& loop, const IndexOperand& ix, const int64_t* ip, int64_t i_in,
+                     int64_t so, int64_t s_in, int64_t oo, int64_t o_in, int64_t n, const Op& op) {
+  int64_t k = 0;
+  if (loop.prefetch != nullptr && i_in != 0) {
+    // Random accesses into self are latency-bound: request the line kAhead ahead.
+    for (; k + kAhead < n; ++k) {
+      int64_t ahead = ip[(k + kAhead) * i_in];
+      ahead += ahead < 0 ? ix.size : 0;
+      const int64_t target = so + (k + kAhead) * s_in + ahead * ix.stride;
+      // Another thread's destination: prefetch the private sink instead (a select, not a
+      // branch; a write-prefetch of another thread's line would steal it).
+      const bool own = static_cast<uint64_t>(target - loop.prefetch_lo) <
+                       static_cast<uint64_t>(loop.prefetch_hi - loop.prefetch_lo);
+      const char* line = own ? loop.prefetch + target * loop.element_size : loop.prefetch_sink;
+      if (loop.prefetch_write) {
+        __builtin_prefetch(line, 1);
+      } else {
+        __builtin_prefetch(line, 0);
+      }
+      int64_t v = ip[k * i_in];
+      v += v < 0 ? ix.size : 0;
+      op(so + k * s_in + v * ix.stride, oo + k * o_in);
+    }
+  }
+  for (; k < n; ++k) {
+    int64_t v = ip[k * i_in];
+    v += v < 0 ? ix.size : 0;
+    op(so + k * s_in + v * ix.stride, oo + k * o_in);
+  }
+}
+
 // Calls op(self_offset, dense_offset) for the elements [begin, end) of the loop, row-major.
 // kOne: exactly one index operand (the common case, kept free of the inner operand loop).
 template <bool kOne, typename Op>
@@ -148,46 +182,45 @@ void run_range(const Loop& loop, int64_t begin, int64_t end, const Op& op) {
   while (pos < end) {
     const int64_t n = std::min(inner - counter[in], end - pos);
     if constexpr (kOne) {
-      const IndexOperand& ix = loop.idx[0];
-      const int64_t* ip = ix.data + io[0];
-      const int64_t i_in = ix.strides[in];
-      int64_t k = 0;
-      if (loop.prefetch != nullptr && i_in != 0) {
-        // Random accesses into self are latency-bound: request the line kAhead ahead.
-        for (; k + kAhead < n; ++k) {
-          int64_t ahead = ip[(k + kAhead) * i_in];
-          ahead += ahead < 0 ? ix.size : 0;
-          const int64_t target = so + (k + kAhead) * s_in + ahead * ix.stride;
-          // Another thread's destination: prefetch the private sink instead (a select, not a
-          // branch; a write-prefetch of another thread's line would steal it).
-          const bool own = static_cast<uint64_t>(target - loop.prefetch_lo) <
-                           static_cast<uint64_t>(loop.prefetch_hi - loop.prefetch_lo);
-          const char* line = own ? loop.prefetch + target * loop.element_size : loop.prefetch_sink;
-          if (loop.prefetch_write) {
-            __builtin_prefetch(line, 1);
-          } else {
-            __builtin_prefetch(line, 0);
-          }
-          int64_t v = ip[k * i_in];
-          v += v < 0 ? ix.size : 0;
-          op(so + k * s_in + v * ix.stride, oo + k * o_in);
-        }
-      }
-      for (; k < n; ++k) {
-        int64_t v = ip[k * i_in];
-        v += v < 0 ? ix.size : 0;
-        op(so + k * s_in + v * ix.stride, oo + k * o_in);
-      }
+      run_one_operand(loop, loop.idx[0], loop.idx[0].data + io[0], loop.idx[0].strides[in], so,
+                      s_in, oo, o_in, n, op);
     } else {
-      for (int64_t k = 0; k < n; ++k) {
-        int64_t s = so + k * s_in;
-        for (size_t j = 0; j < ni; ++j) {
-          const IndexOperand& ix = loop.idx[j];
-          int64_t v = ix.data[io[j] + k * ix.strides[in]];
-          v += v < 0 ? ix.size : 0;
-          s += v * ix.stride;
+      // Index operands constant along this run (the coordinates of a gather/scatter, Note
+      // [Deterministic scatter]) add a fixed offset: with one varying operand left, the run
+      // takes the single-operand loop and its prefetch.
+      int64_t fixed = 0;
+      size_t varying = ni;
+      size_t num_varying = 0;
+      for (size_t j = 0; j < ni; ++j) {
+        const IndexOperand& ix = loop.idx[j];
+        if (ix.strides[in] != 0) {
+          varying = j;
+          ++num_varying;
+          continue;
         }
-        op(s, oo + k * o_in);
+        int64_t v = ix.data[io[j]];
+        v += v < 0 ? ix.size : 0;
+        fixed += v * ix.stride;
+      }
+      if (num_varying <= 1) {
+        if (num_varying == 0) {
+          for (int64_t k = 0; k < n; ++k) op(so + fixed + k * s_in, oo + k * o_in);
+        } else {
+          const IndexOperand& ix = loop.idx[varying];
+          run_one_operand(loop, ix, ix.data + io[varying], ix.strides[in], so + fixed, s_in, oo,
+                          o_in, n, op);
+        }
+      } else {
+        for (int64_t k = 0; k < n; ++k) {
+          int64_t s = so + k * s_in;
+          for (size_t j = 0; j < ni; ++j) {
+            const IndexOperand& ix = loop.idx[j];
+            int64_t v = ix.data[io[j] + k * ix.strides[in]];
+            v += v < 0 ? ix.size : 0;
+            s += v * ix.stride;
+          }
+          op(s, oo + k * o_in);
+        }
       }
     }
     pos += n;
