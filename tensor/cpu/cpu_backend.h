@@ -34,13 +34,13 @@ class CpuBackend : public Backend {
   void where(const Tensor& out, const Tensor& cond, const Tensor& a,
              const Tensor& b) override;  // pointwise.cc
   void reduce(ReduceOp op, const Tensor& out, const Tensor& in,
-              const std::vector<bool>& reduce_dim) override;                         // reduce.cc
-  void argmax(const Tensor& out, const Tensor& in, int64_t dim) override;            // reduce.cc
+              const std::vector<bool>& reduce_dim) override;                          // reduce.cc
+  void argmax(const Tensor& out, const Tensor& in, int64_t dim) override;             // reduce.cc
   void scan(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim) override;  // reduce.cc
   void sort(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t dim,
             bool descending) override;  // sort.cc
   void searchsorted(const Tensor& out, const Tensor& sorted, const Tensor& values,
-                    bool right) override;  // sort.cc
+                    bool right) override;                                            // sort.cc
   void matmul(const Tensor& out, const Tensor& a, const Tensor& b) override;         // matmul.cc
   void arange(const Tensor& out, const Scalar& start, const Scalar& step) override;  // misc.cc
   Tensor nonzero(const Tensor& in) override;                                         // misc.cc
