@@ -10,6 +10,7 @@
 
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
+#include "autograd/ops/scatter_ops.h"
 #include "autograd/saved_variable.h"
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
@@ -139,14 +140,9 @@ Tensor kernel_values(const DimWrite& w, const Tensor& self) {
 // its value (the write that wins without accumulate), shaped to broadcast along `dim` of an
 // `ndim`-dim tensor.
 Tensor winners(const Tensor& index, int64_t size, int64_t dim, int64_t ndim) {
-  const int64_t n = index.numel();
-  Tensor positions = arange(n, kInt64, index.device());
-  Tensor last = full({size}, -1, kInt64, index.device());
-  native::index_put_(last, {index}, positions, /*accumulate=*/false);
-  Tensor won = native::binary(BinaryOp::kEq, native::index(last, {index}), positions);
   DimVector shape(static_cast<size_t>(ndim), 1);
-  shape[static_cast<size_t>(dim)] = n;
-  return native::reshape(won, shape);
+  shape[static_cast<size_t>(dim)] = index.numel();
+  return native::reshape(scatter_winners(index, 0, {size}), shape);
 }
 
 class IndexSelectBackward0 final : public Node {
