@@ -6,11 +6,14 @@
 //   loss.backward();   // x.grad(), w.grad()
 #pragma once
 
+#include "autograd/ops/activation_ops.h"
 #include "autograd/ops/binary_ops.h"
 #include "autograd/ops/clamp_ops.h"
 #include "autograd/ops/copy_ops.h"
+#include "autograd/ops/init_ops.h"
 #include "autograd/ops/join_ops.h"
 #include "autograd/ops/linalg_ops.h"
+#include "autograd/ops/loss_ops.h"
 #include "autograd/ops/products_ops.h"
 #include "autograd/ops/reduce_ops.h"
 #include "autograd/ops/scatter_ops.h"

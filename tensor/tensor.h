@@ -204,6 +204,9 @@ class Tensor {
   Tensor std(IntArrayRef dims = {}, double correction = 1, bool keepdim = false) const;
   Tensor norm(double p = 2, IntArrayRef dims = {}, bool keepdim = false) const;
   Tensor logsumexp(IntArrayRef dims, bool keepdim = false) const;
+  // Along `dim` (autograd/ops/activation_ops.h); dtype converts the input first.
+  Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor clone() const;
   Tensor contiguous() const;
   Tensor to(ScalarType dtype) const;
