@@ -21,5 +21,6 @@
 #include "autograd/ops/sort_ops.h"
 #include "autograd/ops/statistics_ops.h"
 #include "autograd/ops/take_put_ops.h"
+#include "autograd/ops/ternary_ops.h"
 #include "autograd/ops/unary_ops.h"
 #include "autograd/ops/view_ops.h"

@@ -220,6 +220,12 @@ class Tensor {
   Tensor cpu() const;                   // to(kCPU)
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
   Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  // self + value * tensor1 * tensor2, self + value * tensor1 / tensor2, and self + weight *
+  // (end - self) (autograd/ops/ternary_ops.h).
+  Tensor addcmul(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) const;
+  Tensor addcdiv(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) const;
+  Tensor lerp(const Tensor& end, const Scalar& weight) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
 
   // Views: metadata only, sharing storage and version counter with this tensor.
   Tensor select(int64_t dim, int64_t index) const;
@@ -310,6 +316,12 @@ class Tensor {
                        CallSite site = CallSite::current());
   Tensor& masked_fill_(const Tensor& mask, const Tensor& value,
                        CallSite site = CallSite::current());
+  Tensor& addcmul_(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1,
+                   CallSite site = CallSite::current());
+  Tensor& addcdiv_(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1,
+                   CallSite site = CallSite::current());
+  Tensor& lerp_(const Tensor& end, const Scalar& weight, CallSite site = CallSite::current());
+  Tensor& lerp_(const Tensor& end, const Tensor& weight, CallSite site = CallSite::current());
 
   // ---- Indexing (defined in indexing/tensor_indexing.cc) -------------------------------------
   // x.index({1, Slice(None, 2), idx}) is Python's x[1, :2, idx].

@@ -217,6 +217,10 @@ void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value,
   masked_fill_impl(self, mask, value, Tensor(), site);
 }
 
+void add_(const Tensor& self, const Tensor& other, const Scalar& alpha, const MutationSite& site) {
+  binary_inplace(self, BinaryOp::kAdd, other, alpha, site);
+}
+
 }  // namespace autograd
 
 using autograd::site_of;

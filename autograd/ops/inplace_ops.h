@@ -15,6 +15,8 @@ namespace mutagrad::autograd {
 
 void copy_(const Tensor& self, const Tensor& src, const MutationSite& site);
 void fill_(const Tensor& self, const Scalar& value, const MutationSite& site);
+// self += alpha * other, for writers that record their own op name (optim/: "SGD.step").
+void add_(const Tensor& self, const Tensor& other, const Scalar& alpha, const MutationSite& site);
 void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value,
                   const MutationSite& site);
 

@@ -1,0 +1,61 @@
+// SGD: see sgd.h.
+#include "optim/sgd.h"
+
+#include "autograd/ops/inplace_ops.h"
+#include "optim/checks.h"
+
+namespace mutagrad::optim {
+
+using detail::check_option;
+
+void SGDOptions::validate(const char* optimizer) const {
+  check_option(lr_ >= 0, optimizer, "lr", lr_, ">= 0");
+  check_option(momentum_ >= 0, optimizer, "momentum", momentum_, ">= 0");
+  check_option(weight_decay_ >= 0, optimizer, "weight_decay", weight_decay_, ">= 0");
+  if (nesterov_ && (momentum_ <= 0 || dampening_ != 0)) {
+    throw ValueError(str(optimizer,
+                         ": Nesterov momentum requires a momentum and zero dampening "
+                         "(got momentum=",
+                         momentum_, ", dampening=", dampening_,
+                         "); set momentum > 0 and dampening 0, or nesterov false"));
+  }
+}
+
+std::vector<OptimizerOptions::Field> SGDOptions::fields() {
+  return {{"lr", &lr_, nullptr},
+          {"momentum", &momentum_, nullptr},
+          {"dampening", &dampening_, nullptr},
+          {"weight_decay", &weight_decay_, nullptr},
+          {"nesterov", nullptr, &nesterov_},
+          {"maximize", nullptr, &maximize_}};
+}
+
+SGD::SGD(std::vector<Tensor> params, const SGDOptions& defaults)
+    : SGD(std::vector<ParamGroup>{ParamGroup(std::move(params))}, defaults) {}
+
+SGD::SGD(std::vector<ParamGroup> groups, const SGDOptions& defaults) : Optimizer(defaults.clone()) {
+  add_groups(std::move(groups));
+}
+
+bool SGD::accepts(const OptimizerOptions& options) const {
+  return dynamic_cast<const SGDOptions*>(&options) != nullptr;
+}
+
+void SGD::update(const Tensor& param, const Tensor& grad, const OptimizerOptions& options,
+                 ParamState& state, const MutationSite& site) {
+  const auto& o = static_cast<const SGDOptions&>(options);
+  Tensor d_p = o.maximize() ? grad.neg() : grad;
+  if (o.weight_decay() != 0) d_p = d_p.add(param, o.weight_decay());
+  if (o.momentum() != 0) {
+    Tensor& buf = state["momentum_buffer"];
+    if (!buf.defined()) {
+      buf = d_p.detach().clone();
+    } else {
+      buf.mul_(o.momentum()).add_(d_p, 1 - o.dampening());
+    }
+    d_p = o.nesterov() ? d_p.add(buf, o.momentum()) : buf;
+  }
+  autograd::add_(param, d_p, -o.lr(), site);  // the parameter's one write
+}
+
+}  // namespace mutagrad::optim
