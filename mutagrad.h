@@ -7,14 +7,17 @@
 //   if (cuda::is_available()) x = x.cuda();   // docs/cuda.md
 #pragma once
 
+#include "autograd/custom_function.h"
 #include "autograd/engine.h"
 #include "autograd/errors.h"
 #include "autograd/functional.h"
 #include "autograd/grad_mode.h"
 #include "autograd/gradcheck.h"
 #include "autograd/graph_export.h"
+#include "autograd/hooks.h"
 #include "autograd/mutation_policy.h"
 #include "autograd/ops.h"
+#include "autograd/saved_tensor_hooks.h"
 #include "cuda/cuda.h"
 #include "indexing/indexing.h"
 #include "tensor/backend.h"

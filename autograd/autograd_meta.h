@@ -68,6 +68,8 @@ class AutogradMeta final : public AutogradMetaInterface {
   bool retains_grad_ = false;
   // Set for differentiable views only.
   std::unique_ptr<ViewInfo> view_;
+  // A leaf's tensor hooks (autograd/hooks.h), shared with its AccumulateGrad; null if none.
+  std::shared_ptr<NodeHooks> hooks_;
 
   // Two locks, so that accumulating into grad_ in grad mode (which records the graph and may
   // ask for this leaf's accumulator) cannot deadlock. As PyTorch's AutogradMeta::mutex_ and

@@ -23,6 +23,7 @@
 #include "autograd/errors.h"
 #include "autograd/grad_mode.h"
 #include "autograd/history.h"
+#include "autograd/hooks.h"
 #include "autograd/ops/reduce_ops.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/index_ops.h"
@@ -247,7 +248,12 @@ VariableList execute(const std::vector<Edge>& roots, VariableList root_grads, bo
       deliver_nothing();
       continue;
     }
-    store_retained_grads(*node, inputs);
+    NodeHooks* hooks = node->hooks();  // null unless a hook was registered (autograd/hooks.h)
+    if (hooks != nullptr) {
+      detail::call_pre_hooks(*node, inputs);  // tensor hooks, pre-hooks and retain_grad, in order
+    } else {
+      store_retained_grads(*node, inputs);
+    }
     bool any_defined = false;
     for (size_t i = 0; i < num_inputs; ++i) any_defined = any_defined || inputs[i].defined();
     if (!any_defined) {
@@ -264,9 +270,14 @@ VariableList execute(const std::vector<Edge>& roots, VariableList root_grads, bo
     detail::OutputMask& current = detail::current_output_mask();
     const bool* saved_mask = current.needed;
     current.needed = filtered ? mask.get() : nullptr;
+    const VariableList hook_grads =
+        hooks != nullptr && !hooks->post.empty() ? grads : VariableList();
     VariableList results;
     try {
       results = node->apply(std::move(grads));
+      if (hooks != nullptr && !hooks->post.empty()) {
+        detail::call_post_hooks(*node, results, hook_grads);
+      }
     } catch (...) {
       current.needed = saved_mask;
       throw;

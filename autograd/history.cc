@@ -31,6 +31,7 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
   std::shared_ptr<Node> acc = meta->grad_accumulator_.lock();
   if (!acc) {
     acc = std::make_shared<AccumulateGrad>(leaf);
+    acc->set_hooks(meta->hooks_);  // the leaf's tensor hooks (autograd/hooks.h)
     meta->grad_accumulator_ = acc;
   }
   return acc;

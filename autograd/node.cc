@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "autograd/hooks.h"
 #include "autograd/saved_variable.h"
 
 namespace mutagrad::autograd {
@@ -89,6 +90,7 @@ uint32_t Node::add_input_metadata(IntArrayRef shape, ScalarType dtype, Device de
 
 void Node::add_retained_grad(uint32_t input_nr, const std::shared_ptr<TensorImpl>& tensor) {
   retained_grads_.push_back(RetainedGrad{input_nr, tensor});
+  if (hooks_) detail::note_retained_grad(*hooks_, input_nr);  // Note [Hook order]
 }
 
 void Node::remove_retained_grad(const TensorImpl* tensor) {

@@ -14,6 +14,7 @@
 
 #include <boost/container/small_vector.hpp>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -24,8 +25,16 @@ namespace mutagrad::autograd {
 
 class Node;
 class SavedVariable;
+struct NodeHooks;       // autograd/hooks.h
+class RemovableHandle;  // autograd/hooks.h
 
 using VariableList = std::vector<Tensor>;
+// Node hooks (autograd/hooks.h): a pre-hook sees the gradients arriving at the node (one per
+// forward output), a post-hook also the gradients it computed; each may return replacements
+// (an empty list: keep them).
+using FunctionPreHook = std::function<VariableList(const VariableList& grad_outputs)>;
+using FunctionPostHook =
+    std::function<VariableList(const VariableList& grad_inputs, const VariableList& grad_outputs)>;
 
 // The `input_nr`-th input of `function`; invalid (null function) when no gradient is needed.
 struct Edge {
@@ -98,6 +107,14 @@ class Node : public std::enable_shared_from_this<Node> {
   };
   const std::vector<RetainedGrad>& retained_grads() const { return retained_grads_; }
 
+  // ---- Hooks (autograd/hooks.h) ----------------------------------------------------------------
+  // Null until a hook is registered: without hooks the engine pays one null check per node.
+  NodeHooks* hooks() const { return hooks_.get(); }
+  const std::shared_ptr<NodeHooks>& shared_hooks() const { return hooks_; }
+  void set_hooks(std::shared_ptr<NodeHooks> hooks) { hooks_ = std::move(hooks); }
+  RemovableHandle register_prehook(FunctionPreHook hook);
+  RemovableHandle register_hook(FunctionPostHook hook);
+
   // Creation order on the creating thread (increasing), for stable printing; not used for
   // scheduling.
   uint64_t sequence_nr() const { return sequence_nr_; }
@@ -108,6 +125,7 @@ class Node : public std::enable_shared_from_this<Node> {
  private:
   boost::container::small_vector<InputMetadata, 1> input_metadata_;
   std::vector<RetainedGrad> retained_grads_;
+  std::shared_ptr<NodeHooks> hooks_;
   uint64_t sequence_nr_ = next_sequence_nr();
 
   static uint64_t next_sequence_nr();

@@ -9,6 +9,7 @@
 #include "autograd/history.h"
 #include "autograd/node.h"
 #include "autograd/ops/view_ops.h"
+#include "autograd/saved_tensor_hooks.h"
 #include "tensor/native/views.h"
 
 namespace mutagrad::autograd {
@@ -45,6 +46,10 @@ SavedVariable::SavedVariable(const Tensor& tensor, bool is_output, bool is_inpla
   } else {
     data_ = tensor;
   }
+  if (detail::current_saved_tensor_hooks()) {
+    pack_with_hooks();  // Note [Saved-tensor hooks]: no snapshot slot
+    return;
+  }
   if (MutationPolicyState::current() == MutationPolicy::kSnapshot) {
     slot_ = make_snapshot_slot(data_, saved_version_);
     data_ = Tensor();
@@ -53,14 +58,19 @@ SavedVariable::SavedVariable(const Tensor& tensor, bool is_output, bool is_inpla
 
 void SavedVariable::reset_data() {
   data_ = Tensor();
+  packed_.reset();
   if (slot_) slot_->release();
 }
 
 Tensor SavedVariable::unpack(Node* needed_by) const {
   if (!was_saved_) return Tensor();
-  const Tensor& saved = data();  // the slot's value under kSnapshot
+  const Tensor unpacked = packed_ ? unpack_packed() : Tensor();  // saved-tensor hooks
+  const Tensor& saved = packed_ ? unpacked : data();             // the slot's value under kSnapshot
   if (!saved.defined()) throw AutogradError(kBackwardTwiceMessage);
-  if (saved.version() != saved_version()) throw_stale(needed_by);
+  if (saved.version() != saved_version() &&
+      (!packed_ || saved.version_counter().is_same(packed_->counter))) {
+    throw_stale(needed_by, saved);
+  }
   if (!GradMode::is_enabled()) return saved;
   if (is_leaf_) {
     // Rebuild a leaf that accumulates through the original AccumulateGrad.
@@ -73,7 +83,7 @@ Tensor SavedVariable::unpack(Node* needed_by) const {
     }
     return out;
   }
-  if (!is_output_ || needed_by == nullptr) return saved;
+  if (!is_output_ || needed_by == nullptr) return packed_ ? with_packed_edge(saved) : saved;
   if (view_origin_) {
     Tensor out = unpack_view_result(saved);
     if (out.defined()) return out;
@@ -107,8 +117,7 @@ Tensor SavedVariable::unpack_view_result(const Tensor& saved) const {
   return out;
 }
 
-void SavedVariable::throw_stale(Node* needed_by) const {
-  const Tensor& saved = data();
+void SavedVariable::throw_stale(Node* needed_by, const Tensor& saved) const {
   const uint32_t expected = saved_version();
   const uint32_t current = saved.version();
   std::ostringstream msg;

@@ -18,6 +18,7 @@ namespace mutagrad::autograd {
 
 class Node;
 class ViewFn;
+struct PackedSavedTensor;  // autograd/saved_tensor_hooks.h
 
 // Note [Saved outputs do not own their node]
 // A node that saves its own forward output (SigmoidBackward0 saves the result) must not hold
@@ -60,7 +61,7 @@ class SavedVariable {
 
   // Whether a tensor was saved (false for a default-constructed SavedVariable).
   bool was_saved() const { return was_saved_; }
-  bool is_released() const { return was_saved_ && !data().defined(); }
+  bool is_released() const { return was_saved_ && !data().defined() && !packed_; }
   bool is_output() const { return is_output_; }
   uint32_t saved_version() const { return slot_ ? slot_->saved_version() : saved_version_; }
   // The saved data without any check (graph export); undefined once released.
@@ -69,7 +70,11 @@ class SavedVariable {
   bool was_snapshotted() const { return slot_ && slot_->snapshotted(); }
 
  private:
-  [[noreturn]] void throw_stale(Node* needed_by) const;
+  [[noreturn]] void throw_stale(Node* needed_by, const Tensor& saved) const;
+  // Saved-tensor hooks (autograd/saved_tensor_hooks.cc): pack at save time, unpack on use.
+  void pack_with_hooks();
+  Tensor unpack_packed() const;
+  Tensor with_packed_edge(const Tensor& saved) const;
   // The saved value: slot_'s when saved under MutationPolicy::kSnapshot, else data_.
   const Tensor& data() const { return slot_ ? slot_->data() : data_; }
 
@@ -80,7 +85,8 @@ class SavedVariable {
   bool is_leaf_ = false;  // a leaf that requires grad (see the Note above)
   bool was_saved_ = false;
   std::weak_ptr<Node> grad_accumulator_;
-  std::shared_ptr<SnapshotSlot> slot_;  // set (and data_ empty) under kSnapshot
+  std::shared_ptr<SnapshotSlot> slot_;         // set (and data_ empty) under kSnapshot
+  std::shared_ptr<PackedSavedTensor> packed_;  // set (and data_ empty) under saved-tensor hooks
   // Set for an in-place-on-view result only (see the Note above).
   struct ViewOrigin {
     Tensor base;  // a detached alias of the view's base

@@ -1,0 +1,370 @@
+// Custom Functions (autograd/custom_function.h): gradcheck + gradgradcheck of hand-written
+// backwards (several inputs and outputs, non-tensor arguments, non-differentiable outputs,
+// materialize_grads off, needs_input_grad), mark_dirty (one bump, check_inplace refusals,
+// history rebased through CopySlices, stale saved tensors naming the write, what a forgotten
+// mark_dirty breaks), once_differentiable, and the errors of a wrong backward.
+#include "grad_test_util.h"
+
+namespace mutagrad {
+namespace {
+
+using autograd::AutogradContext;
+using autograd::AutogradError;
+using autograd::Function;
+using autograd::VariableList;
+using testing_util::error_of;
+using testing_util::expect_close;
+using testing_util::leaf;
+using testing_util::values;
+
+// x * y * k + y, k a double argument.
+struct MulAdd : Function<MulAdd> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& x, const Tensor& y, double k) {
+    ctx->save_for_backward({x, y});
+    ctx->saved_data["k"] = k;
+    return x * y * k + y;
+  }
+  static VariableList backward(AutogradContext* ctx, VariableList grads) {
+    VariableList saved = ctx->get_saved_variables();
+    const double k = ctx->saved_data["k"].to_double();
+    return {grads[0] * saved[1] * k, grads[0] * (saved[0] * k + 1.0), Tensor()};
+  }
+};
+
+TEST(CustomFunction, GradcheckWithNonTensorArgument) {
+  Tensor x = leaf({2, 3}, 1), y = leaf({2, 3}, 2);
+  CHECK_GRADS([](const VariableList& in) { return MulAdd::apply(in[0], in[1], 2.5); }, {x, y});
+  Tensor out = MulAdd::apply(x, y, 2.5);
+  EXPECT_STREQ(out.grad_fn()->name(), "MulAdd");
+  EXPECT_NE(autograd::to_dot(out).find("MulAdd"), std::string::npos);
+  out.sum().backward();
+  expect_close(x.grad(), values(y * 2.5));
+}
+
+// Two outputs: (sin x, cos x * y); backward written with differentiable ops.
+struct SinCos : Function<SinCos> {
+  static VariableList forward(AutogradContext* ctx, const Tensor& x, const Tensor& y) {
+    ctx->save_for_backward({x, y});
+    return {x.sin(), x.cos() * y};
+  }
+  static VariableList backward(AutogradContext* ctx, VariableList grads) {
+    VariableList s = ctx->get_saved_variables();
+    Tensor gx = grads[0] * s[0].cos() - grads[1] * s[0].sin() * s[1];
+    return {gx, grads[1] * s[0].cos()};
+  }
+};
+
+TEST(CustomFunction, GradcheckMultipleOutputs) {
+  Tensor x = leaf({3}, 3), y = leaf({3}, 4);
+  CHECK_GRADS([](const VariableList& in) { return SinCos::apply(in[0], in[1]); }, {x, y});
+  VariableList outs = SinCos::apply(x, y);
+  EXPECT_EQ(outs[0].grad_fn(), outs[1].grad_fn());
+  EXPECT_EQ(outs[1].output_nr(), 1u);
+}
+
+// (2x, a float "mask" marked non-differentiable); records what backward received.
+struct WithMask : Function<WithMask> {
+  static inline bool last_grad1_defined = false;
+  static inline double last_grad1_abs_sum = -1;
+  static VariableList forward(AutogradContext* ctx, const Tensor& x, bool materialize) {
+    ctx->set_materialize_grads(materialize);
+    Tensor mask = (x > 0.0).to(kFloat64);
+    ctx->mark_non_differentiable({mask});
+    return {x * 2.0, mask};
+  }
+  static VariableList backward(AutogradContext*, VariableList grads) {
+    last_grad1_defined = grads[1].defined();
+    last_grad1_abs_sum = grads[1].defined() ? values(grads[1].abs().sum())[0] : -1;
+    return {grads[0] * 2.0, Tensor()};
+  }
+};
+
+TEST(CustomFunction, NonDifferentiableOutputAndMaterializeGrads) {
+  Tensor x = leaf({4}, 5);
+  CHECK_GRADS([](const VariableList& in) { return WithMask::apply(in[0], true)[0]; }, {x});
+  VariableList outs = WithMask::apply(x, true);
+  EXPECT_FALSE(outs[1].requires_grad());
+  EXPECT_TRUE(outs[0].requires_grad());
+  outs[0].sum().backward();
+  EXPECT_TRUE(WithMask::last_grad1_defined);  // materialized: zeros
+  EXPECT_EQ(WithMask::last_grad1_abs_sum, 0.0);
+  expect_close(x.grad(), {2, 2, 2, 2});
+  // Without materialization the unused output's gradient reaches backward undefined.
+  VariableList outs2 = WithMask::apply(x, false);
+  outs2[0].sum().backward();
+  EXPECT_FALSE(WithMask::last_grad1_defined);
+}
+
+// Records needs_input_grad in forward and backward.
+struct Needs : Function<Needs> {
+  static inline std::vector<bool> forward_needs, backward_needs;
+  static Tensor forward(AutogradContext* ctx, const Tensor& a, const Tensor& b) {
+    forward_needs = {ctx->needs_input_grad(0), ctx->needs_input_grad(1)};
+    return a * b;
+  }
+  static VariableList backward(AutogradContext* ctx, VariableList grads) {
+    backward_needs = {ctx->needs_input_grad(0), ctx->needs_input_grad(1)};
+    return {grads[0], grads[0]};  // deliberately not the gradient: only the flags matter here
+  }
+};
+
+TEST(CustomFunction, NeedsInputGrad) {
+  Tensor a = leaf({2}, 6), c = testing_util::dev(ones({2}, kFloat64));
+  Tensor out = Needs::apply(a, c);
+  EXPECT_EQ(Needs::forward_needs, (std::vector<bool>{true, false}));
+  Tensor b = leaf({2}, 7);
+  Tensor out2 = Needs::apply(a, b);
+  EXPECT_EQ(Needs::forward_needs, (std::vector<bool>{true, true}));
+  autograd::grad({out2.sum()}, {b});
+  EXPECT_EQ(Needs::backward_needs, (std::vector<bool>{false, true}));
+  EXPECT_THROW(
+      {
+        struct Probe : Function<Probe> {
+          static Tensor forward(AutogradContext* ctx, const Tensor& x) {
+            ctx->needs_input_grad(3);
+            return x;
+          }
+          static VariableList backward(AutogradContext*, VariableList g) { return g; }
+        };
+        Probe::apply(a);
+      },
+      IndexError);
+}
+
+// ---- mark_dirty -------------------------------------------------------------------------------
+
+// An in-place clamp(min=lo): marks x dirty before writing it, saves the result.
+struct ClampMin_ : Function<ClampMin_> {
+  static Tensor forward(AutogradContext* ctx, Tensor x, double lo) {
+    ctx->mark_dirty({x});
+    x.clamp_(lo);
+    ctx->save_for_backward({x});
+    ctx->saved_data["lo"] = lo;
+    return x;
+  }
+  static VariableList backward(AutogradContext* ctx, VariableList grads) {
+    Tensor out = ctx->get_saved_variables()[0];
+    return {grads[0].masked_fill(out <= ctx->saved_data["lo"].to_double(), 0.0), Tensor()};
+  }
+};
+
+// The same write done without a version bump (through variable_data(): its own counter).
+struct ClampMinRaw_ : Function<ClampMinRaw_> {
+  static Tensor forward(AutogradContext* ctx, Tensor x, double lo) {
+    ctx->mark_dirty({x});
+    x.variable_data().clamp_(lo);
+    return x;
+  }
+  static VariableList backward(AutogradContext*, VariableList grads) { return {grads[0], {}}; }
+};
+
+TEST(CustomFunction, MarkDirtyGradcheckAgainstBuiltIn) {
+  Tensor x = leaf({2, 3}, 8);
+  CHECK_GRADS([](const VariableList& in) { return ClampMin_::apply(in[0].clone() * 1.0, 0.1); },
+              {x});
+  Tensor a = x * 1.0;
+  Tensor out = ClampMin_::apply(a, 0.1);
+  EXPECT_TRUE(out.is_same(a));  // the dirty input itself is returned
+  EXPECT_STREQ(a.grad_fn()->name(), "ClampMin_");
+  (out * out).sum().backward();
+  Tensor g1 = x.grad().clone();
+  x.set_grad(Tensor());
+  Tensor b = x * 1.0;
+  b.clamp_(0.1);
+  (b * b).sum().backward();
+  expect_close(g1, values(x.grad()));
+}
+
+TEST(CustomFunction, MarkDirtyBumpsOnce) {
+  Tensor x = leaf({3}, 9);
+  Tensor a = x * 1.0;
+  const uint32_t v0 = a.version();
+  ClampMin_::apply(a, 0.0);  // the forward's clamp_ is the one bump
+  EXPECT_EQ(a.version(), v0 + 1);
+  Tensor b = x * 1.0;
+  const uint32_t w0 = b.version();
+  ClampMinRaw_::apply(b, 0.0);  // the forward's write did not bump: the op does
+  EXPECT_EQ(b.version(), w0 + 1);
+  EXPECT_EQ(b.version_counter().site_of_bump(w0)->op, std::string("ClampMinRaw_"));
+}
+
+TEST(CustomFunction, MarkDirtyRefusesLeafRequiringGradBeforeTheWrite) {
+  Tensor x = leaf({3}, 10, -1.0, -0.5);  // all below the bound: clamp would change them
+  const std::vector<double> before = values(x);
+  const std::string msg = error_of([&] { ClampMin_::apply(x, 0.0); });
+  EXPECT_NE(msg.find(autograd::kLeafInplaceMessage), std::string::npos) << msg;
+  expect_close(x, before);  // mark_dirty ran before the write
+  EXPECT_EQ(x.version(), 0u);
+  // In no_grad mode it is allowed, as built-in in-place ops are.
+  {
+    NoGradGuard no_grad;
+    ClampMin_::apply(x, 0.0);
+  }
+  expect_close(x, {0, 0, 0});
+  EXPECT_EQ(x.version(), 1u);
+}
+
+TEST(CustomFunction, MarkDirtyRefusesViewMadeInNoGrad) {
+  Tensor x = leaf({4}, 11);
+  Tensor base = x * 1.0;
+  Tensor v;
+  {
+    NoGradGuard no_grad;
+    v = base.narrow(0, 1, 2);
+  }
+  const std::string msg = error_of([&] { ClampMin_::apply(v, 0.0); });
+  EXPECT_NE(msg.find("A view was created in no_grad mode"), std::string::npos) << msg;
+  const std::string msg2 = error_of([&] { ClampMin_::apply(x.narrow(0, 0, 2), 0.0); });
+  EXPECT_NE(msg2.find(autograd::kViewOfLeafInplaceMessage), std::string::npos) << msg2;
+}
+
+TEST(CustomFunction, MarkDirtyOnViewOfNonLeafRebasesThroughCopySlices) {
+  Tensor x = leaf({5}, 12), w = leaf({5}, 13);
+  auto custom = [](const VariableList& in) {
+    Tensor base = in[0] * 2.0;
+    ClampMin_::apply(base.narrow(0, 1, 3), 0.0);
+    return base * in[1];
+  };
+  auto builtin = [](const VariableList& in) {
+    Tensor base = in[0] * 2.0;
+    base.narrow(0, 1, 3).clamp_(0.0);
+    return base * in[1];
+  };
+  CHECK_GRADS(custom, {x, w});
+  Tensor base = x * 2.0;
+  Tensor v = base.narrow(0, 1, 3);
+  ClampMin_::apply(v, 0.0);
+  EXPECT_STREQ(base.grad_fn()->name(), "CopySlices");
+  VariableList g1 = autograd::grad({custom({x, w}).sum()}, {x, w});
+  VariableList g2 = autograd::grad({builtin({x, w}).sum()}, {x, w});
+  expect_close(g1[0], values(g2[0]));
+  expect_close(g1[1], values(g2[1]));
+}
+
+TEST(CustomFunction, StaleSavedOutputNamesTheWrite) {
+  Tensor x = leaf({3}, 14);
+  Tensor a = x * 1.0;
+  Tensor out = ClampMin_::apply(a, 0.0);
+  Tensor loss = (out * 2.0).sum();
+  a.add_(1.0);
+  const std::string msg = error_of([&] { loss.backward(); });
+  EXPECT_NE(msg.find("is at version 2; expected version 1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("output 0 of ClampMin_"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("add_"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("ClampMin_ saved it"), std::string::npos) << msg;
+}
+
+struct Square : Function<Square> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& x) {
+    ctx->save_for_backward({x});
+    return x * x;
+  }
+  static VariableList backward(AutogradContext* ctx, VariableList grads) {
+    return {grads[0] * 2.0 * ctx->get_saved_variables()[0]};
+  }
+};
+
+TEST(CustomFunction, StaleSavedInputNamesTheWrite) {
+  Tensor x = leaf({3}, 15);
+  Tensor h = x * 1.0;
+  Tensor y = Square::apply(h);
+  h.mul_(2.0);
+  const std::string msg = error_of([&] { y.sum().backward(); });
+  EXPECT_NE(msg.find("mul_"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Square saved it"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("output 0 of MulBackward1"), std::string::npos) << msg;
+  CHECK_GRADS([](const VariableList& in) { return Square::apply(in[0]); }, {x});
+}
+
+// Writes its input in place and forgets mark_dirty.
+struct ForgetsMarkDirty : Function<ForgetsMarkDirty> {
+  static Tensor forward(AutogradContext*, Tensor x) {
+    x.mul_(2.0);
+    return x;
+  }
+  static VariableList backward(AutogradContext*, VariableList grads) { return {grads[0] * 2.0}; }
+};
+
+TEST(CustomFunction, ForgottenMarkDirtyIsDetectedByEarlierSavers) {
+  Tensor x = leaf({3}, 16);
+  Tensor h = x * 1.0;
+  Tensor p = h * h;  // MulBackward0 saved h
+  Tensor out = ForgetsMarkDirty::apply(h);
+  EXPECT_FALSE(out.is_same(h));  // not dirty: an alias with its own history
+  EXPECT_EQ(out.version(), h.version());
+  EXPECT_STREQ(h.grad_fn()->name(), "MulBackward1");  // h's history is not rebased
+  const std::string msg = error_of([&] { p.sum().backward(); });
+  EXPECT_NE(msg.find("mul_"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("MulBackward0 saved it"), std::string::npos) << msg;
+}
+
+// A backward that is not differentiable (it calls a non-differentiable op on the grad).
+struct OnceSquare : Function<OnceSquare> {
+  static constexpr bool is_once_differentiable = true;
+  static Tensor forward(AutogradContext* ctx, const Tensor& x) {
+    ctx->save_for_backward({x});
+    return x * x;
+  }
+  static VariableList backward(AutogradContext* ctx, VariableList grads) {
+    return {grads[0] * 2.0 * ctx->get_saved_variables()[0]};
+  }
+};
+
+TEST(CustomFunction, OnceDifferentiableRaisesInDoubleBackward) {
+  Tensor x = leaf({3}, 17);
+  auto fn = [](const VariableList& in) { return OnceSquare::apply(in[0]); };
+  EXPECT_TRUE(autograd::gradcheck(fn, {x}));
+  VariableList g = autograd::grad({OnceSquare::apply(x).sum()}, {x}, {}, true, true);
+  expect_close(g[0], values(x * 2.0));  // first order still right
+  EXPECT_STREQ(g[0].grad_fn()->name(), "DelayedError");
+  const std::string msg = error_of([&] { g[0].sum().backward(); });
+  EXPECT_NE(msg.find("OnceSquare"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("once_differentiable"), std::string::npos) << msg;
+  error_of([&] { (void)autograd::gradgradcheck(fn, {x}); });
+}
+
+struct WrongCount : Function<WrongCount> {
+  static Tensor forward(AutogradContext*, const Tensor& x, double) { return x * 2.0; }
+  static VariableList backward(AutogradContext*, VariableList grads) { return {grads[0]}; }
+};
+struct GradForNonTensor : Function<GradForNonTensor> {
+  static Tensor forward(AutogradContext*, const Tensor& x, double) { return x * 2.0; }
+  static VariableList backward(AutogradContext*, VariableList grads) {
+    return {grads[0] * 2.0, grads[0]};
+  }
+};
+
+TEST(CustomFunction, BackwardErrors) {
+  Tensor x = leaf({2}, 18);
+  std::string msg = error_of([&] { WrongCount::apply(x, 1.0).sum().backward(); });
+  EXPECT_NE(msg.find("WrongCount returned an incorrect number of gradients (expected 2, got 1)"),
+            std::string::npos)
+      << msg;
+  msg = error_of([&] { GradForNonTensor::apply(x, 1.0).sum().backward(); });
+  EXPECT_NE(msg.find("position 1"), std::string::npos) << msg;
+  autograd::SavedValue v(3);
+  EXPECT_EQ(v.to_int(), 3);
+  EXPECT_EQ(v.to_double(), 3.0);
+  EXPECT_THROW(v.to_string(), ValueError);
+}
+
+TEST(CustomFunction, BackwardTwiceWithoutRetainGraph) {
+  Tensor x = leaf({2}, 19);
+  Tensor y = Square::apply(x).sum();
+  y.backward(Tensor(), true);
+  y.backward();
+  expect_close(x.grad(), values(x * 4.0));
+  const std::string msg = error_of([&] { y.backward(); });
+  EXPECT_NE(msg.find("second time"), std::string::npos) << msg;
+}
+
+TEST(CustomFunction, NoGradModeRecordsNothing) {
+  Tensor x = leaf({2}, 20);
+  NoGradGuard no_grad;
+  Tensor y = MulAdd::apply(x, x, 1.0);
+  EXPECT_FALSE(y.requires_grad());
+  EXPECT_EQ(y.grad_fn(), nullptr);
+}
+
+}  // namespace
+}  // namespace mutagrad
