@@ -126,6 +126,11 @@ void bind_sort(py::module_& m);
 // eye/linspace/logspace and the in-place view ops (bindings_shape.cc).
 void bind_shape(py::module_& m);
 void bind_ops(py::module_& m);
+// After bind_stats: softmax/log_softmax and the _nn submodule (losses, nn.init; bindings_nn.cc).
+void bind_nn(py::module_& m);
+// The default generator of a device, as torch's (bindings_ops.cc): the CPU's (manual_seed), or
+// the CUDA device's Philox.
+Generator& default_generator(Device device);
 void bind_indexing(py::module_& m);
 void bind_device(py::module_& m);
 void bind_autograd(py::module_& m);

@@ -14,11 +14,6 @@ Generator& global_generator() {
   return gen;
 }
 
-// The default generator of a device, as torch: the CPU's, or the CUDA device's Philox.
-Generator& default_generator(Device device) {
-  return device.is_cuda() ? cuda::default_generator() : global_generator();
-}
-
 Tensor finish(Tensor t, bool requires_grad) {
   if (requires_grad) t.requires_grad_(true);
   return t;
@@ -71,6 +66,10 @@ py::tuple to_py_tuple(const std::vector<Tensor>& ts) {
 }
 
 }  // namespace
+
+Generator& default_generator(Device device) {
+  return device.is_cuda() ? cuda::default_generator() : global_generator();
+}
 
 uint64_t seed_bits(py::handle seed, const char* fn) {
   // As torch: any int in [-2**63, 2**64 - 1], a negative one taken modulo 2**64.

@@ -15,6 +15,7 @@ PYBIND11_MODULE(_C, m) {
   bind_ops(m);
   bind_math(m);
   bind_stats(m);
+  bind_nn(m);
   bind_sort(m);
   bind_shape(m);
   bind_indexing(m);

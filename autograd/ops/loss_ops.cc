@@ -129,22 +129,26 @@ void check_nll(const Tensor& input, const Tensor& target, int64_t ignore_index, 
 
 class NllLossBackward0 final : public Node {
  public:
-  const char* name() const override { return "NllLossBackward0"; }
+  // PyTorch runs inputs of 3 or more dims through nll_loss2d (NllLoss2DBackward0).
+  const char* name() const override { return spatial_ ? "NllLoss2DBackward0" : "NllLossBackward0"; }
   VariableList apply(VariableList&& grads) override {
     if (!grads[0].defined()) return {Tensor()};
     Tensor g = grads[0];
     if (reduction_ == Reduction::kNone && one_sample_) g = g.unsqueeze(0);
     Tensor c = coef_ * g.neg();  // -weight[target] * grad; 0 where ignored
-    if (reduction_ == Reduction::kMean) c = c / total_weight_;
+    // Ignored entries get 0 even when every entry is ignored (total weight 0), as PyTorch.
+    if (reduction_ == Reduction::kMean) c = where(valid_, c / total_weight_, 0.0);
     Tensor zero = zeros(sizes_, TensorOptions(coef_.dtype()).device(coef_.device()));
     Tensor grad_input = zero.scatter_add(1, index_, c.unsqueeze(1));
     return {one_sample_ ? grad_input.squeeze(0) : grad_input};
   }
   Reduction reduction_ = Reduction::kMean;
   bool one_sample_ = false;
+  bool spatial_ = false;
   DimVector sizes_;      // the input's, as [N, C, ...]
   Tensor index_;         // the class indices (ignored ones as 0), unsqueezed at dim 1
   Tensor coef_;          // weight[target], 0 where ignored, the target's shape
+  Tensor valid_;         // bool, the target's shape: not ignore_index
   Tensor total_weight_;  // 0-dim: the sum of coef_ (mean)
 };
 
@@ -160,12 +164,12 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
   check_nll(input, target, ignore_index, op);
   const bool one_sample = input.dim() == 1;
   const Tensor w = class_weight(weight, input, input.size(one_sample ? 0 : 1), op);
-  Tensor result, index, coef, total;
+  Tensor result, index, coef, total, valid;
   {
     NoGradGuard no_grad;
     const Tensor in = one_sample ? input.unsqueeze(0) : input;
     const Tensor tgt = one_sample ? target.unsqueeze(0) : target;
-    const Tensor valid = ne(tgt, Scalar(ignore_index));
+    valid = ne(tgt, Scalar(ignore_index));
     index = where(valid, tgt, Scalar(int64_t{0})).unsqueeze(1);
     const Tensor picked = in.gather(1, index).squeeze(1);
     coef = w.defined() ? w.index_select(0, index.flatten()).view(tgt.sizes()) : ones_like(picked);
@@ -185,12 +189,17 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
     auto node = make_node<NllLossBackward0>(input);
     node->reduction_ = r;
     node->one_sample_ = one_sample;
+    node->spatial_ = input.dim() >= 3;
     node->sizes_ = DimVector(input.sizes());
     if (one_sample) node->sizes_ = DimVector{1, input.size(0)};
     node->index_ = index;
     node->coef_ = coef;
+    node->valid_ = valid;
     node->total_weight_ = total;
     set_history(result, node);
+    // PyTorch reshapes a >= 3-dim input to 4 dims for nll_loss2d and views the unreduced
+    // result back (ViewBackward0 over NllLoss2DBackward0): the same graph here.
+    if (node->spatial_ && r == Reduction::kNone) result = result.view(result.sizes());
   }
   return result;
 }
