@@ -134,6 +134,9 @@ Generator& default_generator(Device device);
 void bind_indexing(py::module_& m);
 void bind_device(py::module_& m);
 void bind_autograd(py::module_& m);
+// Called by bind_autograd: custom Functions, tensor/node hooks, saved-tensor hooks
+// (bindings_custom_function.cc).
+void bind_custom_function(py::module_& m);
 void bind_errors(py::module_& m);
 
 // A C++ error message with the C++ spellings of dtypes, devices and C++-only syntax (kFloat32,

@@ -128,6 +128,7 @@ void bind_autograd(py::module_& m) {
     }
     return out;
   });
+  bind_custom_function(m);
 }
 
 }  // namespace mutagrad::python

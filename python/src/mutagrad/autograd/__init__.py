@@ -7,6 +7,8 @@
 from mutagrad import _C
 from mutagrad.autograd import functional  # noqa: F401
 from mutagrad.autograd import graph  # noqa: F401
+from mutagrad.autograd import function  # noqa: F401
+from mutagrad.autograd.function import Function  # noqa: F401
 
 
 # After an in-place write through a view, the view's grad_fn is its own view op replayed on the

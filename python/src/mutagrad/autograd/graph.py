@@ -40,3 +40,37 @@ def mutation_policy(policy):
 def allow_mutation_on_saved_tensors():
     """mutation_policy("snapshot"): in-place writes to saved tensors keep backward correct."""
     return mutation_policy("snapshot")
+
+
+class saved_tensors_hooks:
+    """Inside the block, every tensor a node saves for backward goes through
+    pack_hook(tensor) -> object, and unpack_hook(object) -> tensor gives it back when backward
+    needs it (torch's semantics). The version check applies when unpack returns an alias of the
+    saved tensor, not when it returns a copy; MutationPolicy "snapshot" does not apply to
+    packed tensors (docs/extending.md)."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        _C._push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
+        return self
+
+    def __exit__(self, *exc):
+        _C._pop_saved_tensors_hooks()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the CPU and moved back to their device in backward
+    (pin_memory is accepted for torch's signature and ignored)."""
+
+    def __init__(self, pin_memory=False):
+        def pack(tensor):
+            return (tensor.device, tensor.cpu())
+
+        def unpack(packed):
+            device, tensor = packed
+            return tensor.to(device)
+
+        super().__init__(pack, unpack)
