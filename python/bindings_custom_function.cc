@@ -74,13 +74,17 @@ class PyFunctionNode final : public CustomFunctionNode {
         backward_(hold(std::move(backward))),
         ctx_obj_(hold(std::move(ctx))) {}
   py::object ctx_object() const { return *ctx_obj_; }
+  // Per item forward returned: whether it is a Tensor (backward gets None for the others).
+  std::vector<bool> output_is_tensor;
 
  protected:
   VariableList call_backward(VariableList grads) override {
     py::gil_scoped_acquire gil;
-    py::tuple args(grads.size() + 1);
+    py::tuple args(output_is_tensor.size() + 1);
     args[0] = *ctx_obj_;
-    for (size_t i = 0; i < grads.size(); ++i) args[i + 1] = wrap_tensor(grads[i]);
+    for (size_t i = 0, k = 0; i < output_is_tensor.size(); ++i) {
+      args[i + 1] = output_is_tensor[i] ? wrap_tensor(grads[k++]) : py::none();
+    }
     py::object r = (*backward_)(*args);
     if (r.is_none()) return VariableList{Tensor()};
     VariableList out = grads_from(r, str(name(), ".backward").c_str());
@@ -152,7 +156,8 @@ py::object function_apply(const py::object& cls, const py::tuple& args) {
   py::tuple items = is_tuple ? py::reinterpret_borrow<py::tuple>(result) : py::make_tuple(result);
   VariableList outs;
   for (py::handle h : items) {
-    if (py::isinstance<Tensor>(h)) outs.push_back(h.cast<Tensor>());
+    node->output_is_tensor.push_back(py::isinstance<Tensor>(h));
+    if (node->output_is_tensor.back()) outs.push_back(h.cast<Tensor>());
   }
   outs = node->wrap_outputs(std::move(outs));
   py::tuple wrapped(items.size());
