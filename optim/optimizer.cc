@@ -85,9 +85,9 @@ void Optimizer::add_param_group(ParamGroup group) {
     }
     if (!seen.insert(p.unsafe_impl()).second) {
       throw ValueError(str(name(),
-                           ": some parameters appear in more than one parameter group "
+                           ": a parameter appears more than once in the parameter groups "
                            "(parameter ",
-                           i, " of the new group); give each parameter to one group"));
+                           i, " of the new group); give each parameter to one group, once"));
     }
   }
   groups_.push_back(std::move(group));

@@ -4,6 +4,7 @@
 #include "autograd/ops/inplace_ops.h"
 #include "autograd/ops/ternary_ops.h"
 #include "optim/checks.h"
+#include "optim/fused.h"
 
 namespace mutagrad::optim {
 
@@ -55,13 +56,14 @@ void RMSprop::update(const Tensor& param, const Tensor& grad, const OptimizerOpt
   step.add_(1);
 
   Tensor g = o.maximize() ? grad.neg() : grad;
-  if (o.weight_decay() != 0) g = g.add(param, o.weight_decay());
+  if (o.weight_decay() != 0) g = detail::axpy(g, param, o.weight_decay());
   Tensor& square_avg = state["square_avg"];
   square_avg.mul_(o.alpha()).addcmul_(g, g, 1 - o.alpha());
   Tensor avg;
   if (o.centered()) {
     Tensor& grad_avg = state["grad_avg"];
-    grad_avg.mul_(o.alpha()).add_(g, 1 - o.alpha());
+    grad_avg.mul_(o.alpha());
+    grad_avg.copy_(detail::axpy(grad_avg, g, 1 - o.alpha()));  // Note [Matching torch's fused add]
     avg = square_avg.addcmul(grad_avg, grad_avg, -1).sqrt_();
   } else {
     avg = square_avg.sqrt();
@@ -70,7 +72,7 @@ void RMSprop::update(const Tensor& param, const Tensor& grad, const OptimizerOpt
   if (o.momentum() > 0) {
     Tensor& buf = state["momentum_buffer"];
     buf.mul_(o.momentum()).addcdiv_(g, avg);
-    autograd::add_(param, buf, -o.lr(), site);  // the parameter's one write
+    autograd::copy_(param, detail::axpy(param, buf, -o.lr()), site);  // the parameter's one write
   } else {
     autograd::addcdiv_(param, g, avg, -o.lr(), site);
   }

@@ -3,6 +3,7 @@
 
 #include "autograd/ops/inplace_ops.h"
 #include "optim/checks.h"
+#include "optim/fused.h"
 
 namespace mutagrad::optim {
 
@@ -44,18 +45,21 @@ bool SGD::accepts(const OptimizerOptions& options) const {
 void SGD::update(const Tensor& param, const Tensor& grad, const OptimizerOptions& options,
                  ParamState& state, const MutationSite& site) {
   const auto& o = static_cast<const SGDOptions&>(options);
+  // torch 1.13's _single_tensor_sgd; x.add_(y, alpha=a) as detail::axpy (Note [Matching
+  // torch's fused add] in optim/fused.h).
   Tensor d_p = o.maximize() ? grad.neg() : grad;
-  if (o.weight_decay() != 0) d_p = d_p.add(param, o.weight_decay());
+  if (o.weight_decay() != 0) d_p = detail::axpy(d_p, param, o.weight_decay());
   if (o.momentum() != 0) {
     Tensor& buf = state["momentum_buffer"];
     if (!buf.defined()) {
       buf = d_p.detach().clone();
     } else {
-      buf.mul_(o.momentum()).add_(d_p, 1 - o.dampening());
+      buf.mul_(o.momentum());
+      buf.copy_(detail::axpy(buf, d_p, 1 - o.dampening()));
     }
-    d_p = o.nesterov() ? d_p.add(buf, o.momentum()) : buf;
+    d_p = o.nesterov() ? detail::axpy(d_p, buf, o.momentum()) : buf;
   }
-  autograd::add_(param, d_p, -o.lr(), site);  // the parameter's one write
+  autograd::copy_(param, detail::axpy(param, d_p, -o.lr()), site);  // the parameter's one write
 }
 
 }  // namespace mutagrad::optim

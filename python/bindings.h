@@ -134,6 +134,8 @@ Generator& default_generator(Device device);
 void bind_indexing(py::module_& m);
 void bind_device(py::module_& m);
 void bind_autograd(py::module_& m);
+// mutagrad.optim / nn.utils (the _optim submodule) and addcmul/addcdiv/lerp (bindings_optim.cc).
+void bind_optim(py::module_& m);
 // Called by bind_autograd: custom Functions, tensor/node hooks, saved-tensor hooks
 // (bindings_custom_function.cc).
 void bind_custom_function(py::module_& m);

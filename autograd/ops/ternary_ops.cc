@@ -146,6 +146,27 @@ Tensor addc_term(bool is_div, const Tensor& t1, const Tensor& t2, const Scalar& 
   return native::binary(is_div ? BinaryOp::kDiv : BinaryOp::kMul, a, native::to(t2, compute));
 }
 
+// Note [addcmul rounds as an FMA]
+// PyTorch's CPU addcmul computes self + (value * t1) * t2 with the last multiply and the add
+// fused (vec::fmadd): one rounding. For float32 the same result comes from float64: the
+// product of two floats is exact there, and the sum rounds to float64 and then to float32
+// (the double rounding differs from an FMA's single rounding with probability ~2^-29). For
+// float64 the two are rounded separately (at most one ulp from torch's). addcdiv is not fused
+// (a division), so both dtypes round as torch.
+Tensor addc_value(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2,
+                  const Scalar& value, ScalarType compute) {
+  if (!is_div && compute == kFloat32) {
+    Tensor a = native::to(t1, compute);
+    if (!is_one(value)) a = native::binary(BinaryOp::kMul, a, value);
+    const Tensor product =
+        native::binary(BinaryOp::kMul, native::to(a, kFloat64), native::to(t2, kFloat64));
+    return native::to(native::binary(BinaryOp::kAdd, native::to(self, kFloat64), product),
+                      kFloat32);
+  }
+  return native::binary(BinaryOp::kAdd, native::to(self, compute),
+                        addc_term(is_div, t1, t2, value, compute));
+}
+
 void check_shape_into(const char* op, const Tensor& self, IntArrayRef shape) {
   if (!self.sizes().equals(shape)) {
     throw ShapeError(str(op, "(): output with shape ", self.sizes(),
@@ -181,8 +202,7 @@ Tensor addc(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2,
   const char* op = is_div ? "addcdiv" : "addcmul";
   const ScalarType compute = addc_dtype(op, is_div, self, t1, t2, value);
   broadcast_shapes(broadcast_shapes(self.sizes(), t1.sizes(), op), t2.sizes(), op);
-  Tensor result = native::binary(BinaryOp::kAdd, native::to(self, compute),
-                                 addc_term(is_div, t1, t2, value, compute));
+  Tensor result = addc_value(is_div, self, t1, t2, value, compute);
   if (compute_requires_grad(self, t1, t2) && is_floating_point(compute)) {
     set_history(result, make_addc_node(is_div, self, t1, t2, value, /*in_place=*/false));
   }
@@ -203,9 +223,9 @@ void addc_(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2, 
   if (requires_grad && self.is_floating_point()) {
     node = make_addc_node(is_div, self, t1, t2, value, /*in_place=*/true);
   }
-  // Read before the write: the operands may alias self.
-  const Tensor term = addc_term(is_div, t1, t2, value, compute);
-  native::binary_out(BinaryOp::kAdd, self, self, term, &site);  // checks, bumps once, writes
+  // Computed before the write: the operands may alias self.
+  const Tensor result = addc_value(is_div, self, t1, t2, value, compute);
+  native::copy_(self, result, &site);  // checks, bumps once, writes
   if (node) rebase_history(self, node);
 }
 
