@@ -109,6 +109,9 @@ py::object package_attr(const char* module, const char* name);
 py::object make_size(IntArrayRef sizes);
 // A node's name as torch's Python API reports it ("MulBackward0" for x * 2).
 std::string python_node_name(const autograd::Node& node);
+// Where torch's node has an extra (None) edge for a Python number operand that the C++ node
+// lacks (next_functions, post-hooks' grad_inputs): -1 none, 0 first, 1 last.
+int python_number_edge(const autograd::Node& node);
 // repr(tensor): torch's layout, with dtype=mutagrad.<dtype> and Python node names.
 std::string tensor_repr(const Tensor& t);
 

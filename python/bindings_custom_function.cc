@@ -257,11 +257,19 @@ void bind_custom_function(py::module_& m) {
           "register_hook",
           [](Node& self, const py::function& fn) {
             PyRef f = hold(fn);
-            return self.register_hook(
-                [f](const VariableList& grad_inputs, const VariableList& grad_outputs) {
-                  py::gil_scoped_acquire gil;
-                  return grads_from((*f)(to_tuple(grad_inputs), to_tuple(grad_outputs)), "hook");
-                });
+            const int number_edge = python_number_edge(self);
+            return self.register_hook([f, number_edge](const VariableList& grad_inputs,
+                                                       const VariableList& grad_outputs) {
+              py::gil_scoped_acquire gil;
+              // torch's node has one more gradient (None) for a Python number operand.
+              VariableList gi = grad_inputs;
+              if (number_edge >= 0) gi.insert(number_edge == 0 ? gi.begin() : gi.end(), Tensor());
+              VariableList r = grads_from((*f)(to_tuple(gi), to_tuple(grad_outputs)), "hook");
+              if (number_edge >= 0 && r.size() == gi.size()) {
+                r.erase(number_edge == 0 ? r.begin() : r.end() - 1);
+              }
+              return r;
+            });
           },
           py::arg("fn"))
       .def(

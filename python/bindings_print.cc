@@ -118,6 +118,11 @@ std::string python_node_name(const Node& node) {
   return p != nullptr ? p->name : node.name();
 }
 
+int python_number_edge(const Node& node) {
+  const PythonNode* p = python_node(node);
+  return p != nullptr ? p->number_edge : -1;
+}
+
 std::string tensor_repr(const Tensor& t) {
   if (!t.defined()) return "tensor(undefined)";
   const std::string prefix = "tensor(";
