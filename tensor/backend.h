@@ -135,6 +135,10 @@ class Backend {
   // out = a op b; a and b have out's shape and share one compute dtype (out is bool for
   // comparisons). out may be a or b (in-place), never a partial overlap.
   virtual void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) = 0;
+  // out = out op value, for kAdd/kSub/kMul/kDiv on a float32/float64 `out` (the in-place
+  // scalar fast path, Note [Scalar in-place fast path] in tensor/native/scalar_inplace.h): no
+  // operand tensor. The default wraps the value in a 0-dim tensor and calls binary().
+  virtual void binary_scalar_inplace(BinaryOp op, const Tensor& out, const Scalar& value);
   // out = cond ? a : b, all of out's shape; a, b of out's dtype.
   virtual void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) = 0;
   // out (keepdim shape: reduced dims have size 1) = op over the dims where `reduce_dim` is

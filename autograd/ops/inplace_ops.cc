@@ -14,6 +14,7 @@
 #include "tensor/native/factories.h"
 #include "tensor/native/index_ops.h"
 #include "tensor/native/pointwise.h"
+#include "tensor/native/scalar_inplace.h"
 #include "tensor/native/views.h"
 #include "tensor/shape.h"
 
@@ -126,6 +127,20 @@ void binary_scalar_inplace(const Tensor& self, BinaryOp op, const Scalar& other,
                            const MutationSite& site) {
   const bool requires_grad = compute_requires_grad(self);
   check_inplace(self, requires_grad);
+  if (native::is_scalar_inplace_fast(op, self, other)) {
+    // No operand tensor (Note [Scalar in-place fast path] in tensor/native/scalar_inplace.h).
+    std::shared_ptr<Node> node;
+    if (requires_grad) node = make_binary_scalar_node(op, self, other);
+    native::binary_scalar_inplace(op, self, other, &site);  // checks, bumps once, writes
+    finish(self, node);
+    return;
+  }
+  if (op == BinaryOp::kSub && other.is_bool()) {  // the wrapped operand below is not bool
+    throw DTypeError(str(site.op,
+                         "(): Subtraction, the `-` operator, with a bool tensor is not "
+                         "supported. If you are trying to invert a mask, use the `~` or "
+                         "`logical_not()` operator instead."));
+  }
   const ScalarType promoted = native::result_type(self, other);
   check_cast(self, native::binary_compute_dtype(op, promoted), site.op);
   native::assert_no_internal_overlap(self, site.op);

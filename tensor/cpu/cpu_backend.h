@@ -33,6 +33,8 @@ class CpuBackend : public Backend {
               const Tensor& b) override;  // pointwise.cc
   void where(const Tensor& out, const Tensor& cond, const Tensor& a,
              const Tensor& b) override;  // pointwise.cc
+  void binary_scalar_inplace(BinaryOp op, const Tensor& out,
+                             const Scalar& value) override;  // scalar_inplace.cc
   void reduce(ReduceOp op, const Tensor& out, const Tensor& in,
               const std::vector<bool>& reduce_dim) override;                          // reduce.cc
   void argmax(const Tensor& out, const Tensor& in, int64_t dim) override;             // reduce.cc

@@ -1,0 +1,143 @@
+// The in-place scalar fast path (tensor/native/scalar_inplace.h): add_/sub_/mul_/div_ with a
+// number on float32/float64 give the general path's result bit for bit on every layout, bump
+// once with the op and the caller's line, record the same history (gradcheck), refuse what
+// the general path refuses with nothing changed, and allocate nothing on the CPU.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "tests/autograd/grad_test_util.h"
+
+// Counts heap allocations of this test binary (operator new), for the allocation test.
+namespace {
+std::atomic<int64_t> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace mutagrad {
+namespace {
+
+using autograd::VariableList;
+using testing_util::check_grads;
+using testing_util::dev;
+using testing_util::error_of;
+using testing_util::leaf;
+using testing_util::values;
+
+// The general path's result: the number wrapped as a 0-dim tensor of x's dtype.
+Tensor reference(BinaryOp op, const Tensor& x, const Scalar& v) {
+  return native::binary(op, x, native::wrap_scalar(v, x.dtype(), x.device()));
+}
+
+void apply(BinaryOp op, Tensor& x, const Scalar& v) {
+  if (op == BinaryOp::kAdd) x.add_(v);
+  if (op == BinaryOp::kSub) x.sub_(v);
+  if (op == BinaryOp::kMul) x.mul_(v);
+  if (op == BinaryOp::kDiv) x.div_(v);
+}
+
+TEST(ScalarInplace, SameBitsAsTheGeneralPathOnEveryLayout) {
+  const BinaryOp ops[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv};
+  const Scalar numbers[] = {Scalar(0.1), Scalar(3), Scalar(-1e-7), Scalar(int64_t{1} << 40)};
+  for (ScalarType dtype : {kFloat32, kFloat64}) {
+    for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{1000}, int64_t{70000}}) {  // 70000: 2 threads
+      for (int layout = 0; layout < 3; ++layout) {
+        for (BinaryOp op : ops) {
+          for (const Scalar& v : numbers) {
+            Tensor base = leaf({n, 2}, 1).detach().to(dtype);
+            Tensor x = layout == 0 ? base : layout == 1 ? base.t() : base.select(1, 1);
+            const Tensor want = reference(op, x, v);
+            apply(op, x, v);
+            const std::vector<double> got = values(x), expect = values(want);
+            ASSERT_EQ(got, expect) << binary_op_name(op) << " " << v << " " << dtype_name(dtype)
+                                   << " n=" << n << " layout=" << layout;
+          }
+        }
+      }
+    }
+  }
+  Tensor scalar = dev(tensor(2.5));
+  scalar.mul_(4);
+  EXPECT_EQ(scalar.item<double>(), 10.0);
+  Tensor empty = dev(zeros({0, 3}, TensorOptions(kFloat32)));
+  empty.add_(1.0);
+  EXPECT_EQ(empty.version(), 1u);  // an empty write still bumps, as every in-place op
+}
+
+TEST(ScalarInplace, OneBumpWithOpAndLine) {
+  Tensor x = dev(zeros({3}, TensorOptions(kFloat32)));
+  const int line = __LINE__ + 1;
+  x.mul_(2.0);
+  EXPECT_EQ(x.version(), 1u);
+  std::optional<MutationSite> site = x.version_counter().site_of_bump(0);
+  ASSERT_TRUE(site.has_value());
+  EXPECT_STREQ(site->op, "mul_");
+  EXPECT_EQ(site->line, line);
+  x.sub_(1).div_(4);
+  EXPECT_EQ(x.version(), 3u);
+  EXPECT_STREQ(x.version_counter().site_of_bump(2)->op, "div_");
+}
+
+TEST(ScalarInplace, HistoryAndStaleErrors) {
+  Tensor a = leaf({2, 3}, 2);
+  check_grads([](const VariableList& in) { return in[0].clone().mul_(3.0).add_(1).div_(-2); }, {a});
+  Tensor y = a.clone();
+  y.sub_(0.5);
+  EXPECT_STREQ(y.grad_fn()->name(), "SubBackward1");
+  // A saved tensor made stale by the fast path names it.
+  Tensor z = a.sigmoid();
+  const int line = __LINE__ + 1;
+  z.mul_(2.0);
+  const std::string msg = error_of([&] { z.sum().backward(); });
+  EXPECT_NE(msg.find("mul_ at tests/autograd/scalar_inplace_ops_test.cc:" + std::to_string(line)),
+            std::string::npos)
+      << msg;
+}
+
+TEST(ScalarInplace, RefusedWritesChangeNothing) {
+  Tensor a = leaf({3}, 3);
+  EXPECT_NE(error_of([&] { a.add_(1.0); }).find("a leaf Variable that requires grad"),
+            std::string::npos);
+  EXPECT_EQ(a.version(), 0u);
+  Tensor shared = dev(zeros({1}, TensorOptions(kFloat32))).expand({4});
+  EXPECT_NE(error_of<Error>([&] { shared.mul_(2.0); }).find("more than one element"),
+            std::string::npos);
+  EXPECT_EQ(shared.version(), 0u);
+  // A bool number is not a fast-path operand: sub_(true) is torch's error (add_(true) adds 1).
+  Tensor f = dev(zeros({2}, TensorOptions(kFloat32)));
+  EXPECT_NE(error_of<DTypeError>([&] { f.sub_(true); }).find("Subtraction"), std::string::npos);
+  EXPECT_EQ(f.version(), 0u);
+}
+
+TEST(ScalarInplace, AllocatesNothingOnTheCpu) {
+  if (!testing_device::test_device().is_cpu()) GTEST_SKIP() << "allocation count: CPU only";
+  Tensor tiny = zeros({1}, TensorOptions(kFloat32));
+  Tensor k = zeros({1000}, TensorOptions(kFloat64));
+  tiny.add_(1.0);  // warm-up (first-use statics)
+  const int64_t before = g_allocations.load();
+  for (int i = 0; i < 100; ++i) {
+    tiny.add_(2.0);
+    tiny.mul_(0.5);
+    k.sub_(1);
+    k.div_(3.0);
+  }
+  EXPECT_EQ(g_allocations.load() - before, 0);
+  EXPECT_EQ(tiny.version(), 201u);
+  // The general path (an int64 tensor) allocates: the counter would see it.
+  Tensor i = zeros({1}, TensorOptions(kInt64));
+  const int64_t general = g_allocations.load();
+  i.add_(1);
+  EXPECT_GT(g_allocations.load() - general, 0);
+}
+
+}  // namespace
+}  // namespace mutagrad
