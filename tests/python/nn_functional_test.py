@@ -315,3 +315,40 @@ def test_init_write_names_the_callers_line():
     mg.nn.init.normal_(w)
     with pytest.raises(RuntimeError, match=f"nn_functional_test.py:{line}"):
         y.backward()
+
+
+def train_script(lib, w1, b1, w2, b2, x, y, steps=40):
+    """A torch training loop, unchanged for `import mutagrad as lib`: F.linear/relu/
+    cross_entropy with label smoothing, AdamW, masking a few pixels with x[idx] = 0."""
+    F = lib.nn.functional
+    params = [p.clone().requires_grad_() for p in (w1, b1, w2, b2)]
+    opt = lib.optim.AdamW(params, lr=3e-2, weight_decay=1e-2)
+    losses = []
+    for step in range(steps):
+        xb = x.clone()
+        xb[lib.arange(8), lib.tensor([step % 16] * 8)] = 0.0
+        logits = F.linear(F.relu(F.linear(xb, params[0], params[1])), params[2], params[3])
+        loss = F.cross_entropy(logits, y, label_smoothing=0.05)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, params
+
+
+def test_a_torch_training_script_runs_unchanged():
+    gen = torch.Generator().manual_seed(11)
+    tensors = [
+        torch.randn(12, 16, generator=gen, dtype=torch.float64) * 0.3,
+        torch.zeros(12, dtype=torch.float64),
+        torch.randn(4, 12, generator=gen, dtype=torch.float64) * 0.3,
+        torch.zeros(4, dtype=torch.float64),
+        torch.rand(8, 16, generator=gen, dtype=torch.float64),
+    ]
+    y = torch.randint(0, 4, (8,), generator=gen)
+    t_losses, t_params = train_script(torch, *tensors, y)
+    m_losses, m_params = train_script(mg, *[mgt(t) for t in tensors], mgt(y))
+    assert t_losses[-1] < 0.5 * t_losses[0]  # it learns
+    np.testing.assert_allclose(m_losses, t_losses, rtol=1e-9)
+    for m, t in zip(m_params, t_params):
+        assert_close(m, t.detach(), 1e-9, "parameters after training")
