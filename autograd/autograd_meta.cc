@@ -10,6 +10,8 @@ const char* creation_meta_name(CreationMeta meta) {
       return "NO_GRAD_MODE";
     case CreationMeta::kMultiOutputNode:
       return "MULTI_OUTPUT_NODE";
+    case CreationMeta::kInCustomFunction:
+      return "IN_CUSTOM_FUNCTION";
   }
   return "?";
 }

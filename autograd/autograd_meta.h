@@ -23,9 +23,10 @@ namespace mutagrad::autograd {
 
 // How a differentiable view was created; anything but kDefault forbids in-place on it.
 enum class CreationMeta : int8_t {
-  kDefault,          // in grad mode, by a single-output view op
-  kNoGradMode,       // in no_grad mode
-  kMultiOutputNode,  // one of several outputs of unbind / split / chunk
+  kDefault,           // in grad mode, by a single-output view op
+  kNoGradMode,        // in no_grad mode
+  kMultiOutputNode,   // one of several outputs of unbind / split / chunk
+  kInCustomFunction,  // an output of a custom Function that is a view (or an input returned as is)
 };
 const char* creation_meta_name(CreationMeta meta);
 

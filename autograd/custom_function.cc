@@ -145,7 +145,14 @@ VariableList CustomFunctionNode::wrap_outputs(VariableList outputs) {
       }
     }
   }
-  // 2. Outputs.
+  // 2. Outputs. Views among several differentiable outputs are multi-output views (torch).
+  size_t num_differentiable = 0;
+  for (const Tensor& out : outputs) {
+    num_differentiable += recording_ && out.defined() && out.is_floating_point() &&
+                          !contains(ctx_.non_differentiable_, out);
+  }
+  const CreationMeta view_meta =
+      num_differentiable > 1 ? CreationMeta::kMultiOutputNode : CreationMeta::kInCustomFunction;
   output_defined_.assign(outputs.size(), false);
   for (size_t i = 0; i < outputs.size(); ++i) {
     Tensor& out = outputs[i];
@@ -168,8 +175,17 @@ VariableList CustomFunctionNode::wrap_outputs(VariableList outputs) {
       rebase_history(out, self);  // adds this output's input metadata
       continue;
     }
-    if (contains(inputs_, out) && !dirty) out = native::detach(out);  // an alias, fresh history
+    if (contains(inputs_, out) && !dirty) {
+      // An input returned as is: a view of it (torch's _view_as_self_with_no_grad).
+      Tensor input = out;
+      out = native::alias(input);
+      if (differentiable) set_view_history(input, out, view_meta, nullptr);
+    }
     if (differentiable) {
+      // A view (made in forward, or of an input returned as is) cannot be written in place:
+      // the view+in-place logic would bypass the custom backward (torch's IN_CUSTOM_FUNCTION,
+      // or MULTI_OUTPUT_NODE among several differentiable outputs).
+      if (ViewInfo* info = get_view_info(out)) info->creation_meta = view_meta;
       set_history(out, self);
     } else if (recording_) {
       add_input_metadata(out);

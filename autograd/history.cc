@@ -109,7 +109,12 @@ void handle_view_on_rebase(const AutogradMeta& meta, bool indirect) {
     msg = str("A view was created in no_grad mode and ", modified,
               " modified inplace with grad mode enabled.");
   }
-  if (creation_meta == CreationMeta::kMultiOutputNode) {
+  if (creation_meta == CreationMeta::kInCustomFunction) {
+    msg +=
+        " This view was created inside a custom Function (or is an input it returned as is); "
+        "writing it in place would bypass the Function's backward and give wrong gradients, so "
+        "it is forbidden. Clone the Function's output (out.clone()) before writing it.";
+  } else if (creation_meta == CreationMeta::kMultiOutputNode) {
     msg +=
         " This view is the output of a function that returns multiple views. Such functions "
         "do not allow the output views to be modified inplace. You should replace the inplace "

@@ -298,6 +298,44 @@ TEST(CustomFunction, ForgottenMarkDirtyIsDetectedByEarlierSavers) {
   EXPECT_NE(msg.find("MulBackward0 saved it"), std::string::npos) << msg;
 }
 
+// Returns its input as is and a view of it made in forward.
+struct IdAndView : Function<IdAndView> {
+  static VariableList forward(AutogradContext*, const Tensor& x) { return {x, x.narrow(0, 0, 2)}; }
+  static VariableList backward(AutogradContext*, VariableList grads) {
+    Tensor g = grads[0].clone();
+    g.narrow(0, 0, 2).add_(grads[1]);
+    return {g};
+  }
+};
+
+TEST(CustomFunction, ViewOutputsCannotBeWrittenInPlace) {
+  // torch 1.13: outputs that are views (or inputs returned as is) are IN_CUSTOM_FUNCTION views.
+  Tensor x = leaf({3}, 21);
+  Tensor h = x * 1.0;
+  VariableList outs = IdAndView::apply(h);
+  EXPECT_FALSE(outs[0].is_same(h));
+  EXPECT_TRUE(outs[0].is_alias_of(h));
+  EXPECT_STREQ(h.grad_fn()->name(), "MulBackward1");  // the input keeps its history
+  EXPECT_STREQ(outs[0].grad_fn()->name(), "IdAndView");
+  CHECK_GRADS([](const VariableList& in) { return IdAndView::apply(in[0] * 1.0)[1]; }, {x});
+  for (Tensor& out : outs) {  // two differentiable outputs: multi-output views
+    const std::string msg = error_of([&] { out.mul_(2.0); });
+    EXPECT_NE(msg.find("is a view and is being modified inplace. This view is the output of a "
+                       "function that returns multiple views"),
+              std::string::npos)
+        << msg;
+  }
+  const std::string msg = error_of([&] { ForgetsMarkDirty::apply(h * 1.0).mul_(2.0); });
+  EXPECT_NE(msg.find("Output 0 of ForgetsMarkDirty is a view and is being modified inplace. This "
+                     "view was created inside a custom Function"),
+            std::string::npos)
+      << msg;
+  Tensor c = outs[1].clone();  // the fix the message gives
+  c.mul_(2.0);
+  (c.sum() + outs[0].sum()).backward();
+  expect_close(x.grad(), {3, 3, 1});
+}
+
 // A backward that is not differentiable (it calls a non-differentiable op on the grad).
 struct OnceSquare : Function<OnceSquare> {
   static constexpr bool is_once_differentiable = true;

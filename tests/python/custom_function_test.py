@@ -414,3 +414,65 @@ def test_save_on_cpu():
         y.backward()
         return a.grad
     assert_same_outcome(*run_both(scenario), exact=False)
+
+
+def test_view_outputs_cannot_be_written_in_place():
+    def scenario(lib):
+        class IdAndView(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x, x[:2]
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                g = ga.clone()
+                g[:2] += gb
+                return g
+
+        class Single(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        x = leaf(lib, X)
+        h = x * 1
+        a, b = IdAndView.apply(h)
+        errors = []
+        for out in (a, b):
+            try:
+                out.mul_(2)
+            except RuntimeError as e:
+                errors.append(["created inside a custom Function" in str(e),
+                               "returns multiple views" in str(e)])
+        c = b.clone()
+        c.mul_(2)
+        (c.sum() + a.sum()).backward()
+        try:
+            single = Single.apply(h * 1)
+            single.mul_(2)
+        except RuntimeError as e:
+            errors.append(["created inside a custom Function" in str(e),
+                           "returns multiple views" in str(e)])
+        return a is h, a.grad_fn.name(), h.grad_fn.name(), errors, x.grad
+    assert_same_outcome(*run_both(scenario))
+
+
+def test_save_on_cpu_with_a_cuda_tensor():
+    # mutagrad's host-run CUDA device: saved tensors go to the CPU and come back to cuda:0.
+    a = mg.tensor(X, dtype=mg.float64, device="cuda", requires_grad=True)
+    packed = []
+    on_cpu = mg.autograd.graph.save_on_cpu()
+    pack = on_cpu.pack_hook
+    on_cpu.pack_hook = lambda t: packed.append(pack(t)) or packed[-1]
+    with on_cpu:
+        y = (a * a.exp()).sum()
+    assert packed and all(str(t.device) == "cpu" and str(d) == "cuda:0" for d, t in packed)
+    y.backward()
+    t = torch.tensor(X, dtype=torch.float64, requires_grad=True)
+    (t * t.exp()).sum().backward()
+    assert str(a.grad.device) == "cuda:0"
+    assert a.grad.cpu().tolist() == pytest.approx(t.grad.tolist())
