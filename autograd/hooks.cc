@@ -229,3 +229,9 @@ RemovableHandle register_hook(const Tensor& tensor, TensorHook hook) {
 }
 
 }  // namespace mutagrad::autograd
+
+namespace mutagrad {
+autograd::RemovableHandle Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
+  return autograd::register_hook(*this, std::move(hook));
+}
+}  // namespace mutagrad

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -46,7 +47,8 @@ using TensorList = ArrayRef<Tensor>;
 
 namespace autograd {
 class Node;
-}
+class RemovableHandle;  // autograd/hooks.h
+}  // namespace autograd
 namespace indexing {
 class TensorIndex;
 class TensorIndexProxy;
@@ -124,6 +126,9 @@ class Tensor {
   uint32_t output_nr() const;
   void retain_grad() const;
   bool retains_grad() const;
+  // Calls `hook` with this tensor's gradient in backward; it may return a replacement (an
+  // undefined tensor keeps it). See autograd/hooks.h (autograd::register_hook).
+  autograd::RemovableHandle register_hook(std::function<Tensor(const Tensor&)> hook) const;
   void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
                 bool create_graph = false) const;
   // A new tensor sharing storage and version counter, outside the graph.

@@ -31,7 +31,7 @@ TEST(Hooks, TensorHookReplacesGradientAndIsRemovable) {
   h.remove();  // twice: nothing
   x.set_grad(Tensor());
   Tensor y2 = x * 2.0;
-  autograd::register_hook(y2, [&](const Tensor& g) {
+  y2.register_hook([&](const Tensor& g) {  // the Tensor member, as libtorch's
     seen.push_back(first(g));
     return Tensor();  // observe only
   });
