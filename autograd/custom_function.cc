@@ -112,6 +112,11 @@ void CustomFunctionNode::check_dirty(const Tensor& t) const {
   // Checked in the grad mode of the call, as a built-in in-place op on `t` would be.
   AutoGradMode mode(grad_mode_);
   check_inplace(t, recording_);
+  if (recording_ && is_differentiable_view(t) && !same_impl(t, inputs_[0])) {
+    throw ValueError(str(name(), ": a view marked dirty must be the first tensor argument ",
+                         "and the only output of the Function (its history is rebased ",
+                         "through CopySlices, which wraps a single-output node)"));
+  }
 }
 
 void CustomFunctionNode::prepare(VariableList args, std::vector<bool> is_tensor) {
@@ -166,7 +171,7 @@ VariableList CustomFunctionNode::wrap_outputs(VariableList outputs) {
         recording_ && out.is_floating_point() && !contains(ctx_.non_differentiable_, out);
     if (dirty && differentiable) {
       if (is_differentiable_view(out)) {
-        if (!same_impl(out, inputs_.empty() ? Tensor() : inputs_[0]) || outputs.size() != 1) {
+        if (outputs.size() != 1) {
           throw ValueError(str(name(), ": a view marked dirty must be the first tensor argument ",
                                "and the only output of the Function (its history is rebased ",
                                "through CopySlices, which wraps a single-output node)"));

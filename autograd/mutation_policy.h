@@ -25,6 +25,8 @@ enum class MutationPolicy { kError, kSnapshot };
 // The calling thread's policy (kError unless a MutationPolicyGuard says otherwise). It is
 // read when a tensor is saved: a saved tensor registered under kSnapshot stays protected by
 // any later write, on any thread, until its node is freed.
+// A tensor saved under saved-tensor hooks is not registered: the node keeps only what the pack
+// hook returned (Note [Saved-tensor hooks] in autograd/saved_tensor_hooks.h).
 class MutationPolicyState {
  public:
   static MutationPolicy current() { return policy_; }

@@ -386,6 +386,48 @@ TEST(CustomFunction, BackwardErrors) {
   EXPECT_THROW(v.to_string(), ValueError);
 }
 
+// mark_dirty misuse: a tensor that is not an argument, a dirty tensor not returned, a dirty
+// view that is not the first argument.
+struct DirtyOther : Function<DirtyOther> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& x, const Tensor& other) {
+    ctx->mark_dirty({other * 1.0});
+    return x * 1.0;
+  }
+  static VariableList backward(AutogradContext*, VariableList g) { return {g[0], Tensor()}; }
+};
+struct DirtyNotReturned : Function<DirtyNotReturned> {
+  static Tensor forward(AutogradContext* ctx, Tensor x) {
+    ctx->mark_dirty({x});
+    x.mul_(2.0);
+    return x * 1.0;
+  }
+  static VariableList backward(AutogradContext*, VariableList g) { return {g[0] * 2.0}; }
+};
+struct DirtySecond : Function<DirtySecond> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& w, Tensor x) {
+    ctx->mark_dirty({x});
+    x.mul_(w);
+    return x;
+  }
+  static VariableList backward(AutogradContext*, VariableList g) { return {Tensor(), g[0]}; }
+};
+
+TEST(CustomFunction, MarkDirtyMisuse) {
+  Tensor x = leaf({3}, 22);
+  std::string msg = error_of<ValueError>([&] { DirtyOther::apply(x, x * 2.0); });
+  EXPECT_NE(msg.find("not an argument of forward"), std::string::npos) << msg;
+  msg = error_of<ValueError>([&] { DirtyNotReturned::apply(x * 1.0); });
+  EXPECT_NE(msg.find("were not returned as outputs"), std::string::npos) << msg;
+  Tensor base = x * 1.0;
+  Tensor v = base.narrow(0, 0, 2);
+  msg = error_of<ValueError>([&] { DirtySecond::apply(leaf({2}, 23) * 1.0, v); });
+  EXPECT_NE(msg.find("must be the first tensor argument"), std::string::npos) << msg;
+  EXPECT_EQ(base.version(), 0u);  // refused in mark_dirty, before the write
+  Tensor plain = x * 1.0;         // not a view: any position is fine
+  Tensor out = DirtySecond::apply(x * 1.0, plain);
+  EXPECT_STREQ(plain.grad_fn()->name(), "DirtySecond");
+}
+
 TEST(CustomFunction, BackwardTwiceWithoutRetainGraph) {
   Tensor x = leaf({2}, 19);
   Tensor y = Square::apply(x).sum();
