@@ -48,8 +48,7 @@ void adam_update(const Tensor& param, const Tensor& grad, const Options& o, bool
   Tensor g = o.maximize() ? grad.neg() : grad;
   step_t.add_(1);
   if (!decoupled && wd != 0) g = detail::axpy(g, param, wd);
-  exp_avg.mul_(beta1);
-  exp_avg.copy_(detail::axpy(exp_avg, g, 1 - beta1));  // Note [Matching torch's fused add]
+  exp_avg.mul_(beta1).add_(g, 1 - beta1);
   exp_avg_sq.mul_(beta2).addcmul_(g, g, 1 - beta2);
   const double step = step_t.item<double>();
   const double bias_correction1 = 1 - std::pow(beta1, step);

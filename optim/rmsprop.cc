@@ -62,8 +62,7 @@ void RMSprop::update(const Tensor& param, const Tensor& grad, const OptimizerOpt
   Tensor avg;
   if (o.centered()) {
     Tensor& grad_avg = state["grad_avg"];
-    grad_avg.mul_(o.alpha());
-    grad_avg.copy_(detail::axpy(grad_avg, g, 1 - o.alpha()));  // Note [Matching torch's fused add]
+    grad_avg.mul_(o.alpha()).add_(g, 1 - o.alpha());
     avg = square_avg.addcmul(grad_avg, grad_avg, -1).sqrt_();
   } else {
     avg = square_avg.sqrt();
@@ -72,7 +71,7 @@ void RMSprop::update(const Tensor& param, const Tensor& grad, const OptimizerOpt
   if (o.momentum() > 0) {
     Tensor& buf = state["momentum_buffer"];
     buf.mul_(o.momentum()).addcdiv_(g, avg);
-    autograd::copy_(param, detail::axpy(param, buf, -o.lr()), site);  // the parameter's one write
+    autograd::add_(param, buf, -o.lr(), site);  // the parameter's one write
   } else {
     autograd::addcdiv_(param, g, avg, -o.lr(), site);
   }

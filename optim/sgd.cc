@@ -45,8 +45,7 @@ bool SGD::accepts(const OptimizerOptions& options) const {
 void SGD::update(const Tensor& param, const Tensor& grad, const OptimizerOptions& options,
                  ParamState& state, const MutationSite& site) {
   const auto& o = static_cast<const SGDOptions&>(options);
-  // torch 1.13's _single_tensor_sgd; x.add_(y, alpha=a) as detail::axpy (Note [Matching
-  // torch's fused add] in optim/fused.h).
+  // torch 1.13's _single_tensor_sgd; its out-of-place d_p.add(x, alpha=a) as detail::axpy.
   Tensor d_p = o.maximize() ? grad.neg() : grad;
   if (o.weight_decay() != 0) d_p = detail::axpy(d_p, param, o.weight_decay());
   if (o.momentum() != 0) {
@@ -54,12 +53,11 @@ void SGD::update(const Tensor& param, const Tensor& grad, const OptimizerOptions
     if (!buf.defined()) {
       buf = d_p.detach().clone();
     } else {
-      buf.mul_(o.momentum());
-      buf.copy_(detail::axpy(buf, d_p, 1 - o.dampening()));
+      buf.mul_(o.momentum()).add_(d_p, 1 - o.dampening());
     }
     d_p = o.nesterov() ? detail::axpy(d_p, buf, o.momentum()) : buf;
   }
-  autograd::copy_(param, detail::axpy(param, d_p, -o.lr()), site);  // the parameter's one write
+  autograd::add_(param, d_p, -o.lr(), site);  // the parameter's one write
 }
 
 }  // namespace mutagrad::optim

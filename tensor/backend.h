@@ -139,6 +139,10 @@ class Backend {
   // scalar fast path, Note [Scalar in-place fast path] in tensor/native/scalar_inplace.h): no
   // operand tensor. The default wraps the value in a 0-dim tensor and calls binary().
   virtual void binary_scalar_inplace(BinaryOp op, const Tensor& out, const Scalar& value);
+  // out = out + alpha * b, both float32 (rounded once, as an FMA) or both float64, of one shape
+  // (Note [Fused add with alpha] in tensor/native/scalar_inplace.h). The default rounds the
+  // product and the sum separately.
+  virtual void axpy_inplace(const Tensor& out, const Tensor& b, double alpha);
   // out = cond ? a : b, all of out's shape; a, b of out's dtype.
   virtual void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) = 0;
   // out (keepdim shape: reduced dims have size 1) = op over the dims where `reduce_dim` is

@@ -116,6 +116,14 @@ void binary_inplace(const Tensor& self, BinaryOp op, const Tensor& other, const 
     node = make_binary_node(op, self, other, alpha, self_value,
                             aliases_self ? alias_with_current_edge(other) : other);
   }
+  if (!is_one(alpha) && (op == BinaryOp::kAdd || op == BinaryOp::kSub) &&
+      native::is_axpy_fast(self, other)) {
+    // Rounded once, as torch (Note [Fused add with alpha] in tensor/native/scalar_inplace.h).
+    const double a = alpha.to<double>();
+    native::axpy_inplace(self, other, op == BinaryOp::kSub ? -a : a, &site);  // bumps once
+    finish(self, node);
+    return;
+  }
   Tensor operand =
       is_one(alpha) ? safe_operand(self, other) : native::scale_by_alpha(other, alpha, promoted);
   native::binary_out(op, self, self, operand, &site);  // checks, bumps once, writes

@@ -35,6 +35,7 @@ class CpuBackend : public Backend {
              const Tensor& b) override;  // pointwise.cc
   void binary_scalar_inplace(BinaryOp op, const Tensor& out,
                              const Scalar& value) override;  // scalar_inplace.cc
+  void axpy_inplace(const Tensor& out, const Tensor& b, double alpha) override;  // same
   void reduce(ReduceOp op, const Tensor& out, const Tensor& in,
               const std::vector<bool>& reduce_dim) override;                          // reduce.cc
   void argmax(const Tensor& out, const Tensor& in, int64_t dim) override;             // reduce.cc

@@ -1,6 +1,6 @@
-// CpuBackend::binary_scalar_inplace: x op= value over contiguous float32/float64 memory (Note
-// [Scalar in-place fast path] in tensor/native/scalar_inplace.h); other layouts take the
-// default (the value wrapped in a 0-dim tensor, then binary()).
+// CpuBackend::binary_scalar_inplace (x op= value) and axpy_inplace (x += alpha * y, rounded
+// once) over contiguous float32/float64 memory (Notes [Scalar in-place fast path] and [Fused
+// add with alpha] in tensor/native/scalar_inplace.h); other layouts take the defaults.
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/cpu/parallel.h"
 #include "tensor/tensor.h"
@@ -24,7 +24,38 @@ void apply(BinaryOp op, T* p, int64_t n, T v) {
   });
 }
 
+// out + alpha * b with one rounding for float (Note [Fused add with alpha]).
+void axpy_float(float* out, const float* b, int64_t n, float alpha) {
+  const double a = alpha;
+  parallel_for(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      out[i] = static_cast<float>(static_cast<double>(out[i]) + a * static_cast<double>(b[i]));
+    }
+  });
+}
+
+void axpy_double(double* out, const double* b, int64_t n, double alpha) {
+  parallel_for(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = out[i] + alpha * b[i];
+  });
+}
+
 }  // namespace
+
+void CpuBackend::axpy_inplace(const Tensor& out, const Tensor& b, double alpha) {
+  if (!out.is_contiguous() || !b.is_contiguous()) {
+    Backend::axpy_inplace(out, b, alpha);
+    return;
+  }
+  if (out.dtype() == kFloat32) {
+    axpy_float(static_cast<float*>(out.unsafe_impl()->data()),
+               static_cast<const float*>(b.unsafe_impl()->data()), out.numel(),
+               static_cast<float>(alpha));
+  } else {
+    axpy_double(static_cast<double*>(out.unsafe_impl()->data()),
+                static_cast<const double*>(b.unsafe_impl()->data()), out.numel(), alpha);
+  }
+}
 
 void CpuBackend::binary_scalar_inplace(BinaryOp op, const Tensor& out, const Scalar& value) {
   if (!out.is_contiguous()) {

@@ -12,7 +12,31 @@ void Backend::binary_scalar_inplace(BinaryOp op, const Tensor& out, const Scalar
   binary(op, out, out, out.dim() == 0 ? v : native::expand(v, out.sizes()));
 }
 
+void Backend::axpy_inplace(const Tensor& out, const Tensor& b, double alpha) {
+  binary(BinaryOp::kAdd, out, out, native::binary(BinaryOp::kMul, b, Scalar(alpha)));
+}
+
 namespace native {
+
+bool is_axpy_fast(const Tensor& self, const Tensor& other) {
+  const ScalarType t = self.dtype();
+  if ((t != kFloat32 && t != kFloat64) || other.dtype() != t) return false;
+  if (!other.sizes().equals(self.sizes()) || other.device() != self.device()) return false;
+  if (!may_overlap(self, other)) return true;
+  // The same elements (x.add_(x, alpha=2)): each is read before it is written.
+  return other.unsafe_impl()->data() == self.unsafe_impl()->data() &&
+         other.strides().equals(self.strides());
+}
+
+void axpy_inplace(const Tensor& self, const Tensor& other, double alpha, const MutationSite* bump) {
+  MG_INTERNAL_ASSERT(is_axpy_fast(self, other), "axpy_inplace: not a fused-path write");
+  const char* name = bump != nullptr && bump->op != nullptr ? bump->op : "add_";
+  check_scalar_fits(Scalar(alpha), self.dtype(), name);
+  assert_no_internal_overlap(self, name);
+  if (bump != nullptr) self.version_counter().bump(*bump);  // every check passed
+  if (self.numel() == 0) return;
+  backend_for(self.device()).axpy_inplace(self, other, alpha);
+}
 
 void binary_scalar_inplace(BinaryOp op, const Tensor& self, const Scalar& value,
                            const MutationSite* bump) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <new>
 
@@ -118,10 +119,53 @@ TEST(ScalarInplace, RefusedWritesChangeNothing) {
   EXPECT_EQ(f.version(), 0u);
 }
 
+TEST(FusedAdd, Float32RoundsOnceAsTorch) {
+  // torch's CPU add_(y, alpha=a) is an FMA: x + a * y rounded once. The reference: the exact
+  // product in double, the sum rounded to double, then to float (Note [Fused add with alpha]).
+  Tensor x = leaf({1000}, 4).detach().to(kFloat32);
+  Tensor y = leaf({1000}, 5).detach().to(kFloat32);
+  const std::vector<double> xv = values(x), yv = values(y);
+  const double alpha = static_cast<double>(static_cast<float>(0.1));
+  Tensor sum = x.clone();
+  sum.add_(y, 0.1);
+  Tensor diff = x.clone();
+  diff.sub_(y, 0.1);
+  const std::vector<double> sv = values(sum), dv = values(diff);
+  // The CUDA backend has no fused kernel yet: its default rounds twice (within an ulp).
+  const bool fused = testing_device::test_device().is_cpu();
+  int rounded_twice_differs = 0;
+  for (size_t i = 0; i < xv.size(); ++i) {
+    const double want_sum = static_cast<float>(xv[i] + alpha * yv[i]);
+    const double want_diff = static_cast<float>(xv[i] - alpha * yv[i]);
+    if (fused) {
+      EXPECT_EQ(sv[i], want_sum) << i;
+      EXPECT_EQ(dv[i], want_diff) << i;
+    } else {
+      // Two roundings: an ulp of each operand (the sum may cancel).
+      const double tol = (std::abs(xv[i]) + std::abs(alpha * yv[i])) * 1.2e-7;
+      EXPECT_NEAR(sv[i], want_sum, tol) << i;
+      EXPECT_NEAR(dv[i], want_diff, tol) << i;
+    }
+    const float twice = static_cast<float>(xv[i]) +
+                        static_cast<float>(alpha) * static_cast<float>(yv[i]);  // two roundings
+    rounded_twice_differs += static_cast<double>(twice) != want_sum;
+  }
+  EXPECT_GT(rounded_twice_differs, 0);  // the reference can tell the two apart
+  EXPECT_EQ(sum.version(), 1u);
+  EXPECT_STREQ(sum.version_counter().site_of_bump(0)->op, "add_");
+  // Gradients and refused writes are the general path's.
+  Tensor a = leaf({4}, 6);
+  Tensor b = leaf({4}, 7);
+  check_grads([](const VariableList& in) { return in[0].clone().add_(in[1], -2.5); }, {a, b});
+  EXPECT_NE(error_of([&] { a.add_(b.detach(), 2.0); }).find("a leaf Variable"), std::string::npos);
+  EXPECT_EQ(a.version(), 0u);
+}
+
 TEST(ScalarInplace, AllocatesNothingOnTheCpu) {
   if (!testing_device::test_device().is_cpu()) GTEST_SKIP() << "allocation count: CPU only";
   Tensor tiny = zeros({1}, TensorOptions(kFloat32));
   Tensor k = zeros({1000}, TensorOptions(kFloat64));
+  Tensor k2 = ones({1000}, TensorOptions(kFloat64));
   tiny.add_(1.0);  // warm-up (first-use statics)
   const int64_t before = g_allocations.load();
   for (int i = 0; i < 100; ++i) {
@@ -129,6 +173,7 @@ TEST(ScalarInplace, AllocatesNothingOnTheCpu) {
     tiny.mul_(0.5);
     k.sub_(1);
     k.div_(3.0);
+    k.add_(k2, 0.25);  // the fused add with alpha
   }
   EXPECT_EQ(g_allocations.load() - before, 0);
   EXPECT_EQ(tiny.version(), 201u);
