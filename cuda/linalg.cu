@@ -59,7 +59,7 @@ void thrust_matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
   const Tensor ob = batch_view(out), ab = batch_view(a), bb = batch_view(b);
   const OffsetCalc<3> batch = make_offset_calc<3>({&ob, &ab, &bb});
   const int64_t es = out.element_size();
-  dispatch_dtype(out.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch("matmul", out.numel(),
            MatmulFunctor<T>{device_data(out), device_data(a), device_data(b), batch, m, n, k,

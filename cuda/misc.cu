@@ -104,7 +104,7 @@ struct RandomFunctor {
 
 void arange_kernel(const Tensor& out, const Scalar& start, const Scalar& step) {
   const int64_t stride = (out.dim() == 0 ? 0 : out.stride(0)) * out.element_size();
-  dispatch_dtype(out.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch("arange", out.numel(),
            ArangeFunctor<T>{
@@ -128,7 +128,7 @@ Tensor nonzero_kernel(const Tensor& in) {
   }
   const OffsetCalc<1> calc = make_offset_calc<1>({&in});
   const int64_t n = in.numel();
-  return dispatch_dtype(in.dtype(), [&](auto tag) {
+  return dispatch_compute_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const IsNonzero<T> pred{device_data(in), calc};
     int64_t count = 0;
@@ -160,7 +160,7 @@ Tensor nonzero_kernel(const Tensor& in) {
 
 void random_kernel(const Tensor& out, RandomDist dist, uint64_t seed, uint64_t offset, int64_t low,
                    int64_t high) {
-  dispatch_dtype(out.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch("random", out.numel(),
            RandomFunctor<T>{static_cast<T*>(out.unsafe_impl()->data()), dist, seed, offset, low,

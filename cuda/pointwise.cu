@@ -313,7 +313,7 @@ struct WhereFunctor {
 
 void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) {
   const OffsetCalc<2> calc = make_offset_calc<2>({&out, &in});
-  dispatch_dtype(in.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (is_predicate(op)) {
       launch(unary_op_name(op), out.numel(),
@@ -331,7 +331,7 @@ void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryAr
 
 void binary_kernel(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   const OffsetCalc<3> calc = make_offset_calc<3>({&out, &a, &b});
-  dispatch_dtype(a.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (is_comparison(op)) {
       launch(binary_op_name(op), out.numel(),

@@ -177,7 +177,7 @@ void run_reduce(const Tensor& out, const Tensor& in, const ReduceGeometry& g, bo
   A* p = static_cast<A*>(partial.unsafe_impl()->data());
   launch("reduce", g.m * chunk.chunks,
          PartialReduce<T, A, Op>{ChunkWalk{device_data(in), g.outer, g.inner, g.k, chunk}, p});
-  dispatch_dtype(out.dtype(), [&](auto out_tag) {
+  dispatch_compute_dtype(out.dtype(), [&](auto out_tag) {
     using Out = typename decltype(out_tag)::type;
     launch("reduce", g.m,
            FinishReduce<Out, A, Op>{p, device_data(out), g.outer, chunk.chunks, mean,
@@ -251,7 +251,7 @@ void reduce_kernel(ReduceOp op, const Tensor& out, const Tensor& in,
   const ReduceGeometry g = reduce_geometry(out, in, reduce_dim);
   const bool float_acc = is_floating_point(out.dtype());
   const bool mean = op == ReduceOp::kMean;
-  dispatch_dtype(in.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     switch (op) {
       case ReduceOp::kSum:
@@ -282,7 +282,7 @@ void argmax_kernel(const Tensor& out, const Tensor& in, int64_t dim) {
   reduce_dim[static_cast<size_t>(dim)] = true;
   const ReduceGeometry g = reduce_geometry(out, in, reduce_dim);
   const Chunking chunk = chunking(g.m, g.k);  // k >= 1: native refuses an empty line
-  dispatch_dtype(in.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     Tensor values = device_buffer(g.m * chunk.chunks, in.dtype(), out.device());
     Tensor indices = device_buffer(g.m * chunk.chunks, kInt64, out.device());
@@ -330,7 +330,7 @@ void scan_kernel(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim) 
   const Tensor in_starts = restride(in, line_sizes, in.strides());
   const OffsetCalc<2> calc = make_offset_calc<2>({&out_starts, &in_starts});
   const int64_t lines = out_starts.numel();
-  dispatch_dtype(in.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     native::dispatch_combine(op, [&](auto combine) {
       using Functor = ScanLines<T, decltype(combine)>;

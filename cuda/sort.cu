@@ -124,7 +124,7 @@ void sort_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, 
   const int64_t len = in.sizes()[d];
   const Tensor scratch = device_buffer(2 * in.numel(), in.dtype(), in.device());
   const Tensor scratch_i = device_buffer(2 * in.numel(), kInt64, in.device());
-  dispatch_dtype(in.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch("sort", lines,
            SortLines<T>{device_data(values), device_data(indices), device_data(in),
@@ -143,7 +143,7 @@ void searchsorted_kernel(const Tensor& out, const Tensor& sorted, const Tensor& 
   starts_strides[last] = 0;
   const Tensor starts = restride(sorted, values.sizes(), starts_strides);
   const OffsetCalc<3> calc = make_offset_calc<3>({&out, &values, &starts});
-  dispatch_dtype(values.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(values.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch("searchsorted", out.numel(),
            SearchValues<T>{device_data(out), device_data(values), device_data(sorted), calc,

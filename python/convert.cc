@@ -48,11 +48,17 @@ ScalarType from_numpy_dtype(const py::dtype& dt, const char* fn) {
   switch (dt.kind()) {
     case 'b':
       return kBool;
+    case 'u':
+      if (dt.itemsize() == 1) return kUInt8;
+      break;
     case 'i':
+      if (dt.itemsize() == 1) return kInt8;
+      if (dt.itemsize() == 2) return kInt16;
       if (dt.itemsize() == 4) return kInt32;
       if (dt.itemsize() == 8) return kInt64;
       break;
     case 'f':
+      if (dt.itemsize() == 2) return kFloat16;
       if (dt.itemsize() == 4) return kFloat32;
       if (dt.itemsize() == 8) return kFloat64;
       break;
@@ -61,7 +67,8 @@ ScalarType from_numpy_dtype(const py::dtype& dt, const char* fn) {
   }
   throw py::type_error(str(fn, "(): can't convert a NumPy array or scalar of dtype ",
                            dt.attr("name").cast<std::string>(),
-                           "; the supported dtypes are float64, float32, int64, int32 and bool"));
+                           "; the supported dtypes are float64, float32, float16, int64, int32, "
+                           "int16, int8, uint8 and bool"));
 }
 
 // The dtype of an array whose memory is read: ValueError for a non-native byte order (never
@@ -80,19 +87,13 @@ ScalarType checked_numpy_dtype(const py::array& array, const char* fn) {
 }
 
 py::dtype to_numpy_dtype(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool:
-      return py::dtype::of<bool>();
-    case ScalarType::Int32:
-      return py::dtype::of<int32_t>();
-    case ScalarType::Int64:
-      return py::dtype::of<int64_t>();
-    case ScalarType::Float32:
-      return py::dtype::of<float>();
-    case ScalarType::Float64:
-      return py::dtype::of<double>();
+  if (t == kBFloat16) {
+    // NumPy has no bfloat16 (torch raises the same TypeError).
+    throw py::type_error(
+        "Got unsupported ScalarType BFloat16: NumPy has no bfloat16; convert first with "
+        ".float() (exact) and then call .numpy()");
   }
-  return py::dtype::of<float>();
+  return py::dtype(dtype_name(t));  // NumPy's names match: "uint8", "float16", ...
 }
 
 // A leaf's dtype when it decides a tensor's dtype, as torch infers it: Python floats give the
@@ -373,7 +374,7 @@ void bind_dtypes(py::module_& m) {
              return py::bool_(a.type == b.cast<const DType&>().type);
            })
       .def("__hash__", [](const DType& d) { return static_cast<int>(d.type); });
-  for (ScalarType t : {kBool, kInt32, kInt64, kFloat32, kFloat64}) {
+  for (ScalarType t : kAllScalarTypes) {
     dtype_slot(t) = py::cast(DType{t});
     m.attr(dtype_name(t)) = dtype_slot(t);
   }
@@ -382,6 +383,8 @@ void bind_dtypes(py::module_& m) {
   m.attr("double") = dtype_slot(kFloat64);
   m.attr("int") = dtype_slot(kInt32);
   m.attr("long") = dtype_slot(kInt64);
+  m.attr("half") = dtype_slot(kFloat16);
+  m.attr("short") = dtype_slot(kInt16);
   // torch.get_default_dtype / set_default_dtype (mutagrad/_conveniences.py wraps them).
   m.def("_get_default_dtype", [] { return dtype_slot(default_dtype()); });
   m.def(

@@ -28,10 +28,20 @@ const char* dtype_name(ScalarType t) {
   switch (t) {
     case ScalarType::Bool:
       return "bool";
+    case ScalarType::UInt8:
+      return "uint8";
+    case ScalarType::Int8:
+      return "int8";
+    case ScalarType::Int16:
+      return "int16";
     case ScalarType::Int32:
       return "int32";
     case ScalarType::Int64:
       return "int64";
+    case ScalarType::Float16:
+      return "float16";
+    case ScalarType::BFloat16:
+      return "bfloat16";
     case ScalarType::Float32:
       return "float32";
     case ScalarType::Float64:
@@ -44,10 +54,20 @@ const char* legacy_type_name(ScalarType t) {
   switch (t) {
     case ScalarType::Bool:
       return "Bool";
+    case ScalarType::UInt8:
+      return "Byte";
+    case ScalarType::Int8:
+      return "Char";
+    case ScalarType::Int16:
+      return "Short";
     case ScalarType::Int32:
       return "Int";
     case ScalarType::Int64:
       return "Long";
+    case ScalarType::Float16:
+      return "Half";
+    case ScalarType::BFloat16:
+      return "BFloat16";
     case ScalarType::Float32:
       return "Float";
     case ScalarType::Float64:
@@ -60,7 +80,10 @@ std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << dtype_na
 
 ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
-  // The enum is ordered along the lattice, which is a chain for these five types.
+  // The enum follows the lattice; its two forks join one step above them.
+  auto fork = [&](ScalarType x, ScalarType y) { return (a == x && b == y) || (a == y && b == x); };
+  if (fork(kUInt8, kInt8)) return kInt16;
+  if (fork(kFloat16, kBFloat16)) return kFloat32;
   return static_cast<int>(a) > static_cast<int>(b) ? a : b;
 }
 

@@ -25,8 +25,16 @@ namespace mutagrad {
 // unspecified.
 template <typename To, typename From>
 MG_HOST_DEVICE inline To convert_value(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
+  if constexpr (is_reduced_float_v<From>) {
+    return convert_value<To>(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
+  } else if constexpr (is_reduced_float_v<To>) {
+    return To(static_cast<float>(v));  // a double rounds to float first, as c10::Half(double)
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To> && sizeof(To) < 4) {
+    // uint8/int8/int16: truncate to int64, then wrap to the narrow width (PyTorch: -1.5 -> 255
+    // as uint8, 300.7 -> 44).
+    return static_cast<To>(convert_value<int64_t>(v));
   } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
     constexpr From lo = static_cast<From>(std::numeric_limits<To>::min());  // -2^(bits-1)
     return (v >= lo && v < -lo) ? static_cast<To>(v) : std::numeric_limits<To>::min();
@@ -44,9 +52,9 @@ class Scalar {
   Scalar(T v) : tag_(Tag::Int) {  // NOLINT: implicit by design
     v_.i = static_cast<int64_t>(v);
   }
-  template <typename T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+  template <typename T, std::enable_if_t<is_floating_type_v<T>, int> = 0>
   Scalar(T v) : tag_(Tag::Double) {  // NOLINT: implicit by design
-    v_.d = static_cast<double>(v);
+    v_.d = static_cast<double>(static_cast<std::conditional_t<is_reduced_float_v<T>, float, T>>(v));
   }
 
   bool is_bool() const { return tag_ == Tag::Bool; }

@@ -100,14 +100,16 @@ void check_steps(int64_t steps, ScalarType dtype, const char* op) {
 // A host tensor filled by fill(T*), then moved to options' device.
 template <typename Fill>
 Tensor host_range(int64_t steps, TensorOptions options, Fill&& fill) {
-  Tensor host = empty({steps}, options.dtype());
+  // Note [Reduced dtypes]: float16/bfloat16 (and the narrow integers) are computed in their
+  // opmath dtype and rounded once.
+  Tensor host = empty({steps}, opmath_dtype(options.dtype()));
   if (steps > 0) {
-    dispatch_dtype(options.dtype(), [&](auto tag) {
+    dispatch_compute_dtype(host.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (!std::is_same_v<T, bool>) fill(host.data_ptr<T>());
     });
   }
-  return native::to(host, options.device());
+  return native::to(native::to(host, options.dtype()), options.device());
 }
 
 }  // namespace

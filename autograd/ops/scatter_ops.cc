@@ -206,7 +206,7 @@ Scalar identity_of(ReduceOp op, ScalarType dtype) {
         using T = typename decltype(tag)::type;
         if constexpr (std::is_same_v<T, bool>) {
           s = Scalar(!max);
-        } else if constexpr (std::is_floating_point_v<T>) {
+        } else if constexpr (is_floating_type_v<T>) {
           const double inf = std::numeric_limits<double>::infinity();
           s = Scalar(max ? -inf : inf);
         } else {
@@ -261,8 +261,9 @@ ScatterPlan plan(const ScatterWrite& w, const Tensor& self) {
 // a / b in place for integers, rounded toward negative infinity (b > 0), as PyTorch's "mean"
 // (div_ with rounding_mode="floor"); the backend's integer division truncates.
 void floor_divide_positive_(const Tensor& a, const Tensor& b) {
-  Tensor q = empty_like(a);
-  backend_for(a.device()).binary(BinaryOp::kDiv, q, native::contiguous(a), b);
+  Tensor q = empty_like(a, opmath_dtype(a.dtype()));  // Note [Reduced dtypes]
+  backend_for(a.device())
+      .binary(BinaryOp::kDiv, q, native::to_opmath(native::contiguous(a)), native::to_opmath(b));
   Tensor r = native::binary(BinaryOp::kSub, a, native::binary(BinaryOp::kMul, q, b));
   Tensor negative = native::to(native::binary(BinaryOp::kLt, r, Scalar(0)), a.dtype());
   native::copy_(a, native::binary(BinaryOp::kSub, q, negative));

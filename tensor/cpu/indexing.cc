@@ -359,6 +359,10 @@ struct BitsOf<1> {
   typedef uint8_t __attribute__((may_alias)) type;
 };
 template <>
+struct BitsOf<2> {
+  typedef uint16_t __attribute__((may_alias)) type;
+};
+template <>
 struct BitsOf<4> {
   typedef uint32_t __attribute__((may_alias)) type;
 };

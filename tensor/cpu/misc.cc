@@ -11,7 +11,7 @@ namespace mutagrad::cpu {
 void CpuBackend::arange(const Tensor& out, const Scalar& start, const Scalar& step) {
   const int64_t n = out.numel();
   const int64_t stride = out.dim() == 0 ? 0 : out.stride(0);
-  dispatch_dtype(out.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = static_cast<T*>(out.raw_data());
     if constexpr (std::is_floating_point_v<T>) {
@@ -33,7 +33,7 @@ Tensor CpuBackend::nonzero(const Tensor& in) {
   const int64_t nd = in.dim();
   // Pass 1 counts, pass 2 writes coordinates in row-major order.
   auto for_each_element = [&](auto&& visit) {
-    dispatch_dtype(in.dtype(), [&](auto tag) {
+    dispatch_compute_dtype(in.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const int64_t numel = in.numel();
       if (numel == 0) return;

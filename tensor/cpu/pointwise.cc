@@ -439,14 +439,14 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
 
 void CpuBackend::unary(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) {
   if (out.numel() == 0) return;
-  dispatch_dtype(in.dtype(),
-                 [&](auto tag) { unary_typed<typename decltype(tag)::type>(op, out, in, args); });
+  dispatch_compute_dtype(
+      in.dtype(), [&](auto tag) { unary_typed<typename decltype(tag)::type>(op, out, in, args); });
 }
 
 void CpuBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   if (out.numel() == 0) return;
-  dispatch_dtype(a.dtype(),
-                 [&](auto tag) { binary_typed<typename decltype(tag)::type>(op, out, a, b); });
+  dispatch_compute_dtype(
+      a.dtype(), [&](auto tag) { binary_typed<typename decltype(tag)::type>(op, out, a, b); });
 }
 
 void CpuBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {

@@ -127,7 +127,7 @@ void CpuBackend::reduce(ReduceOp op, const Tensor& out, const Tensor& in,
   }
   Tensor acc = make_cpu_tensor(buf, in.sizes(), acc_strides, 0, acc_dtype);
 
-  dispatch_dtype(in.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     auto run = [&](auto acc_tag, auto op_tag) {
       using A = typename decltype(acc_tag)::type;
@@ -194,7 +194,7 @@ void CpuBackend::argmax(const Tensor& out, const Tensor& in, int64_t dim) {
   Tensor starts =
       make_cpu_tensor(in.storage(), out.sizes(), in.strides(), in.storage_offset(), in.dtype());
   StridedLoop<2> it({&out, &starts});
-  dispatch_dtype(in.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     it.run(0, it.numel(), [&](char** p, const int64_t* s, int64_t n) {
       for (int64_t k = 0; k < n; ++k) {
@@ -236,7 +236,7 @@ void CpuBackend::scan(ReduceOp op, const Tensor& out, const Tensor& in, int64_t 
   Tensor in_starts =
       make_cpu_tensor(in.storage(), line_sizes, in.strides(), in.storage_offset(), in.dtype());
   StridedLoop<2> it({&out_starts, &in_starts});
-  dispatch_dtype(in.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = std::conditional_t<std::is_floating_point_v<T>, double, T>;
     native::dispatch_combine(op, [&](auto combine) {

@@ -39,7 +39,7 @@ void CpuBackend::sort(const Tensor& values, const Tensor& indices, const Tensor&
   const Tensor i_starts = restrided(indices, line_sizes, indices.strides());
   const Tensor in_starts = restrided(in, line_sizes, in.strides());
   StridedLoop<3> it({&v_starts, &i_starts, &in_starts});
-  dispatch_dtype(in.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const SortBefore<T> before{descending};
     // Lines in parallel once there is enough work (each line costs len log len).
@@ -82,7 +82,7 @@ void CpuBackend::searchsorted(const Tensor& out, const Tensor& sorted, const Ten
   const Tensor starts = restrided(sorted, values.sizes(), starts_strides);
   StridedLoop<3> it({&out, &values, &starts});
   const bool int32_out = out.dtype() == kInt32;
-  dispatch_dtype(values.dtype(), [&](auto tag) {
+  dispatch_compute_dtype(values.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     parallel_for(it.numel(), [&](int64_t begin, int64_t end) {
       it.run(begin, end, [&](char** p, const int64_t* s, int64_t count) {

@@ -83,7 +83,9 @@ void check_generator(const Generator& gen, Device device, const char* op) {
 void draw_on_device(const Tensor& t, Generator& gen, RandomDist dist, int64_t low, int64_t high) {
   if (t.numel() == 0) return;
   const uint64_t offset = gen.reserve_counters(static_cast<uint64_t>(t.numel()));
-  backend_for(t.device()).random(t, dist, gen.seed(), offset, low, high);
+  native::OpmathOutput k(t);  // Note [Reduced dtypes]: drawn in float32/int32, rounded once
+  backend_for(t.device()).random(k.get(), dist, gen.seed(), offset, low, high);
+  k.finish();
 }
 
 void fill_value(const Tensor& t, const Scalar& value) {
@@ -263,7 +265,11 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
   int64_t n = arange_length(start, end, step, dt);
   compute_storage_nbytes({n}, element_size(dt), "arange");  // the op's name in the error
   Tensor t = empty({n}, TensorOptions(dt).device(device));
-  if (n > 0) backend_for(t.device()).arange(t, start, step);
+  if (n > 0) {
+    native::OpmathOutput k(t);  // Note [Reduced dtypes]
+    backend_for(t.device()).arange(k.get(), start, step);
+    k.finish();
+  }
   return t;
 }
 

@@ -63,10 +63,13 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   out_shape.push_back(n);
   Tensor out = empty(out_shape, TensorOptions(dtype).device(a.device()));
   if (out.numel() > 0) {
-    Tensor ac = to(am, dtype), bc = to(bm, dtype);
+    // Note [Reduced dtypes]: float16/bfloat16 products accumulate in float32.
+    Tensor ac = to(am, opmath_dtype(dtype)), bc = to(bm, opmath_dtype(dtype));
     if (!ac.sizes().equals(a_shape)) ac = expand(ac, a_shape);
     if (!bc.sizes().equals(b_shape)) bc = expand(bc, b_shape);
-    backend_for(out.device()).matmul(out, ac, bc);
+    OpmathOutput k(out);
+    backend_for(out.device()).matmul(k.get(), ac, bc);
+    k.finish();
   }
   // Drop the dims the 1-D operands gained.
   DimVector final_shape(batch);

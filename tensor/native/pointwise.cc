@@ -259,8 +259,8 @@ void check_integer_divisor(BinaryOp op, const Tensor& divisor, ScalarType comput
   if (!divides || is_floating_point(compute) || divisor.numel() == 0) return;
   Tensor zero = new_tensor(divisor.sizes(), kBool, divisor.device());
   backend_for(divisor.device())
-      .binary(BinaryOp::kEq, zero, to(divisor, compute),
-              expand_to(wrap_scalar(0, compute, divisor.device()), divisor.sizes()));
+      .binary(BinaryOp::kEq, zero, to_compute(divisor, compute),
+              expand_to(wrap_scalar(0, opmath_dtype(compute), divisor.device()), divisor.sizes()));
   if (!reduce(ReduceOp::kMax, zero, {}, false).item<bool>()) return;
   throw ValueError(str(binary_op_name(op),
                        "(): ZeroDivisionError: integer division by zero (a divisor is 0); "
@@ -277,9 +277,11 @@ Tensor binary_impl(BinaryOp op, const Tensor& a, const Tensor& b, ScalarType com
   Tensor out = new_tensor(shape, binary_result_dtype(op, compute), aa.device());
   if (out.numel() == 0) return out;
   check_integer_divisor(op, bb, compute);
-  Tensor ac = expand_to(to(aa, compute), shape);
-  Tensor bc = expand_to(to(bb, compute), shape);
-  backend_for(out.device()).binary(op, out, ac, bc);
+  Tensor ac = expand_to(to_compute(aa, compute), shape);  // Note [Reduced dtypes]
+  Tensor bc = expand_to(to_compute(bb, compute), shape);
+  OpmathOutput k(out);
+  backend_for(out.device()).binary(op, k.get(), ac, bc);
+  k.finish();
   return out;
 }
 
@@ -323,6 +325,10 @@ UnaryArgs nan_to_num_args(ScalarType dtype, std::optional<double> nan, std::opti
   if (dtype == kFloat32) {
     hi = std::numeric_limits<float>::max();
     lo = std::numeric_limits<float>::lowest();
+  } else if (dtype == kFloat16 || dtype == kBFloat16) {
+    hi = dtype == kFloat16 ? 65504.0
+                           : static_cast<double>(static_cast<float>(BFloat16::from_bits(0x7f7f)));
+    lo = -hi;
   } else if (dtype == kFloat64) {
     hi = std::numeric_limits<double>::max();
     lo = std::numeric_limits<double>::lowest();
@@ -379,7 +385,9 @@ Tensor unary(UnaryOp op, const Tensor& self, const UnaryArgs& args) {
   ScalarType compute = unary_compute_dtype(op, self, args);
   Tensor out = new_tensor(self.sizes(), unary_result_dtype(op, compute), self.device());
   if (out.numel() == 0) return out;
-  backend_for(self.device()).unary(op, out, to(self, compute), args);
+  OpmathOutput k(out);  // Note [Reduced dtypes]
+  backend_for(self.device()).unary(op, k.get(), to(self, opmath_dtype(compute)), args);
+  k.finish();
   return out;
 }
 
@@ -398,11 +406,11 @@ void unary_out(UnaryOp op, const Tensor& out, const Tensor& self, const UnaryArg
   assert_no_internal_overlap(out, name);
   if (bump != nullptr) out.version_counter().bump(*bump);  // every check passed
   if (out.numel() == 0) return;
-  if (result != out.dtype()) {
+  if (result != out.dtype() || !has_kernels(result)) {
     backend_for(out.device()).copy(out, unary(op, in_dev, args));
     return;
   }
-  Tensor in = guard_overlap(out, to(in_dev, compute));
+  Tensor in = guard_overlap(out, to_compute(in_dev, compute));
   backend_for(out.device()).unary(op, out, in, args);
 }
 
@@ -459,12 +467,12 @@ void binary_out(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b
   if (compute_numel(shape) > 0) check_integer_divisor(op, bb, compute);
   if (bump != nullptr) out.version_counter().bump(*bump);  // every check passed
   if (out.numel() == 0) return;
-  if (result != out.dtype()) {
+  if (result != out.dtype() || !has_kernels(result)) {
     backend_for(out.device()).copy(out, binary_impl(op, aa, bb, compute));
     return;
   }
-  Tensor ac = guard_overlap(out, expand_to(to(aa, compute), shape));
-  Tensor bc = guard_overlap(out, expand_to(to(bb, compute), shape));
+  Tensor ac = guard_overlap(out, expand_to(to_compute(aa, compute), shape));
+  Tensor bc = guard_overlap(out, expand_to(to_compute(bb, compute), shape));
   backend_for(out.device()).binary(op, out, ac, bc);
 }
 
@@ -490,7 +498,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor nonzero(const Tensor& self) { return backend_for(self.device()).nonzero(self); }
+Tensor nonzero(const Tensor& self) { return backend_for(self.device()).nonzero(to_opmath(self)); }
 
 Tensor wrap_scalar(const Scalar& value, ScalarType dtype, Device device, const char* op) {
   check_scalar_fits(value, dtype, op);

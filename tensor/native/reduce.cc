@@ -45,10 +45,13 @@ Tensor scan(ReduceOp op, const Tensor& self, int64_t dim, std::optional<ScalarTy
   const int64_t d = wrap_dim(dim, self.dim(), name);
   const ScalarType out_dtype =
       dtype.value_or(is_floating_point(self.dtype()) ? self.dtype() : kInt64);
-  Tensor in = to(self, out_dtype);
-  if (self.dim() == 0) return clone(in);
+  if (self.dim() == 0) return clone(to(self, out_dtype));
+  Tensor in = to(self, opmath_dtype(out_dtype));  // Note [Reduced dtypes]
   Tensor out = empty(self.sizes(), TensorOptions(out_dtype).device(self.device()));
-  if (out.numel() > 0) backend_for(self.device()).scan(op, out, in, d);
+  if (out.numel() == 0) return out;
+  OpmathOutput k(out);
+  backend_for(self.device()).scan(op, k.get(), in, d);
+  k.finish();
   return out;
 }
 
@@ -87,7 +90,9 @@ Tensor reduce(ReduceOp op, const Tensor& self, IntArrayRef dims, bool keepdim) {
   Tensor out = empty(keepdim ? keep_sizes : out_sizes, TensorOptions(dtype).device(self.device()));
   if (out.numel() == 0) return out;
   Tensor out_keep = keepdim ? out : reshape_contiguous(out, keep_sizes);
-  backend_for(self.device()).reduce(op, out_keep, self, reduce_dim);
+  OpmathOutput k(out_keep);  // Note [Reduced dtypes]
+  backend_for(self.device()).reduce(op, k.get(), to_opmath(self), reduce_dim);
+  k.finish();
   return out;
 }
 
@@ -108,7 +113,7 @@ Tensor arg_extremum(const Tensor& self, const Tensor& values, std::optional<int6
       throw IndexError(
           str(op, "(): Expected reduction dim to be specified for input.numel() == 0."));
     }
-    Tensor flat = reshape_contiguous(contiguous(values), {self.numel()});
+    Tensor flat = reshape_contiguous(contiguous(to_opmath(values)), {self.numel()});
     Tensor out =
         empty(keepdim ? DimVector(static_cast<size_t>(self.dim()), 1) : DimVector(), options);
     backend_for(self.device()).argmax(reshape_contiguous(out, {1}), flat, 0);
@@ -130,7 +135,8 @@ Tensor arg_extremum(const Tensor& self, const Tensor& values, std::optional<int6
   out_sizes.erase(static_cast<size_t>(d));
   Tensor out = empty(keepdim ? keep_sizes : out_sizes, options);
   if (out.numel() == 0) return out;
-  backend_for(self.device()).argmax(keepdim ? out : reshape_contiguous(out, keep_sizes), values, d);
+  backend_for(self.device())
+      .argmax(keepdim ? out : reshape_contiguous(out, keep_sizes), to_opmath(values), d);
   return out;
 }
 

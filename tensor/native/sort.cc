@@ -16,7 +16,10 @@ std::pair<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending)
   if (self.dim() == 0) return {clone(self), zeros({}, index_options)};
   Tensor values = empty(self.sizes(), TensorOptions(self.dtype()).device(self.device()));
   Tensor indices = empty(self.sizes(), index_options);
-  if (self.numel() > 0) backend_for(self.device()).sort(values, indices, self, d, descending);
+  if (self.numel() == 0) return {values, indices};
+  OpmathOutput k(values);  // Note [Reduced dtypes]: the conversions are exact both ways
+  backend_for(self.device()).sort(k.get(), indices, to_opmath(self), d, descending);
+  k.finish();
   return {values, indices};
 }
 
@@ -40,8 +43,8 @@ Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool out_int32, 
             sorted.sizes(), " and input value tensor ", values.sizes()));
   }
   const ScalarType dtype = result_type(sorted, values);
-  const Tensor s = to(sorted, dtype);
-  Tensor v = to(values, dtype);
+  const Tensor s = to_compute(sorted, dtype);  // Note [Reduced dtypes]
+  Tensor v = to_compute(values, dtype);
   if (v.dim() == 0) v = view(v, {1});
   const TensorOptions out_options = TensorOptions(out_int32 ? kInt32 : kInt64).device(v.device());
   Tensor out = empty(v.sizes(), out_options);

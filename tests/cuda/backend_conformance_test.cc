@@ -223,7 +223,7 @@ TEST_P(BackendConformance, BinaryOpsBroadcastAndPromote) {
     for (int64_t s : shape) bshape.push_back(rnd_.uniform(0, 1) ? s : 1);
     if (!bshape.empty() && rnd_.uniform(0, 1)) bshape.erase(0);
     for (ScalarType da : kAllDtypes) {
-      ScalarType db = kAllDtypes[rnd_.uniform(0, 4)];
+      ScalarType db = kAllDtypes[rnd_.uniform(0, kNumScalarTypes - 1)];
       for (BinaryOp op : ops) {
         Tensor a = input(rnd_, shape, da);
         Tensor b = input(rnd_, bshape, db);
@@ -276,7 +276,7 @@ TEST_P(BackendConformance, TransfersRoundTripExactly) {
       EXPECT_EQ(there.device(), GetParam());
       expect_same(native::to(there, kCPU), x, 0, str("round trip ", dtype, shape));
       // Into non-contiguous destinations of another dtype, in both directions.
-      ScalarType other = kAllDtypes[rnd_.uniform(0, 4)];
+      ScalarType other = kAllDtypes[rnd_.uniform(0, kNumScalarTypes - 1)];
       Tensor want = input(rnd_, shape, other);
       Tensor dst = same_on(want, GetParam());
       native::copy_(want, x);

@@ -53,11 +53,25 @@ inline void sprinkle(const Tensor& t, Random& rnd) {
                                            VersionCounter()));
   dispatch_dtype(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
-      using L = std::numeric_limits<T>;
-      const T specials[] = {
-          T(0),    -T(0),   L::quiet_NaN(), L::infinity(), -L::infinity(), L::denorm_min(),
-          T(1e10), T(-3e9), T(0.5),         T(2),          T(-1),          L::max()};
+    if constexpr (is_floating_type_v<T>) {
+      // float16/bfloat16: float's specials rounded (1e10 is inf in float16), and their own
+      // smallest subnormal and largest finite value.
+      using F = std::conditional_t<is_reduced_float_v<T>, float, T>;
+      using L = std::numeric_limits<F>;
+      T tiny, big;
+      if constexpr (std::is_same_v<T, Half>) {
+        tiny = Half::from_bits(0x0001);
+        big = Half::from_bits(0x7bff);
+      } else if constexpr (std::is_same_v<T, BFloat16>) {
+        tiny = BFloat16::from_bits(0x0001);
+        big = BFloat16::from_bits(0x7f7f);
+      } else {
+        tiny = L::denorm_min();
+        big = L::max();
+      }
+      const T specials[] = {T(F(0)),           T(-F(0)), T(L::quiet_NaN()), T(L::infinity()),
+                            T(-L::infinity()), tiny,     T(F(1e10)),        T(F(-3e9)),
+                            T(F(0.5)),         T(F(2)),  T(F(-1)),          big};
       T* p = flat.data_ptr<T>();
       for (int64_t i = 0; i < n; ++i) {
         if (rnd.uniform(0, 3) == 0) p[i] = specials[rnd.uniform(0, 11)];
@@ -81,7 +95,8 @@ inline Tensor input(Random& rnd, IntArrayRef sizes, ScalarType dtype) {
 
 template <typename T>
 int64_t ulp_distance(T a, T b) {
-  using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  using I = std::conditional_t<sizeof(T) == 2, int16_t,
+                               std::conditional_t<sizeof(T) == 4, int32_t, int64_t>>;
   I ia, ib;
   std::memcpy(&ia, &a, sizeof(T));
   std::memcpy(&ib, &b, sizeof(T));
@@ -114,7 +129,7 @@ void expect_elements(const Tensor& got_any, const Tensor& want_any, const std::s
 inline void expect_same(const Tensor& got, const Tensor& want, int64_t ulps,
                         const std::string& what) {
   expect_elements(got, want, what, [ulps](auto g, auto w) {
-    if constexpr (std::is_floating_point_v<decltype(g)>) {
+    if constexpr (is_floating_type_v<decltype(g)>) {
       return ulps > 0 && !std::isnan(g) && !std::isnan(w) && ulp_distance(g, w) <= ulps;
     }
     return false;
@@ -127,7 +142,7 @@ inline void expect_close(const Tensor& got, const Tensor& want, double atol, dou
                          const std::string& what) {
   expect_elements(got, want, str(what, " (atol ", atol, ", rtol ", rtol, ")"),
                   [atol, rtol](auto g, auto w) {
-                    if constexpr (std::is_floating_point_v<decltype(g)>) {
+                    if constexpr (is_floating_type_v<decltype(g)>) {
                       const double gd = g, wd = w;
                       return (std::isnan(gd) && std::isnan(wd)) ||
                              std::abs(gd - wd) <= atol + rtol * std::abs(wd);

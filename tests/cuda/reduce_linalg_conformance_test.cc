@@ -46,19 +46,24 @@ Tensor reduce_input(Random& rnd, IntArrayRef sizes, ScalarType dtype, bool speci
   const int64_t n = static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
   Tensor flat(std::make_shared<TensorImpl>(t.storage(), DimVector{n}, DimVector{1}, 0, t.dtype(),
                                            VersionCounter()));
-  dispatch_floating(dtype, "reduce_input", [&](auto tag) {
+  dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T sp[] = {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
-                    -std::numeric_limits<T>::infinity(), T(0), -T(0)};
-    T* p = flat.data_ptr<T>();
-    for (int64_t i = 0; i < n; ++i) {
-      if (rnd.uniform(0, 200) == 0) p[i] = sp[rnd.uniform(0, 4)];
+    if constexpr (is_floating_type_v<T>) {
+      constexpr float kInf = std::numeric_limits<float>::infinity();
+      const T sp[] = {T(std::numeric_limits<float>::quiet_NaN()), T(kInf), T(-kInf), T(0.0f),
+                      T(-0.0f)};
+      T* p = flat.data_ptr<T>();
+      for (int64_t i = 0; i < n; ++i) {
+        if (rnd.uniform(0, 200) == 0) p[i] = sp[rnd.uniform(0, 4)];
+      }
     }
   });
   return t;
 }
 
 double epsilon(ScalarType dtype) {
+  if (dtype == kFloat16) return 0x1p-10;
+  if (dtype == kBFloat16) return 0x1p-7;
   return dtype == kFloat32 ? std::numeric_limits<float>::epsilon()
                            : std::numeric_limits<double>::epsilon();
 }

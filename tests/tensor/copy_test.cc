@@ -22,13 +22,7 @@ namespace {
 using namespace tensor_testing;  // NOLINT: the shared test helpers
 
 // What copying the double `v` into `dtype` gives (C++ conversion, as PyTorch's CPU cast).
-double converted(double v, ScalarType dtype) {
-  return dispatch_dtype(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool>) return v != 0 ? 1.0 : 0.0;
-    return static_cast<double>(static_cast<T>(v));
-  });
-}
+double converted(double v, ScalarType dtype) { return stored_as(v, dtype); }
 
 TEST(Fill, EveryDtypeContiguous) {
   for (ScalarType dt : kAllDtypes) {
@@ -90,8 +84,10 @@ TEST(Copy, ConvertsBetweenEveryPairOfDtypes) {
     dispatch_dtype(from, [&](auto tag) {
       using T = typename decltype(tag)::type;
       for (int i = 0; i < 6; ++i) {
-        src.data_ptr<T>()[i] =
-            std::is_same_v<T, bool> ? (src_vals[i] != 0) : static_cast<T>(src_vals[i]);
+        src.data_ptr<T>()[i] = std::is_same_v<T, bool> ? T(src_vals[i] != 0)
+                               : std::is_integral_v<T>
+                                   ? static_cast<T>(static_cast<int64_t>(src_vals[i]))
+                                   : static_cast<T>(src_vals[i]);
       }
     });
     for (ScalarType to : kAllDtypes) {
@@ -200,8 +196,8 @@ TEST(Copy, RandomGeometriesAgainstNaiveReference) {
   Random rnd(1234);
   for (int trial = 0; trial < 300; ++trial) {
     DimVector shape = rnd.shape();
-    ScalarType from = kAllDtypes[rnd.uniform(0, 4)];
-    ScalarType to = kAllDtypes[rnd.uniform(0, 4)];
+    ScalarType from = kAllDtypes[rnd.uniform(0, kNumScalarTypes - 1)];
+    ScalarType to = kAllDtypes[rnd.uniform(0, kNumScalarTypes - 1)];
     // src may have fewer dims and size-1 dims (broadcast).
     DimVector src_shape;
     int64_t drop = rnd.uniform(0, static_cast<int64_t>(shape.size()));

@@ -452,13 +452,7 @@ TEST(Binary, ConcurrentCallersOfLargeOps) {
 
 // a op b for values already converted to the compute dtype `t`, converted to the result dtype.
 double reference_binary(BinaryOp op, double x, double y, ScalarType t) {
-  auto cast = [&](double v) {
-    return dispatch_dtype(t, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (std::is_same_v<T, bool>) return v != 0 ? 1.0 : 0.0;
-      return static_cast<double>(static_cast<T>(v));
-    });
-  };
+  auto cast = [&](double v) { return stored_as(v, t); };
   const bool is_int = is_integral(t, false);
   switch (op) {
     case BinaryOp::kAdd:
@@ -471,6 +465,14 @@ double reference_binary(BinaryOp op, double x, double y, ScalarType t) {
       return cast(x / y);
     case BinaryOp::kPow:
       if (is_int && y < 0) return x == 1 ? 1 : x == -1 ? (std::fmod(y, 2) == 0 ? 1 : -1) : 0;
+      if (is_int) {  // exact: products modulo 2^64, then wrapped to the dtype
+        uint64_t r = 1;
+        for (int64_t k = 0; k < static_cast<int64_t>(y); ++k) {
+          r *= static_cast<uint64_t>(static_cast<int64_t>(x));
+        }
+        if (element_size(t) < 8) r &= 0xffffffffu;  // exact in a double
+        return cast(static_cast<double>(static_cast<int64_t>(r)));
+      }
       return cast(std::pow(x, y));
     case BinaryOp::kMaximum:
       return std::isnan(x) || std::isnan(y) ? kNan : std::max(x, y);
@@ -532,7 +534,8 @@ TEST(Binary, RandomShapesStridesAndDtypesAgainstReference) {
   const int64_t num_ops = static_cast<int64_t>(sizeof(ops) / sizeof(ops[0]));
   for (int trial = 0; trial < 1500; ++trial) {
     BinaryOp op = ops[rnd.uniform(0, num_ops - 1)];
-    ScalarType ta = kAllDtypes[rnd.uniform(0, 4)], tb = kAllDtypes[rnd.uniform(0, 4)];
+    ScalarType ta = kAllDtypes[rnd.uniform(0, kNumScalarTypes - 1)];
+    ScalarType tb = kAllDtypes[rnd.uniform(0, kNumScalarTypes - 1)];
     if (op == BinaryOp::kSub && (ta == kBool || tb == kBool)) continue;
     if (op == BinaryOp::kPow && ta == kBool && tb == kBool) continue;
     const bool integer_only = op >= BinaryOp::kRemainder && op <= BinaryOp::kShiftRight;
@@ -581,7 +584,8 @@ TEST(Binary, RandomShapesStridesAndDtypesAgainstReference) {
       } else if (op == BinaryOp::kPow && is_floating_point(compute) && !std::isinf(want)) {
         ASSERT_NEAR(got, want, 1e-5 * std::max(1.0, std::abs(want)));
       } else {
-        ASSERT_EQ(got, want) << binary_op_name(op) << " " << ta << " " << tb << " trial " << trial;
+        ASSERT_EQ(got, want) << binary_op_name(op) << " " << ta << " " << tb << " trial " << trial
+                             << " x=" << pick(a, idx) << " y=" << pick(b, idx);
       }
     }
   }

@@ -50,6 +50,28 @@ inline double read(const Tensor& t, const Index& idx) {
   });
 }
 
+// v stored into a `dtype` element by PyTorch's rules, computed independently of the library's
+// conversions for the integers: bool is v != 0; integers truncate and wrap to their width
+// (uint8: -1 -> 255); float16/bfloat16 round to nearest even through float (their bit-level
+// conversions are checked against the compiler's _Float16 in tests/tensor/half_test.cc).
+inline double stored_as(double v, ScalarType dtype) {
+  if (dtype == kBool) return v != 0 ? 1.0 : 0.0;
+  if (dtype == kFloat64) return v;
+  if (dtype == kFloat32) return static_cast<double>(static_cast<float>(v));
+  if (dtype == kFloat16)
+    return static_cast<double>(static_cast<float>(Half(static_cast<float>(v))));
+  if (dtype == kBFloat16) {
+    return static_cast<double>(static_cast<float>(BFloat16(static_cast<float>(v))));
+  }
+  const int64_t bits = element_size(dtype) * 8;
+  const int64_t t = static_cast<int64_t>(std::trunc(v));
+  if (bits == 64) return static_cast<double>(t);
+  const int64_t span = int64_t{1} << bits;
+  int64_t w = ((t % span) + span) % span;  // in [0, 2^bits)
+  if (is_signed(dtype) && w >= span / 2) w -= span;
+  return static_cast<double>(w);
+}
+
 // Every element of t, row-major, as doubles.
 inline std::vector<double> elements(const Tensor& t) {
   std::vector<double> out;
@@ -105,7 +127,7 @@ class Random {
         if constexpr (std::is_same_v<T, bool>) {
           p[i] = v > 0;
         } else if constexpr (std::is_integral_v<T>) {
-          p[i] = static_cast<T>(std::floor(v));
+          p[i] = static_cast<T>(static_cast<int64_t>(std::floor(v)));  // uint8 wraps
         } else {
           p[i] = static_cast<T>(v);
         }
@@ -120,7 +142,7 @@ class Random {
   std::mt19937_64 rng_;
 };
 
-inline constexpr ScalarType kAllDtypes[] = {kBool, kInt32, kInt64, kFloat32, kFloat64};
+inline constexpr const ScalarType (&kAllDtypes)[kNumScalarTypes] = kAllScalarTypes;
 
 // Runs `fn` and expects an exception of type E whose message contains `substring`.
 template <typename E, typename Fn>
