@@ -7,6 +7,7 @@
 //   if (cuda::is_available()) x = x.cuda();   // docs/cuda.md
 #pragma once
 
+#include "autograd/check_backward.h"
 #include "autograd/custom_function.h"
 #include "autograd/engine.h"
 #include "autograd/errors.h"

@@ -304,6 +304,17 @@ VariableList execute(const std::vector<Edge>& roots, VariableList root_grads, bo
   return captured;
 }
 
+std::vector<Node*> execution_order(const std::vector<Edge>& roots) {
+  GraphTask task;
+  discover(task, roots);
+  std::vector<Node*> nodes;
+  nodes.reserve(task.nodes.size());
+  for (const int32_t v : topological_order(task)) {
+    nodes.push_back(task.nodes[static_cast<size_t>(v)]);
+  }
+  return nodes;
+}
+
 namespace {
 
 Edge root_edge(const Tensor& root, size_t i) {

@@ -32,4 +32,8 @@ VariableList run_backward(TensorList roots, TensorList grad_outputs, TensorList 
 VariableList execute(const std::vector<Edge>& roots, VariableList root_grads, bool keep_graph,
                      bool create_graph, bool accumulate_grad, const std::vector<Edge>& outputs);
 
+// The nodes reachable from `roots` in the order execute() runs them (graph inspection:
+// autograd/check_backward.h).
+std::vector<Node*> execution_order(const std::vector<Edge>& roots);
+
 }  // namespace mutagrad::autograd

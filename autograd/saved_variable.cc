@@ -117,6 +117,12 @@ Tensor SavedVariable::unpack_view_result(const Tensor& saved) const {
   return out;
 }
 
+const VersionCounter* SavedVariable::checked_counter() const {
+  if (packed_) return &packed_->counter;
+  const Tensor& saved = data();
+  return saved.defined() ? &saved.version_counter() : nullptr;
+}
+
 void SavedVariable::throw_stale(Node* needed_by, const Tensor& saved) const {
   const uint32_t expected = saved_version();
   const uint32_t current = saved.version();

@@ -68,6 +68,12 @@ class SavedVariable {
   const Tensor& data_unchecked() const { return data(); }
   // Whether MutationPolicy::kSnapshot copied the value out of the way of a write.
   bool was_snapshotted() const { return slot_ && slot_->snapshotted(); }
+  // The version counter unpack() compares with saved_version() (graph inspection:
+  // check_backward, to_dot); null when nothing is held. Under saved-tensor hooks it is the
+  // original's, which unpack() checks only when the unpack hook returns an alias of it.
+  const VersionCounter* checked_counter() const;
+  // Whether this SavedVariable is kept by saved-tensor hooks.
+  bool is_packed() const { return packed_ != nullptr; }
 
  private:
   [[noreturn]] void throw_stale(Node* needed_by, const Tensor& saved) const;
