@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "autograd/copy_slices.h"
 #include "autograd/engine.h"
 #include "autograd/history.h"
 #include "autograd/node.h"
@@ -19,8 +20,11 @@ class ProblemCollector final : public SavedVisitor {
     if (!saved.was_saved()) return;
     ++check_.saved_checked;
     BackwardProblem p;
-    p.node = node_.name();
-    p.sequence_nr = node_.sequence_nr();
+    const auto* slices = dynamic_cast<const CopySlices*>(&node_);
+    const Node& owner = slices != nullptr ? *slices->fn() : node_;
+    p.node = owner.name();
+    p.sequence_nr = owner.sequence_nr();
+    if (slices != nullptr) p.wrapper = node_.name();
     p.order = order_;
     p.field = name;
     p.saved_version = saved.saved_version();
@@ -53,13 +57,15 @@ class ProblemCollector final : public SavedVisitor {
 
 std::string BackwardProblem::message() const {
   std::ostringstream os;
+  os << node;
+  if (!wrapper.empty()) os << " (in " << wrapper << ")";
   if (kind == Kind::kReleased) {
-    os << node << " (#" << order << " in backward's order): saved tensor '" << field
+    os << " (#" << order << " in backward's order): saved tensor '" << field
        << "' was freed by an earlier backward; backward would raise \"Trying to backward through "
           "the graph a second time\" (pass retain_graph=true to the first backward)";
     return os.str();
   }
-  os << node << " (#" << order << " in backward's order): saved tensor '" << field << "' "
+  os << " (#" << order << " in backward's order): saved tensor '" << field << "' "
      << IntArrayRef(shape) << " " << dtype_name(dtype) << " was saved at version " << saved_version
      << " and is now at version " << current_version << "; ";
   if (write && write->op != nullptr) {

@@ -31,12 +31,15 @@ namespace mutagrad::autograd {
 //   checks it only when the unpack hook returns an alias, so a copying pair may be reported
 //   although backward would pass (the report says "packed");
 // - a node that receives no gradient at all does not run, and its tensors are not unpacked.
+// The node named is the one that saved the tensor, as in backward's error: for a CopySlices,
+// the in-place op's node it wraps (`wrapper` says so).
 // Double backward: the graph of a gradient computed with create_graph holds the first graph's
 // nodes, so check_backward on that gradient checks what the second backward would unpack.
 struct BackwardProblem {
   enum class Kind { kStale, kReleased };
   Kind kind = Kind::kStale;
   std::string node;          // the node that saved the tensor, e.g. "MulBackward0"
+  std::string wrapper;       // "CopySlices" when `node` is the in-place op a CopySlices wraps
   uint64_t sequence_nr = 0;  // that node's creation number (Node::sequence_nr)
   int64_t order = 0;         // its position in backward's execution order (0 runs first)
   std::string field;         // the saved field, e.g. "self"

@@ -143,6 +143,24 @@ TEST(CheckBackward, DoubleBackwardThroughAGradientGraph) {
   EXPECT_THROW(g.backward(), AutogradError);
 }
 
+TEST(CheckBackward, InPlaceOnAViewNamesTheWrappedNode) {
+  Tensor a = leaf({2, 3}, 9);
+  Tensor h = a * 1.0;
+  h.select(0, 0).sigmoid_();  // h's grad_fn: CopySlices(SigmoidBackward0), saving the result
+  Tensor loss = h.sum();
+  h.add_(1.0);
+  const BackwardCheck check = check_backward({loss});
+  ASSERT_EQ(check.problems.size(), 1u) << check;
+  EXPECT_EQ(check.problems[0].wrapper, "CopySlices");
+  EXPECT_TRUE(contains(check.problems[0].message(), "(in CopySlices)")) << check;
+  try {
+    loss.backward();
+    FAIL() << "expected AutogradError";
+  } catch (const AutogradError& e) {
+    EXPECT_TRUE(contains(e.what(), check.problems[0].node + " saved it")) << e.what() << check;
+  }
+}
+
 // Seeded random programs: a non-leaf h, views of it, saving ops on views and in-place writes.
 // For every program: the report is empty iff backward succeeds, and the first reported node
 // is the one named by backward's error.
@@ -169,7 +187,7 @@ TEST(CheckBackward, AgreesWithBackwardOnRandomPrograms) {
     const int steps = 1 + pick(5);
     for (int s = 0; s < steps; ++s) {
       Tensor v = view(h);
-      switch (pick(6)) {
+      switch (pick(7)) {
         case 0:
           terms.push_back((v * v).sum());
           break;
@@ -184,6 +202,9 @@ TEST(CheckBackward, AgreesWithBackwardOnRandomPrograms) {
           break;
         case 4:
           v.mul_(2.0);
+          break;
+        case 5:
+          v.sigmoid_();  // on a view: CopySlices wraps the node that saves the result
           break;
         default: {
           Tensor e = v.exp();

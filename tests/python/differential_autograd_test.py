@@ -242,8 +242,9 @@ def node_kind(fn):
     return fn.name().rsplit("::", 1)[-1]
 
 
-def run_program(lib, spec):
-    """Runs a program; returns what it computed, or where and how it failed."""
+def run_program(lib, spec, before_backward=None):
+    """Runs a program; returns what it computed, or where and how it failed. before_backward
+    (check_backward_test.py) is called with the loss just before backward."""
     a, b = f64(lib, spec["a"], True), f64(lib, spec["b"], True)
     leaves = [a, b]
     h = eval(spec["init"], {}, {"a": a, "b": b})  # noqa: S307 (fixed expressions above)
@@ -308,6 +309,8 @@ def run_program(lib, spec):
         loss = loss + e
     result = {"h": h.detach().clone(), "version": h._version, "loss": loss.item(),
               "grad_fn": node_kind(h.grad_fn)}
+    if before_backward is not None:
+        before_backward(loss)
     try:
         loss.backward()
     except RuntimeError as e:

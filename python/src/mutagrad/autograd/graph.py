@@ -74,3 +74,57 @@ class save_on_cpu(saved_tensors_hooks):
             return tensor.to(device)
 
         super().__init__(pack, unpack)
+
+
+# ---------------------------------------------------------------------------------------------
+# Inspection (issue 14): a dry run of backward.
+
+
+class BackwardCheck:
+    """What check() found: `problems` (one per saved tensor backward would refuse, in the order
+    backward meets them; each has kind "stale" or "released", node, field, shape, dtype,
+    saved_version, current_version and the first write after the save as write_op, write_file,
+    write_line), and `ok` (True when backward would succeed). str() is the report."""
+
+    def __init__(self, problems, nodes_checked, saved_checked, text):
+        self.problems = list(problems)
+        self.nodes_checked = nodes_checked
+        self.saved_checked = saved_checked
+        self._text = text
+
+    @property
+    def ok(self):
+        return not self.problems
+
+    def __len__(self):
+        return len(self.problems)
+
+    def __iter__(self):
+        return iter(self.problems)
+
+    def __str__(self):
+        return self._text
+
+    def __repr__(self):
+        return f"<BackwardCheck: {self._text}>"
+
+
+def _roots(tensors, what):
+    roots = list(tensors) if isinstance(tensors, (list, tuple)) else [tensors]
+    for i, t in enumerate(roots):
+        if not isinstance(t, _C.Tensor):
+            raise TypeError(f"{what}: element {i} must be a Tensor, got {type(t).__name__}; "
+                            "pass the tensor(s) you would call backward() on")
+    return roots
+
+
+def check(tensors):
+    """Walks the graph of `tensors` (a tensor or a list) as backward would, computing nothing,
+    and reports every saved tensor backward would refuse: modified in place since it was saved
+    (with the write's op and Python file:line) or freed by an earlier backward.
+
+        report = mutagrad.autograd.graph.check(loss)
+        if not report.ok:
+            print(report)      # backward would fail: ... the first in-place write ... at f.py:12
+    """
+    return BackwardCheck(*_C._check_backward(_roots(tensors, "check")))

@@ -1,0 +1,56 @@
+// mutagrad._C graph inspection (issue 14): the dry run of backward (autograd/check_backward.h).
+// mutagrad/autograd/graph.py wraps these in check().
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "python/bindings.h"
+
+namespace mutagrad::python {
+
+void bind_inspect(py::module_& m) {
+  using autograd::BackwardProblem;
+  py::class_<BackwardProblem>(m, "_BackwardProblem")
+      .def_property_readonly("kind",
+                             [](const BackwardProblem& p) {
+                               return p.kind == BackwardProblem::Kind::kStale ? "stale"
+                                                                              : "released";
+                             })
+      .def_readonly("node", &BackwardProblem::node)
+      .def_readonly("wrapper", &BackwardProblem::wrapper)
+      .def_readonly("field", &BackwardProblem::field)
+      .def_readonly("order", &BackwardProblem::order)
+      .def_property_readonly("shape", [](const BackwardProblem& p) { return make_size(p.shape); })
+      .def_property_readonly("dtype", [](const BackwardProblem& p) { return dtype_name(p.dtype); })
+      .def_readonly("saved_version", &BackwardProblem::saved_version)
+      .def_readonly("current_version", &BackwardProblem::current_version)
+      .def_readonly("packed", &BackwardProblem::packed)
+      .def_property_readonly("write_op",
+                             [](const BackwardProblem& p) -> py::object {
+                               if (!p.write || p.write->op == nullptr) return py::none();
+                               return py::str(p.write->op);
+                             })
+      .def_property_readonly("write_file",
+                             [](const BackwardProblem& p) -> py::object {
+                               if (!p.write || p.write->file == nullptr) return py::none();
+                               return py::str(p.write->file);
+                             })
+      .def_property_readonly("write_line",
+                             [](const BackwardProblem& p) -> py::object {
+                               if (!p.write || p.write->file == nullptr) return py::none();
+                               return py::int_(p.write->line);
+                             })
+      .def("message", &BackwardProblem::message)
+      .def("__repr__", &BackwardProblem::message);
+  // (problems, nodes checked, saved tensors checked, report text)
+  m.def("_check_backward", [](const py::list& roots) {
+    std::vector<Tensor> tensors;
+    for (py::handle h : roots) tensors.push_back(h.cast<Tensor>());
+    autograd::BackwardCheck check = autograd::check_backward(tensors);
+    const std::string text = autograd::to_string(check);
+    return py::make_tuple(check.problems, check.nodes_checked, check.saved_checked, text);
+  });
+}
+
+}  // namespace mutagrad::python
