@@ -49,6 +49,12 @@ constexpr Spelling kSpellings[] = {
     {"kInt64", "mutagrad.int64"},
     {"kLong", "mutagrad.int64"},
     {"kBool", "mutagrad.bool"},
+    {"kFloat16", "mutagrad.float16"},
+    {"kHalf", "mutagrad.float16"},
+    {"kBFloat16", "mutagrad.bfloat16"},
+    {"kUInt8", "mutagrad.uint8"},
+    {"kInt8", "mutagrad.int8"},
+    {"kInt16", "mutagrad.int16"},
     {"kCPU", "'cpu'"},
     {"kCUDA", "'cuda'"},
 };

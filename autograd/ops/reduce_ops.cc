@@ -219,8 +219,11 @@ Tensor extremum_impl(ReduceOp op, const Tensor& self, IntArrayRef dims, bool kee
 std::pair<Tensor, Tensor> extremum_dim_impl(ReduceOp op, const Tensor& self, int64_t dim,
                                             bool keepdim, const char* name) {
   const char* op_name = op == ReduceOp::kMax ? "max" : "min";
-  Tensor indices = op == ReduceOp::kMax ? native::argmax(self, dim, keepdim)
-                                        : native::argmin(self, dim, keepdim);
+  // bool has no argmax of its own in torch, but max(dim) of a bool tensor works: its indices
+  // are those of the same values as uint8.
+  const Tensor ordered = self.dtype() == kBool ? native::to(self, kUInt8) : self;
+  Tensor indices = op == ReduceOp::kMax ? native::argmax(ordered, dim, keepdim)
+                                        : native::argmin(ordered, dim, keepdim);
   Tensor values = native::reduce(op, self, {dim}, keepdim);
   if (compute_requires_grad(self)) {
     auto node = std::make_shared<autograd::ExtremumDimBackward>(name);

@@ -269,28 +269,38 @@ Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype)
   return autograd::scan_op(ReduceOp::kProd, self, dim, dtype);
 }
 
+namespace {
+// all/any return bool, except on uint8, where torch keeps uint8 (a legacy of masks as bytes).
+Tensor logical_result(const Tensor& self, const Tensor& verdict) {
+  return self.dtype() == kUInt8 ? native::to(verdict, kUInt8) : verdict;
+}
+}  // namespace
+
 Tensor all(const Tensor& self) {
   const Tensor zeros =
       native::reduce(ReduceOp::kSum, native::binary(BinaryOp::kEq, self, Scalar(0)), {}, false);
-  return native::binary(BinaryOp::kEq, zeros, Scalar(0));
+  return logical_result(self, native::binary(BinaryOp::kEq, zeros, Scalar(0)));
 }
 
 Tensor all(const Tensor& self, int64_t dim, bool keepdim) {
   const Tensor zeros = native::reduce(
       ReduceOp::kSum, native::binary(BinaryOp::kEq, self, Scalar(0)), {dim}, keepdim);
-  return native::binary(BinaryOp::kEq, zeros, Scalar(0));
+  return logical_result(self, native::binary(BinaryOp::kEq, zeros, Scalar(0)));
 }
 
 Tensor any(const Tensor& self) {
-  return native::binary(BinaryOp::kGt,
-                        native::reduce(ReduceOp::kSum, autograd::nonzero_mask(self), {}, false),
-                        Scalar(0));
+  return logical_result(
+      self, native::binary(BinaryOp::kGt,
+                           native::reduce(ReduceOp::kSum, autograd::nonzero_mask(self), {}, false),
+                           Scalar(0)));
 }
 
 Tensor any(const Tensor& self, int64_t dim, bool keepdim) {
-  return native::binary(
-      BinaryOp::kGt, native::reduce(ReduceOp::kSum, autograd::nonzero_mask(self), {dim}, keepdim),
-      Scalar(0));
+  return logical_result(
+      self,
+      native::binary(BinaryOp::kGt,
+                     native::reduce(ReduceOp::kSum, autograd::nonzero_mask(self), {dim}, keepdim),
+                     Scalar(0)));
 }
 
 Tensor count_nonzero(const Tensor& self, IntArrayRef dims) {

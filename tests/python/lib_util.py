@@ -42,7 +42,10 @@ def is_tensor(x):
 
 
 def numpy_of(t):
-    """The values of a torch or mutagrad tensor as a (fresh) NumPy array."""
+    """The values of a torch or mutagrad tensor as a (fresh) NumPy array; bfloat16, which NumPy
+    lacks, as float32 (exact)."""
+    if dtype_name(t) == "bfloat16":
+        t = t.float()
     if isinstance(t, torch.Tensor):
         return t.detach().cpu().numpy().copy()
     return np.array(t.detach().cpu().numpy(), copy=True)
@@ -50,7 +53,8 @@ def numpy_of(t):
 
 def to_torch(m):
     """A torch copy of a mutagrad tensor (same shape, dtype and values)."""
-    return torch.from_numpy(numpy_of(m).reshape(tuple(m.shape)))
+    out = torch.from_numpy(numpy_of(m).reshape(tuple(m.shape)))
+    return out.to(torch.bfloat16) if dtype_name(m) == "bfloat16" else out
 
 
 def from_torch(lib, t):
@@ -59,7 +63,8 @@ def from_torch(lib, t):
     strides (NumPy gives empty arrays zero strides)."""
     if lib is torch:
         return t.detach().clone()
-    return mg.from_numpy(numpy_of(t).reshape(-1)).reshape(tuple(t.shape)).clone()
+    out = mg.from_numpy(numpy_of(t).reshape(-1)).reshape(tuple(t.shape)).clone()
+    return out.to(mg.bfloat16) if t.dtype == torch.bfloat16 else out
 
 
 def _describe(x):

@@ -23,8 +23,9 @@ import weakref
 from mutagrad import _C
 
 _Tensor = _C.Tensor
-_DTYPES = {"float32": _C.float32, "float64": _C.float64, "int32": _C.int32, "int64": _C.int64,
-           "bool": _C.bool}
+_DTYPES = {"float32": _C.float32, "float64": _C.float64, "float16": _C.float16,
+           "bfloat16": _C.bfloat16, "uint8": _C.uint8, "int8": _C.int8, "int16": _C.int16,
+           "int32": _C.int32, "int64": _C.int64, "bool": _C.bool}
 _PYTHON_TYPES = {builtins.float: "float64", builtins.int: "int64", builtins.bool: "bool"}
 
 
@@ -139,13 +140,13 @@ def _set_data(self, value):
 
 # ---- dtypes: type(), finfo, iinfo, promotion ----------------------------------------------
 
-_LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int32": "IntTensor",
-                 "int64": "LongTensor", "bool": "BoolTensor"}
+_LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                 "bfloat16": "BFloat16Tensor", "uint8": "ByteTensor", "int8": "CharTensor",
+                 "int16": "ShortTensor", "int32": "IntTensor", "int64": "LongTensor",
+                 "bool": "BoolTensor"}
 _LEGACY_DTYPES = {v: k for k, v in _LEGACY_NAMES.items()}
 # Legacy type names of dtypes mutagrad lacks: a TypeError that says so, not "invalid type".
-_LEGACY_MISSING = {"HalfTensor": "float16", "BFloat16Tensor": "bfloat16", "ByteTensor": "uint8",
-                   "CharTensor": "int8", "ShortTensor": "int16", "ComplexFloatTensor":
-                   "complex64", "ComplexDoubleTensor": "complex128"}
+_LEGACY_MISSING = {"ComplexFloatTensor": "complex64", "ComplexDoubleTensor": "complex128"}
 
 
 def _legacy_type_name(t):
@@ -197,7 +198,8 @@ class finfo:
     __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
 
     # bits, mantissa bits (with the hidden one), minimum normal exponent, maximum exponent.
-    _FORMATS = {"float32": (32, 24, -126, 127), "float64": (64, 53, -1022, 1023)}
+    _FORMATS = {"float32": (32, 24, -126, 127), "float64": (64, 53, -1022, 1023),
+                "float16": (16, 11, -14, 15), "bfloat16": (16, 8, -126, 127)}
 
     def __init__(self, type=None):  # noqa: A002  (torch's parameter name)
         name = _dtype_name(get_default_dtype() if type is None else _as_dtype(type, "finfo"))
@@ -239,7 +241,7 @@ class iinfo:
 
     __slots__ = ("bits", "max", "min", "dtype")
 
-    _BITS = {"int32": 32, "int64": 64}
+    _BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
 
     def __init__(self, type):  # noqa: A002  (torch's parameter name)
         name = _dtype_name(_as_dtype(type, "iinfo"))
@@ -249,9 +251,10 @@ class iinfo:
             raise TypeError("mutagrad.iinfo() requires an integer input type. Use "
                             "mutagrad.finfo to handle 'mutagrad.iinfo'")
         bits = self._BITS[name]
+        unsigned = name == "uint8"
         object.__setattr__(self, "bits", bits)
-        object.__setattr__(self, "max", 2 ** (bits - 1) - 1)
-        object.__setattr__(self, "min", -2 ** (bits - 1))
+        object.__setattr__(self, "max", 2 ** bits - 1 if unsigned else 2 ** (bits - 1) - 1)
+        object.__setattr__(self, "min", 0 if unsigned else -2 ** (bits - 1))
         object.__setattr__(self, "dtype", name)
 
     def __setattr__(self, name, value):
