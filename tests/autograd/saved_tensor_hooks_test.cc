@@ -47,18 +47,27 @@ TEST(SavedTensorHooks, PackWhenSavedUnpackInBackward) {
 }
 
 TEST(SavedTensorHooks, CompressedStorageGivesCloseGradients) {
-  // Keep float64 saved tensors as float32 (a compact form), restore them on unpack.
-  Tensor a = leaf({3, 2}, 2), b = leaf({3, 2}, 3);
-  Tensor loss;
-  {
-    SavedTensorHooksGuard guard(
-        [](const Tensor& t) -> std::any { return t.to(kFloat32); },
-        [](const std::any& p) { return std::any_cast<Tensor>(p).to(kFloat64); });
-    loss = (a * b).sin().sum();
+  // Keep float64 saved tensors as float16 / bfloat16, restore them on unpack: the gradients are
+  // those of the saved values rounded to the compact dtype.
+  for (ScalarType compact : {kFloat16, kBFloat16}) {
+    Tensor a = leaf({3, 2}, 2), b = leaf({3, 2}, 3);
+    Tensor loss;
+    {
+      SavedTensorHooksGuard guard(
+          [compact](const Tensor& t) -> std::any { return t.to(compact); },
+          [](const std::any& p) { return std::any_cast<Tensor>(p).to(kFloat64); });
+      loss = (a * b).sin().sum();
+    }
+    loss.backward();
+    // SinBackward0 saved a * b, MulBackward0 saved a and b: all rounded.
+    auto round = [&](const Tensor& t) { return t.detach().to(compact).to(kFloat64); };
+    Tensor ab = round(a.detach() * b.detach());
+    expect_close(a.grad(), values(ab.cos() * round(b)), 1e-12);
+    expect_close(b.grad(), values(ab.cos() * round(a)), 1e-12);
+    // ... and close to the exact ones.
+    const double tol = compact == kFloat16 ? 2e-3 : 2e-2;
+    expect_close(a.grad(), values((a * b).cos() * b), tol);
   }
-  loss.backward();
-  expect_close(a.grad(), values((a * b).cos() * b), 1e-6);
-  expect_close(b.grad(), values((a * b).cos() * a), 1e-6);
 }
 
 TEST(SavedTensorHooks, InnermostGuardApplies) {

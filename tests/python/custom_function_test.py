@@ -370,10 +370,12 @@ def test_saved_tensors_hooks_pack_and_unpack():
     assert_same_outcome(*run_both(scenario))
 
 
-def test_saved_tensors_hooks_compressed():
+@pytest.mark.parametrize("compact", ["float16", "bfloat16", "float32"])
+def test_saved_tensors_hooks_compressed(compact):
     def scenario(lib):
         a, b = leaf(lib, X), leaf(lib, Y)
-        with lib.autograd.graph.saved_tensors_hooks(lambda t: t.to(lib.float32),
+        dtype = getattr(lib, compact)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t.to(dtype),
                                                    lambda t: t.to(lib.float64)):
             loss = (a * b).sin().sum()
             (g,) = lib.autograd.grad(loss, a, create_graph=True)
