@@ -7,9 +7,11 @@
 // 2. Outputs, in order: each gets one gradient slot (input metadata) on the node, so backward
 //    receives one gradient per output. A dirty output's history is rebased onto the node
 //    (CopySlices when it is a view: as for built-in in-place ops); an input returned without
-//    mark_dirty is returned as an alias (same memory and version counter) so that the input's
-//    own history is not overwritten; other differentiable outputs get the node as grad_fn.
-//    Non-differentiable outputs (mark_non_differentiable, integer dtypes) get no history.
+//    mark_dirty is returned as a view of it (same memory and version counter) so that the
+//    input's own history is not overwritten; other differentiable outputs get the node as
+//    grad_fn. Outputs that are views cannot be written in place afterwards (kInCustomFunction,
+//    or kMultiOutputNode among several differentiable outputs, as torch). Non-differentiable
+//    outputs (mark_non_differentiable, integer dtypes) get no history.
 // 3. save_for_backward's tensors become SavedVariables now, after the forward's writes: a
 //    saved output is saved without owning the node (Note [Saved outputs do not own their
 //    node]); a later in-place write to any of them makes backward raise.

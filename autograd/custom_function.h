@@ -113,7 +113,7 @@ class CustomFunctionNode : public Node {
   // gradient edges; `is_tensor` has one flag per forward argument (tensor or not).
   void prepare(VariableList tensors, std::vector<bool> is_tensor);
   // After forward: validates mark_dirty, bumps and rebases dirty inputs, gives the outputs
-  // this node as history (an input returned unmodified is returned as an alias), saves the
+  // this node as history (an input returned unmodified is returned as a view of it), saves the
   // tensors of save_for_backward. Returns the outputs to hand to the caller.
   VariableList wrap_outputs(VariableList outputs);
   // Whether a graph is recorded (grad mode on and some tensor argument requires grad).
