@@ -16,6 +16,7 @@
 #include "autograd/gradcheck.h"
 #include "autograd/graph_export.h"
 #include "autograd/hooks.h"
+#include "autograd/mutation_log.h"
 #include "autograd/mutation_policy.h"
 #include "autograd/ops.h"
 #include "autograd/saved_tensor_hooks.h"

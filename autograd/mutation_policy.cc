@@ -8,6 +8,7 @@
 
 #include "autograd/autograd_meta.h"
 #include "autograd/history.h"
+#include "autograd/mutation_log.h"
 #include "tensor/native/copy.h"
 #include "tensor/native/views.h"
 
@@ -53,11 +54,6 @@ void unregister(SnapshotSlot* slot, const void* id) {
   }
 }
 
-void pre_write_hook(const VersionCounter& counter) {
-  if (g_live_slots.load(std::memory_order_relaxed) == 0) return;
-  snapshot_before_write(counter);
-}
-
 }  // namespace
 
 SnapshotSlot::SnapshotSlot(Tensor data, uint32_t saved_version)
@@ -88,16 +84,18 @@ std::shared_ptr<SnapshotSlot> make_snapshot_slot(const Tensor& data, uint32_t sa
     registry().slots.emplace(data.version_counter().id(), slot.get());
     g_live_slots.fetch_add(1, std::memory_order_relaxed);
   }
-  g_pre_write_hook.store(&pre_write_hook, std::memory_order_relaxed);
+  g_pre_write_hook.store(&detail::observe_write, std::memory_order_relaxed);
   return slot;
 }
 
-void snapshot_before_write(const VersionCounter& counter) {
+int64_t snapshot_before_write(const VersionCounter& counter) {
+  if (g_live_slots.load(std::memory_order_relaxed) == 0) return 0;
+  int64_t bytes = 0;
   std::vector<Tensor> old;  // released after unlocking (see release())
   {
     std::lock_guard<std::mutex> lock(registry().mu);
     auto range = registry().slots.equal_range(counter.id());
-    if (range.first == range.second) return;
+    if (range.first == range.second) return 0;
     // One copy per saved tensor: a node that saved the same tensor twice (h * h) shares it.
     std::vector<std::pair<const TensorImpl*, Tensor>> copies;
     for (auto it = range.first; it != range.second;) {
@@ -109,6 +107,8 @@ void snapshot_before_write(const VersionCounter& counter) {
                                   [impl](const auto& c) { return c.first == impl; });
         if (found == copies.end()) {
           copies.emplace_back(impl, snapshot_of(slot->data_));
+          bytes += copies.back().second.numel() *
+                   static_cast<int64_t>(element_size(copies.back().second.dtype()));
           found = copies.end() - 1;
         }
         Tensor copy = found->second;
@@ -122,6 +122,7 @@ void snapshot_before_write(const VersionCounter& counter) {
       g_live_slots.fetch_sub(1, std::memory_order_relaxed);
     }
   }
+  return bytes;
 }
 
 int64_t num_snapshot_slots() { return g_live_slots.load(std::memory_order_relaxed); }

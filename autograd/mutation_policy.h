@@ -66,7 +66,7 @@ class SnapshotSlot {
   void release();
 
  private:
-  friend void snapshot_before_write(const VersionCounter& counter);
+  friend int64_t snapshot_before_write(const VersionCounter& counter);
   Tensor data_;
   uint32_t saved_version_;
   const void* counter_id_;  // null once unregistered
@@ -76,8 +76,9 @@ class SnapshotSlot {
 // Registers `data` (saved at `saved_version`) for snapshots; installs the pre-write hook.
 std::shared_ptr<SnapshotSlot> make_snapshot_slot(const Tensor& data, uint32_t saved_version);
 
-// The pre-write hook: clones every still-current registered value of `counter`'s storage.
-void snapshot_before_write(const VersionCounter& counter);
+// Before a write (the pre-write hook, autograd/mutation_log.cc: detail::observe_write): clones
+// every still-current registered value of `counter`'s storage; returns the bytes copied.
+int64_t snapshot_before_write(const VersionCounter& counter);
 
 // How many saved values are registered for snapshots now (tests, diagnostics).
 int64_t num_snapshot_slots();

@@ -39,9 +39,10 @@ struct CallSite {
 
 class VersionCounter;
 
-// Called before every bump while set (autograd's MutationPolicy::kSnapshot installs it to copy
-// saved values out of the way of the write). Null otherwise: the bump then costs one load.
-using PreWriteHook = void (*)(const VersionCounter& counter);
+// Called before every bump, with the write's site, while set (autograd installs it for
+// MutationPolicy::kSnapshot, to copy saved values out of the way of the write, and for a
+// MutationLog). Null otherwise: the bump then costs one load.
+using PreWriteHook = void (*)(const VersionCounter& counter, const MutationSite& site);
 inline std::atomic<PreWriteHook> g_pre_write_hook{nullptr};
 
 class VersionCounter {
@@ -56,7 +57,9 @@ class VersionCounter {
   // One in-place write: version += 1, and remember where it came from. Safe to call from several
   // threads at once: each call moves the version by exactly one (see Note [Concurrent bumps]).
   void bump(const MutationSite& site) {
-    if (PreWriteHook hook = g_pre_write_hook.load(std::memory_order_relaxed)) hook(*this);
+    if (PreWriteHook hook = g_pre_write_hook.load(std::memory_order_relaxed)) {
+      hook(*this, site);
+    }
     const uint32_t from = impl_->version.fetch_add(1, std::memory_order_relaxed);
     impl_->sites[from % kSiteHistory].publish(from, site);
   }
