@@ -7,7 +7,8 @@
 namespace mutagrad::indexing {
 namespace {
 
-bool is_mask(const Tensor& t) { return t.dtype() == kBool; }
+// A uint8 index tensor is a mask too, as in PyTorch (which deprecates it for bool).
+bool is_mask(const Tensor& t) { return t.dtype() == kBool || t.dtype() == kUInt8; }
 
 // The dims (of self) an entry addresses; see count_specified_dims().
 int64_t specified_dims_of(const TensorIndex& index) {

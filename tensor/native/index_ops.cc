@@ -195,7 +195,17 @@ DimVector strip_leading_ones(IntArrayRef sizes) {
   return DimVector(IntArrayRef(sizes.data() + first, sizes.size() - first));
 }
 
-AdvancedIndex make_advanced_index(const Tensor& self, TensorList indices) {
+AdvancedIndex make_advanced_index(const Tensor& self, TensorList given_indices) {
+  // uint8 index tensors are masks, as in PyTorch (which deprecates them for bool).
+  std::vector<Tensor> masks;
+  bool any_byte = false;
+  for (const Tensor& t : given_indices) any_byte = any_byte || (t.defined() && t.dtype() == kUInt8);
+  if (any_byte) {
+    for (const Tensor& t : given_indices) {
+      masks.push_back(t.defined() && t.dtype() == kUInt8 ? to(t, kBool) : t);
+    }
+  }
+  TensorList indices = any_byte ? TensorList(masks) : given_indices;
   const int64_t ndim = self.dim();
   int64_t consumed = 0;
   for (const Tensor& t : indices) {

@@ -320,3 +320,17 @@ def test_gradients_in_16_bit_floats_match_torch(dtype):
     assert ot.kind == om.kind == "ok", (ot, om)
     tol = 2e-3 if dtype == "float16" else 1.6e-2
     assert_same(om.value, ot.value, f"grads {dtype}", rtol=tol * 4)
+
+
+@pytest.mark.filterwarnings("ignore:indexing with dtype torch.uint8 is now deprecated")
+def test_uint8_index_tensors_are_masks_as_torch():
+    x = torch.arange(8).reshape(2, 4)
+
+    def scenario(lib, a):
+        m = lib.tensor([1, 0, 1, 0], dtype=lib.uint8).to(a.device)
+        got = (a[:, m], a[lib.tensor(1, dtype=lib.uint8)])
+        a[:, m] = 9
+        a.index_put_((lib.tensor([0, 1], dtype=lib.uint8),), lib.tensor(5))
+        return got, a, a._version
+    run(scenario, x, what="uint8 masks")
+    run(lambda lib, a: a[lib.tensor([1], dtype=lib.int8)], x, what="int8 index")
