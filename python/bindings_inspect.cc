@@ -43,6 +43,42 @@ void bind_inspect(py::module_& m) {
                              })
       .def("message", &BackwardProblem::message)
       .def("__repr__", &BackwardProblem::message);
+  using autograd::MutationLog;
+  using autograd::MutationRecord;
+  py::class_<MutationLog>(m, "_MutationLog")
+      .def(py::init<>())
+      .def("stop", &MutationLog::stop)
+      .def_property_readonly("active", &MutationLog::active)
+      .def("watch",
+           [](MutationLog& log, const py::list& roots) {
+             std::vector<Tensor> tensors;
+             for (py::handle h : roots) tensors.push_back(h.cast<Tensor>());
+             log.watch(tensors);
+           })
+      .def("records",
+           [](const MutationLog& log) {
+             py::list out;
+             for (const MutationRecord& r : log.records()) {
+               py::dict d;
+               d["index"] = r.index;
+               d["op"] = r.op;
+               d["file"] = r.file;
+               d["line"] = r.line;
+               d["storage"] = r.storage;
+               d["version_before"] = r.version_before;
+               d["version_after"] = r.version_after;
+               d["saved_by"] = r.saved_by;
+               d["snapshot_bytes"] = r.snapshot_bytes;
+               out.append(d);
+             }
+             return out;
+           })
+      .def_property_readonly("num_writes", &MutationLog::num_writes)
+      .def_property_readonly("num_hits", &MutationLog::num_hits)
+      .def_property_readonly("snapshot_bytes", &MutationLog::snapshot_bytes)
+      .def("summary", &MutationLog::summary)
+      .def("to_jsonl", &MutationLog::to_jsonl)
+      .def("write_jsonl", &MutationLog::write_jsonl, py::arg("path"));
   // (problems, nodes checked, saved tensors checked, report text)
   m.def("_check_backward", [](const py::list& roots) {
     std::vector<Tensor> tensors;

@@ -128,3 +128,62 @@ def check(tensors):
             print(report)      # backward would fail: ... the first in-place write ... at f.py:12
     """
     return BackwardCheck(*_C._check_backward(_roots(tensors, "check")))
+
+
+class mutation_log:
+    """Records every in-place write (version bump) made inside the block, on any thread: op,
+    Python (or C++) file:line, storage number (views share their base's), version before and
+    after, the saved tensors of the watched graphs the write makes stale, and the bytes the
+    "snapshot" policy copied. C++: mutagrad::autograd::MutationLog.
+
+        with mutagrad.autograd.graph.mutation_log(watch=loss) as log:
+            h.add_(1.0)
+        log.records          # [{"op": "add_", "file": ..., "line": ..., "saved_by": [...]}]
+        log.summary()        # "1 writes, 1 hit saved tensors, 0 bytes snapshotted"
+        log.save("mutations.jsonl")
+
+    `watch` (a tensor or a list; also log.watch(t) inside the block): the graphs whose saved
+    tensors a write is checked against. Without it, saved_by stays empty."""
+
+    def __init__(self, watch=None):
+        self._watch = [] if watch is None else _roots(watch, "mutation_log(watch=...)")
+        self._log = None
+
+    def __enter__(self):
+        self._log = _C._MutationLog()
+        if self._watch:
+            self._log.watch(self._watch)
+        return self
+
+    def __exit__(self, *exc):
+        self._log.stop()
+
+    def _started(self):
+        if self._log is None:
+            raise RuntimeError("mutation_log: the log has not started; use it as "
+                               "`with mutagrad.autograd.graph.mutation_log() as log:`")
+        return self._log
+
+    def watch(self, tensors):
+        """Also look for the saved tensors of the graphs of `tensors` at later writes."""
+        self._started().watch(_roots(tensors, "mutation_log.watch"))
+
+    @property
+    def records(self):
+        """One dict per write, in order."""
+        return self._started().records()
+
+    def __len__(self):
+        return self._started().num_writes
+
+    def summary(self):
+        """"N writes, K hit saved tensors, B bytes snapshotted"."""
+        return self._started().summary()
+
+    def to_jsonl(self):
+        """The records as JSON Lines (one object per line)."""
+        return self._started().to_jsonl()
+
+    def save(self, path):
+        """Writes to_jsonl() to `path`."""
+        self._started().write_jsonl(str(path))
