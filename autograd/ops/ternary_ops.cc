@@ -10,6 +10,7 @@
 #include "autograd/saved_variable.h"
 #include "tensor/native/copy.h"
 #include "tensor/native/pointwise.h"
+#include "tensor/native/scalar_inplace.h"
 #include "tensor/shape.h"
 
 namespace mutagrad {
@@ -222,6 +223,12 @@ void addc_(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2, 
   std::shared_ptr<Node> node;
   if (requires_grad && self.is_floating_point()) {
     node = make_addc_node(is_div, self, t1, t2, value, /*in_place=*/true);
+  }
+  if (!is_div && native::is_addcmul_fast(self, t1, t2)) {
+    // No temporaries (tensor/native/scalar_inplace.h); the same rounding as addc_value.
+    native::addcmul_inplace(self, t1, t2, value.to<double>(), &site);  // bumps once, writes
+    if (node) rebase_history(self, node);
+    return;
   }
   // Computed before the write: the operands may alias self.
   const Tensor result = addc_value(is_div, self, t1, t2, value, compute);

@@ -40,7 +40,42 @@ void axpy_double(double* out, const double* b, int64_t n, double alpha) {
   });
 }
 
+// out + (value * t1) * t2: float rounds value * t1, then the rest once (in double), as
+// torch's vec::fmadd(value * t1, t2, out).
+void addcmul_float(float* out, const float* t1, const float* t2, int64_t n, float value) {
+  parallel_for(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const double product = static_cast<double>(value * t1[i]) * static_cast<double>(t2[i]);
+      out[i] = static_cast<float>(static_cast<double>(out[i]) + product);
+    }
+  });
+}
+
+void addcmul_double(double* out, const double* t1, const double* t2, int64_t n, double value) {
+  parallel_for(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = out[i] + (value * t1[i]) * t2[i];
+  });
+}
+
 }  // namespace
+
+void CpuBackend::addcmul_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2,
+                                 double value) {
+  if (!out.is_contiguous() || !t1.is_contiguous() || !t2.is_contiguous()) {
+    Backend::addcmul_inplace(out, t1, t2, value);
+    return;
+  }
+  if (out.dtype() == kFloat32) {
+    addcmul_float(static_cast<float*>(out.unsafe_impl()->data()),
+                  static_cast<const float*>(t1.unsafe_impl()->data()),
+                  static_cast<const float*>(t2.unsafe_impl()->data()), out.numel(),
+                  static_cast<float>(value));
+  } else {
+    addcmul_double(static_cast<double*>(out.unsafe_impl()->data()),
+                   static_cast<const double*>(t1.unsafe_impl()->data()),
+                   static_cast<const double*>(t2.unsafe_impl()->data()), out.numel(), value);
+  }
+}
 
 void CpuBackend::axpy_inplace(const Tensor& out, const Tensor& b, double alpha) {
   if (!out.is_contiguous() || !b.is_contiguous()) {

@@ -16,7 +16,33 @@ void Backend::axpy_inplace(const Tensor& out, const Tensor& b, double alpha) {
   binary(BinaryOp::kAdd, out, out, native::binary(BinaryOp::kMul, b, Scalar(alpha)));
 }
 
+void Backend::addcmul_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2, double value) {
+  const Tensor scaled = native::binary(BinaryOp::kMul, t1, value);
+  if (out.dtype() == kFloat32) {  // the product and the sum in double: one rounding to float
+    const Tensor product =
+        native::binary(BinaryOp::kMul, native::to(scaled, kFloat64), native::to(t2, kFloat64));
+    copy(out, native::binary(BinaryOp::kAdd, native::to(out, kFloat64), product));
+    return;
+  }
+  binary(BinaryOp::kAdd, out, out, native::binary(BinaryOp::kMul, scaled, t2));
+}
+
 namespace native {
+
+bool is_addcmul_fast(const Tensor& self, const Tensor& t1, const Tensor& t2) {
+  return is_axpy_fast(self, t1) && is_axpy_fast(self, t2);
+}
+
+void addcmul_inplace(const Tensor& self, const Tensor& t1, const Tensor& t2, double value,
+                     const MutationSite* bump) {
+  MG_INTERNAL_ASSERT(is_addcmul_fast(self, t1, t2), "addcmul_inplace: not a fused-path write");
+  const char* name = bump != nullptr && bump->op != nullptr ? bump->op : "addcmul_";
+  check_scalar_fits(Scalar(value), self.dtype(), name);
+  assert_no_internal_overlap(self, name);
+  if (bump != nullptr) self.version_counter().bump(*bump);  // every check passed
+  if (self.numel() == 0) return;
+  backend_for(self.device()).addcmul_inplace(self, t1, t2, value);
+}
 
 bool is_axpy_fast(const Tensor& self, const Tensor& other) {
   const ScalarType t = self.dtype();

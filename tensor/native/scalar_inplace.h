@@ -52,4 +52,11 @@ bool is_axpy_fast(const Tensor& self, const Tensor& other);
 // self = self + alpha * other (see the Note). Checks, bumps with `bump` when not null, writes.
 void axpy_inplace(const Tensor& self, const Tensor& other, double alpha, const MutationSite* bump);
 
+// self = self + (value * t1) * t2 (addcmul_) without temporaries when t1 and t2 have self's
+// dtype (float32/float64), shape and device and do not partially overlap it; rounded as
+// PyTorch's FMA for float32. Checks, bumps with `bump` when not null, writes.
+bool is_addcmul_fast(const Tensor& self, const Tensor& t1, const Tensor& t2);
+void addcmul_inplace(const Tensor& self, const Tensor& t1, const Tensor& t2, double value,
+                     const MutationSite* bump);
+
 }  // namespace mutagrad::native

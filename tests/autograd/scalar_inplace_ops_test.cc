@@ -1,7 +1,8 @@
-// The in-place scalar fast path (tensor/native/scalar_inplace.h): add_/sub_/mul_/div_ with a
-// number on float32/float64 give the general path's result bit for bit on every layout, bump
-// once with the op and the caller's line, record the same history (gradcheck), refuse what
-// the general path refuses with nothing changed, and allocate nothing on the CPU.
+// The in-place fast paths (tensor/native/scalar_inplace.h): add_/sub_/mul_/div_ with a number
+// on float32/float64 give the general path's result bit for bit on every layout, bump once with
+// the op and the caller's line, record the same history (gradcheck), refuse what the general
+// path refuses with nothing changed, and allocate nothing on the CPU; add_(y, alpha) and
+// addcmul_ round float32 once, as torch's fused kernels.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -161,6 +162,24 @@ TEST(FusedAdd, Float32RoundsOnceAsTorch) {
   EXPECT_EQ(a.version(), 0u);
 }
 
+TEST(FusedAdd, AddcmulInPlaceEqualsOutOfPlace) {
+  // The in-place kernel and the out-of-place composite (autograd/ops/ternary_ops.cc) round the
+  // same way: float32 as torch's FMA, float64 per op.
+  for (ScalarType dtype : {kFloat32, kFloat64}) {
+    Tensor x = leaf({1000}, 8).detach().to(dtype);
+    Tensor a = leaf({1000}, 9).detach().to(dtype);
+    Tensor b = leaf({1000}, 10).detach().to(dtype);
+    const Tensor want = addcmul(x, a, b, 0.001);
+    Tensor got = x.clone();
+    got.addcmul_(a, b, 0.001);
+    EXPECT_EQ(values(got), values(want)) << dtype_name(dtype);
+    Tensor self_operand = x.clone();
+    const Tensor want_self = addcmul(self_operand, self_operand, b, 0.3);
+    self_operand.addcmul_(self_operand, b, 0.3);  // t1 is self: read before written
+    EXPECT_EQ(values(self_operand), values(want_self)) << dtype_name(dtype);
+  }
+}
+
 TEST(ScalarInplace, AllocatesNothingOnTheCpu) {
   if (!testing_device::test_device().is_cpu()) GTEST_SKIP() << "allocation count: CPU only";
   Tensor tiny = zeros({1}, TensorOptions(kFloat32));
@@ -174,6 +193,7 @@ TEST(ScalarInplace, AllocatesNothingOnTheCpu) {
     k.sub_(1);
     k.div_(3.0);
     k.add_(k2, 0.25);  // the fused add with alpha
+    k.addcmul_(k2, k2, 0.5);
   }
   EXPECT_EQ(g_allocations.load() - before, 0);
   EXPECT_EQ(tiny.version(), 201u);
