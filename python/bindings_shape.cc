@@ -82,7 +82,8 @@ void bind_products(py::module_& m, py::class_<Tensor>& t) {
   };
   static const Binary kBinary[] = {{"mm", "mat2", &mm},        {"bmm", "mat2", &bmm},
                                    {"mv", "vec", &mv},         {"dot", "tensor", &dot},
-                                   {"inner", "other", &inner}, {"outer", "vec2", &outer}};
+                                   {"inner", "other", &inner}, {"outer", "vec2", &outer},
+                                   {"ger", "vec2", &outer}};  // torch's old name of outer
   for (const Binary& b : kBinary) {
     forget(t, b.name);
     forget(m, b.name);
@@ -103,13 +104,41 @@ void bind_products(py::module_& m, py::class_<Tensor>& t) {
           "einsum(): must specify the equation string and at least one operand, or at least "
           "one operand and its subscripts list");
     }
+    std::vector<Tensor> operands;
     if (!py::isinstance<py::str>(args[0])) {
-      throw py::type_error(str("einsum(): the first argument must be the equation string, got ",
-                               type_name(args[0]),
-                               "; the sublist format (operand, [0, 1], ...) is not supported"));
+      // The sublist format: einsum(op1, [0, 1], op2, [1, 2], [0, 2]); subscripts 0-25 are
+      // A-Z, 26-51 a-z, Ellipsis is "...", as torch.
+      auto subscripts = [](py::handle list) {
+        std::string out;
+        for (py::handle h : list) {
+          if (h.is(py::ellipsis())) {
+            out += "...";
+            continue;
+          }
+          const int64_t k = h.cast<int64_t>();
+          if (k < 0 || k >= 52) {
+            throw py::value_error(str("einsum(): subscript ", k,
+                                      " in a subscript list is not within the valid range "
+                                      "[0, 52); use at most 52 distinct subscripts"));
+          }
+          out += static_cast<char>(k < 26 ? 'A' + k : 'a' + (k - 26));
+        }
+        return out;
+      };
+      std::string equation;
+      size_t i = 0;
+      for (; i + 1 < args.size(); i += 2) {
+        if (!py::isinstance<Tensor>(args[i])) {
+          throw py::type_error(str("einsum(): in the sublist format, argument ", i,
+                                   " must be a tensor, got ", type_name(args[i])));
+        }
+        operands.push_back(args[i].cast<Tensor>());
+        equation += (i == 0 ? "" : ",") + subscripts(args[i + 1]);
+      }
+      if (i < args.size()) equation += "->" + subscripts(args[i]);
+      return einsum(equation, operands);
     }
     const std::string equation = args[0].cast<std::string>();
-    std::vector<Tensor> operands;
     if (args.size() == 2 &&
         (py::isinstance<py::list>(args[1]) || py::isinstance<py::tuple>(args[1]))) {
       for (py::handle h : args[1]) operands.push_back(h.cast<Tensor>());

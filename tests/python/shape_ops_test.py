@@ -106,6 +106,7 @@ def test_products_match_torch(seed):
             check(lambda lib, x, y: lib.dot(x, y), v, w, what="dot " + what)
             check(lambda lib, x, y: x.dot(y), v, w, what="x.dot " + what)
             check(lambda lib, x, y: lib.outer(x, vec2=y), v, u, what="outer " + what)
+            check(lambda lib, x, y: x.ger(y), v, u, what="ger " + what)
             if dtype != "int32":  # torch 1.13 refuses int32 when k == 1 ("found Int")
                 check(lambda lib, x, y: lib.inner(x, y), a2, b2.t().contiguous(),
                       what="inner " + what)
@@ -156,13 +157,36 @@ EINSUM_CASES = [
 ]
 
 
+def sublists(equation):
+    """'ij,jk->ik' in the sublist format: [[26+i, 26+j], [26+j, 26+k]] and the output's."""
+    def one(spec):
+        out = []
+        while spec:
+            if spec.startswith("..."):
+                out.append(Ellipsis)
+                spec = spec[3:]
+                continue
+            c, spec = spec[0], spec[1:]
+            out.append(ord(c) - ord("A") if c.isupper() else 26 + ord(c) - ord("a"))
+        return out
+    inputs, _, output = equation.partition("->")
+    return [one(s) for s in inputs.split(",")], (one(output) if "->" in equation else None)
+
+
 @pytest.mark.parametrize("equation,shapes", EINSUM_CASES)
 def test_einsum_matches_torch(equation, shapes):
     gen = torch.Generator().manual_seed(len(equation))
+    subs, out_sub = sublists(equation)
     for dtype in ("float64", "int64"):
         ops = [random_tensor(gen, dtype, s) for s in shapes]
         check(lambda lib, *xs: lib.einsum(equation, *xs), *ops, what=f"{equation} {dtype}")
         check(lambda lib, *xs: lib.einsum(equation, list(xs)), *ops, what=f"{equation} list")
+
+        def sublist_form(lib, *xs):
+            args = [a for x, sub in zip(xs, subs) for a in (x, sub)]
+            return lib.einsum(*args, *([out_sub] if out_sub is not None else []))
+        if "" not in equation.partition("->")[0].split(","):  # torch: no empty sublists
+            check(sublist_form, *ops, what=f"{equation} sublist")
     # Gradients of every operand.
     ops = [torch.rand(s, generator=gen, dtype=torch.float64) for s in shapes]
     grads = {}

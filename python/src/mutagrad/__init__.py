@@ -158,6 +158,7 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
     dot,
     inner,
     outer,
+    ger,
     addmm,
     einsum,
     flip,
