@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -58,20 +59,69 @@ TEST(DType, Categories) {
 }
 
 TEST(DType, PromotionMatchesPyTorch) {
-  // Row a, column b: torch.promote_types(a, b) for [bool, int32, int64, float32, float64].
-  const ScalarType table[5][5] = {
-      {kBool, kInt32, kInt64, kFloat32, kFloat64},
-      {kInt32, kInt32, kInt64, kFloat32, kFloat64},
-      {kInt64, kInt64, kInt64, kFloat32, kFloat64},
-      {kFloat32, kFloat32, kFloat32, kFloat32, kFloat64},
-      {kFloat64, kFloat64, kFloat64, kFloat64, kFloat64},
+  // Row a, column b: torch.promote_types(a, b) on 1.13, in kAllScalarTypes order.
+  const ScalarType table[kNumScalarTypes][kNumScalarTypes] = {
+      {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kUInt8, kUInt8, kInt16, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kInt8, kInt16, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kInt16, kInt16, kInt16, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kInt32, kInt32, kInt32, kInt32, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kInt64, kInt64, kInt64, kInt64, kInt64, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kFloat16, kFloat16, kFloat16, kFloat16, kFloat16, kFloat16, kFloat16, kFloat32, kFloat32,
+       kFloat64},
+      {kBFloat16, kBFloat16, kBFloat16, kBFloat16, kBFloat16, kBFloat16, kFloat32, kBFloat16,
+       kFloat32, kFloat64},
+      {kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat32,
+       kFloat64},
+      {kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64,
+       kFloat64},
   };
-  for (int a = 0; a < 5; ++a) {
-    for (int b = 0; b < 5; ++b) {
-      EXPECT_EQ(promote_types(kAll[a], kAll[b]), table[a][b])
-          << dtype_name(kAll[a]) << " with " << dtype_name(kAll[b]);
+  for (int a = 0; a < kNumScalarTypes; ++a) {
+    for (int b = 0; b < kNumScalarTypes; ++b) {
+      EXPECT_EQ(promote_types(kAllScalarTypes[a], kAllScalarTypes[b]), table[a][b])
+          << dtype_name(kAllScalarTypes[a]) << " with " << dtype_name(kAllScalarTypes[b]);
     }
   }
+}
+
+TEST(DType, ReducedDtypesComputeInTheirOpmathDtype) {
+  for (ScalarType t : kAllScalarTypes) {
+    const bool reduced =
+        t == kUInt8 || t == kInt8 || t == kInt16 || t == kFloat16 || t == kBFloat16;
+    EXPECT_EQ(has_kernels(t), !reduced) << t;
+    EXPECT_EQ(opmath_dtype(t), !reduced ? t : is_floating_point(t) ? kFloat32 : kInt32) << t;
+  }
+  EXPECT_EQ(element_size(kUInt8), 1);
+  EXPECT_EQ(element_size(kInt16), 2);
+  EXPECT_EQ(element_size(kBFloat16), 2);
+  EXPECT_STREQ(legacy_type_name(kUInt8), "Byte");
+  EXPECT_STREQ(legacy_type_name(kInt8), "Char");
+  EXPECT_STREQ(legacy_type_name(kFloat16), "Half");
+  EXPECT_FALSE(is_signed(kUInt8));
+  EXPECT_TRUE(is_signed(kInt8));
+}
+
+TEST(DType, ScalarsFitTheReducedDtypesAsPyTorchChecksThem) {
+  // torch 1.13's fill_: uint8 takes -255..255 (negatives wrap), float16 +-65504, bfloat16
+  // +-3.38953e38, and inf/nan for both floats.
+  EXPECT_TRUE(Scalar(-255).fits(kUInt8));
+  EXPECT_FALSE(Scalar(256).fits(kUInt8));
+  EXPECT_FALSE(Scalar(255.9).fits(kUInt8));
+  EXPECT_TRUE(Scalar(127).fits(kInt8));
+  EXPECT_FALSE(Scalar(128).fits(kInt8));
+  EXPECT_FALSE(Scalar(-129).fits(kInt8));
+  EXPECT_FALSE(Scalar(40000).fits(kInt16));
+  EXPECT_TRUE(Scalar(65504.0).fits(kFloat16));
+  EXPECT_FALSE(Scalar(65519.0).fits(kFloat16));
+  EXPECT_FALSE(Scalar(70000).fits(kFloat16));
+  EXPECT_TRUE(Scalar(std::numeric_limits<double>::infinity()).fits(kFloat16));
+  EXPECT_FALSE(Scalar(3.39e38).fits(kBFloat16));
+  EXPECT_TRUE(Scalar(3.38e38).fits(kBFloat16));
+  // Conversions of one value (Note [Defined value conversions]): truncate, then wrap.
+  EXPECT_EQ(Scalar(-1.5).to<uint8_t>(), 255);
+  EXPECT_EQ(Scalar(300.7).to<uint8_t>(), 44);
+  EXPECT_EQ(Scalar(300.7).to<int8_t>(), 44);
+  EXPECT_EQ(static_cast<float>(Scalar(70000.0).to<Half>()), std::numeric_limits<float>::infinity());
 }
 
 TEST(DType, DispatchCallsWithTheMatchingType) {
