@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "autograd/accumulate_grad.h"
+#include "autograd/autograd_meta.h"
 #include "autograd/copy_slices.h"
 #include "autograd/node.h"
 #include "autograd/saved_variable.h"
@@ -17,14 +18,15 @@
 namespace mutagrad::autograd {
 namespace {
 
-enum class VertexKind { kTensor, kNode, kSaved };
+enum class VertexKind { kTensor, kNode, kSaved, kStale, kBase };
 
 struct VertexInfo {
   std::string label;
   VertexKind kind = VertexKind::kNode;
 };
+enum class EdgeKind { kGradient, kSaved, kViewOf };
 struct EdgeInfo {
-  bool saved = false;
+  EdgeKind kind = EdgeKind::kGradient;
 };
 
 using Graph =
@@ -64,6 +66,8 @@ struct VertexWriter {
     const VertexInfo& info = g[v];
     const char* style = info.kind == VertexKind::kTensor  ? "fillcolor=darkolivegreen1"
                         : info.kind == VertexKind::kSaved ? "fillcolor=orange"
+                        : info.kind == VertexKind::kStale ? "fillcolor=red, fontcolor=white"
+                        : info.kind == VertexKind::kBase  ? "fillcolor=lightblue"
                                                           : "fillcolor=lightgrey";
     out << "[label=\"" << escape(info.label) << "\", shape=box, style=filled, " << style << "]";
   }
@@ -72,7 +76,8 @@ struct VertexWriter {
 struct EdgeWriter {
   const Graph& g;
   void operator()(std::ostream& out, boost::graph_traits<Graph>::edge_descriptor e) const {
-    if (g[e].saved) out << "[style=dashed, arrowhead=none]";
+    if (g[e].kind == EdgeKind::kSaved) out << "[style=dashed, arrowhead=none]";
+    if (g[e].kind == EdgeKind::kViewOf) out << "[style=dotted, label=\"view of\"]";
   }
 };
 
@@ -88,7 +93,11 @@ std::string to_dot(TensorList roots) {
     std::string label = node->name();
     if (auto* acc = dynamic_cast<AccumulateGrad*>(node)) {
       Tensor leaf = acc->variable();
-      if (leaf.defined()) label += "\n" + describe(leaf);
+      if (leaf.defined()) {
+        label += "\n" + describe(leaf);
+        const Tensor& grad = leaf.grad();
+        label += grad.defined() ? "\ngrad " + describe(grad) : std::string("\ngrad none");
+      }
     } else if (auto* slices = dynamic_cast<CopySlices*>(node)) {
       label += std::string("\n(") + slices->fn()->name() + ")";
     }
@@ -99,21 +108,48 @@ std::string to_dot(TensorList roots) {
     node->visit_saved(saved);
     for (auto& [name, var] : saved.entries) {
       std::ostringstream os;
+      VertexKind kind = VertexKind::kSaved;
       os << name << "\n";
       if (var->is_released()) {
         os << "released";
       } else {
-        os << describe(var->data_unchecked()) << "\nsaved version " << var->saved_version();
+        const Tensor& data = var->data_unchecked();
+        os << (data.defined() ? describe(data) : std::string("packed by saved-tensor hooks"))
+           << "\nsaved version " << var->saved_version();
+        if (const VersionCounter* counter = var->checked_counter()) {
+          const uint32_t now = counter->current();
+          os << ", now " << now;
+          if (now != var->saved_version()) {
+            kind = VertexKind::kStale;
+            os << "\nSTALE: ";
+            const std::optional<MutationSite> site = counter->site_of_bump(var->saved_version());
+            if (site && site->op != nullptr) {
+              os << site->op;
+              if (site->file != nullptr) os << " at " << site->file << ":" << site->line;
+            } else {
+              os << "written (site too old to be remembered)";
+            }
+          }
+        }
+        if (var->was_snapshotted()) os << "\nsnapshotted (kSnapshot copy)";
       }
-      Vertex s = boost::add_vertex(VertexInfo{os.str(), VertexKind::kSaved}, g);
-      boost::add_edge(s, v, EdgeInfo{true}, g);
+      Vertex s = boost::add_vertex(VertexInfo{os.str(), kind}, g);
+      boost::add_edge(s, v, EdgeInfo{EdgeKind::kSaved}, g);
     }
     return v;
   };
   for (const Tensor& root : roots) {
     Vertex r = boost::add_vertex(VertexInfo{"tensor\n" + describe(root), VertexKind::kTensor}, g);
     const std::shared_ptr<Node>& fn = root.grad_fn();
-    if (fn) boost::add_edge(r, node_vertex(fn.get()), EdgeInfo{false}, g);
+    if (fn) boost::add_edge(r, node_vertex(fn.get()), EdgeInfo{EdgeKind::kGradient}, g);
+    if (const ViewInfo* info = get_view_info(root)) {
+      std::string label = "base\n" + describe(info->base);
+      if (info->base.grad_fn()) label += std::string("\n") + info->base.grad_fn()->name();
+      Vertex b = boost::add_vertex(VertexInfo{label, VertexKind::kBase}, g);
+      boost::add_edge(r, b, EdgeInfo{EdgeKind::kViewOf}, g);
+      const std::shared_ptr<Node>& base_fn = info->base.grad_fn();
+      if (base_fn) boost::add_edge(b, node_vertex(base_fn.get()), EdgeInfo{EdgeKind::kGradient}, g);
+    }
   }
   while (!stack.empty()) {
     const Node* node = stack.back();
@@ -121,7 +157,7 @@ std::string to_dot(TensorList roots) {
     const Vertex from = vertex_of.at(node);
     for (const Edge& edge : node->next_edges()) {
       if (!edge.is_valid()) continue;
-      boost::add_edge(from, node_vertex(edge.function.get()), EdgeInfo{false}, g);
+      boost::add_edge(from, node_vertex(edge.function.get()), EdgeInfo{EdgeKind::kGradient}, g);
     }
   }
   std::ostringstream out;
