@@ -109,7 +109,7 @@ constexpr ScalarType opmath_dtype(ScalarType t) {
 
 // The default floating dtype (PyTorch's get_default_dtype / set_default_dtype): what floating
 // factories without a dtype, Python floats, integer true division and the float-only ops of
-// integers produce. float32 unless set; only float32 and float64 can be set (DTypeError
+// integers produce. float32 unless set; any floating dtype can be set (DTypeError
 // otherwise). Process-wide, like torch's.
 ScalarType default_dtype();
 void set_default_dtype(ScalarType t);

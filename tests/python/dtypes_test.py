@@ -334,3 +334,15 @@ def test_uint8_index_tensors_are_masks_as_torch():
         return got, a, a._version
     run(scenario, x, what="uint8 masks")
     run(lambda lib, a: a[lib.tensor([1], dtype=lib.int8)], x, what="int8 index")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_default_dtype_as_torch(dtype):
+    def scenario(lib, _):
+        lib.set_default_dtype(getattr(lib, dtype))
+        try:
+            return (lib.tensor([1.5]), lib.ones(2), lib.arange(3) / 2, lib.zeros(1) + 0.1,
+                    name(lib.get_default_dtype()))
+        finally:
+            lib.set_default_dtype(lib.float32)
+    run(scenario, torch.zeros(1), what=f"default {dtype}")

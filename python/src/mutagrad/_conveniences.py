@@ -278,7 +278,7 @@ def get_default_dtype():
 
 
 def set_default_dtype(d):
-    """Sets the default floating dtype (mutagrad.float32 or mutagrad.float64): floating
+    """Sets the default floating dtype (float32, float64, float16 or bfloat16): floating
     factories without a dtype, tensors of Python floats, integer true division and the
     float-only ops of integers produce it, as torch's."""
     if not isinstance(d, _C.dtype):
