@@ -568,16 +568,17 @@ def test_type_errors_match_torch(bad):
 
 
 def test_type_of_a_dtype_mutagrad_lacks_is_a_type_error():
-    with pytest.raises(TypeError, match="float16"):
-        mg.zeros(2).type("torch.HalfTensor")
+    with pytest.raises(TypeError, match="complex64"):
+        mg.zeros(2).type("torch.ComplexFloatTensor")
+    assert mg.zeros(2).type("torch.HalfTensor").dtype == mg.float16
     with pytest.raises(TypeError):
         mg.zeros(2).type(mg.float64, foo=1)
 
 
 # ---- finfo, iinfo, promotion, default dtype ------------------------------------------------
 
-@pytest.mark.parametrize("dtype", [None, "float32", "float64", float, "int32", "bool", "int64"],
-                         ids=str)
+@pytest.mark.parametrize("dtype", [None, "float32", "float64", float, "int32", "bool", "int64",
+                                   "float16", "bfloat16", "uint8", "int8", "int16"], ids=str)
 def test_finfo_matches_torch(dtype):
     def run(lib):
         f = lib.finfo() if dtype is None else lib.finfo(
