@@ -147,6 +147,9 @@ class Backend {
   // once) or float64, of one shape: addcmul_ (Note [addcmul rounds as an FMA] in
   // autograd/ops/ternary_ops.cc). The default computes float32 in double tensors.
   virtual void addcmul_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2, double value);
+  // out = out + (value * t1) / t2, all three float32 or float64 of one shape (addcdiv_;
+  // rounded per op, as PyTorch's kernel).
+  virtual void addcdiv_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2, double value);
   // out = cond ? a : b, all of out's shape; a, b of out's dtype.
   virtual void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) = 0;
   // out (keepdim shape: reduced dims have size 1) = op over the dims where `reduce_dim` is

@@ -224,9 +224,13 @@ void addc_(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2, 
   if (requires_grad && self.is_floating_point()) {
     node = make_addc_node(is_div, self, t1, t2, value, /*in_place=*/true);
   }
-  if (!is_div && native::is_addcmul_fast(self, t1, t2)) {
+  if (native::is_addcmul_fast(self, t1, t2)) {
     // No temporaries (tensor/native/scalar_inplace.h); the same rounding as addc_value.
-    native::addcmul_inplace(self, t1, t2, value.to<double>(), &site);  // bumps once, writes
+    if (is_div) {
+      native::addcdiv_inplace(self, t1, t2, value.to<double>(), &site);  // bumps once, writes
+    } else {
+      native::addcmul_inplace(self, t1, t2, value.to<double>(), &site);  // bumps once, writes
+    }
     if (node) rebase_history(self, node);
     return;
   }

@@ -38,6 +38,8 @@ class CpuBackend : public Backend {
   void axpy_inplace(const Tensor& out, const Tensor& b, double alpha) override;  // same
   void addcmul_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2,
                        double value) override;  // same
+  void addcdiv_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2,
+                       double value) override;  // same
   void reduce(ReduceOp op, const Tensor& out, const Tensor& in,
               const std::vector<bool>& reduce_dim) override;                          // reduce.cc
   void argmax(const Tensor& out, const Tensor& in, int64_t dim) override;             // reduce.cc

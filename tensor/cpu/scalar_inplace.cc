@@ -57,7 +57,36 @@ void addcmul_double(double* out, const double* t1, const double* t2, int64_t n, 
   });
 }
 
+// out + (value * t1) / t2, each op rounded in T (a division: nothing to fuse).
+template <typename T>
+void addcdiv_loop(T* out, const T* t1, const T* t2, int64_t n, T value) {
+  parallel_for(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const T term = (value * t1[i]) / t2[i];
+      out[i] = out[i] + term;
+    }
+  });
+}
+
 }  // namespace
+
+void CpuBackend::addcdiv_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2,
+                                 double value) {
+  if (!out.is_contiguous() || !t1.is_contiguous() || !t2.is_contiguous()) {
+    Backend::addcdiv_inplace(out, t1, t2, value);
+    return;
+  }
+  if (out.dtype() == kFloat32) {
+    addcdiv_loop(static_cast<float*>(out.unsafe_impl()->data()),
+                 static_cast<const float*>(t1.unsafe_impl()->data()),
+                 static_cast<const float*>(t2.unsafe_impl()->data()), out.numel(),
+                 static_cast<float>(value));
+  } else {
+    addcdiv_loop(static_cast<double*>(out.unsafe_impl()->data()),
+                 static_cast<const double*>(t1.unsafe_impl()->data()),
+                 static_cast<const double*>(t2.unsafe_impl()->data()), out.numel(), value);
+  }
+}
 
 void CpuBackend::addcmul_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2,
                                  double value) {

@@ -27,6 +27,11 @@ void Backend::addcmul_inplace(const Tensor& out, const Tensor& t1, const Tensor&
   binary(BinaryOp::kAdd, out, out, native::binary(BinaryOp::kMul, scaled, t2));
 }
 
+void Backend::addcdiv_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2, double value) {
+  const Tensor scaled = native::binary(BinaryOp::kMul, t1, value);
+  binary(BinaryOp::kAdd, out, out, native::binary(BinaryOp::kDiv, scaled, t2));
+}
+
 namespace native {
 
 bool is_addcmul_fast(const Tensor& self, const Tensor& t1, const Tensor& t2) {
@@ -42,6 +47,17 @@ void addcmul_inplace(const Tensor& self, const Tensor& t1, const Tensor& t2, dou
   if (bump != nullptr) self.version_counter().bump(*bump);  // every check passed
   if (self.numel() == 0) return;
   backend_for(self.device()).addcmul_inplace(self, t1, t2, value);
+}
+
+void addcdiv_inplace(const Tensor& self, const Tensor& t1, const Tensor& t2, double value,
+                     const MutationSite* bump) {
+  MG_INTERNAL_ASSERT(is_addcmul_fast(self, t1, t2), "addcdiv_inplace: not a fused-path write");
+  const char* name = bump != nullptr && bump->op != nullptr ? bump->op : "addcdiv_";
+  check_scalar_fits(Scalar(value), self.dtype(), name);
+  assert_no_internal_overlap(self, name);
+  if (bump != nullptr) self.version_counter().bump(*bump);  // every check passed
+  if (self.numel() == 0) return;
+  backend_for(self.device()).addcdiv_inplace(self, t1, t2, value);
 }
 
 bool is_axpy_fast(const Tensor& self, const Tensor& other) {

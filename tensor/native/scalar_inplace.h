@@ -58,5 +58,8 @@ void axpy_inplace(const Tensor& self, const Tensor& other, double alpha, const M
 bool is_addcmul_fast(const Tensor& self, const Tensor& t1, const Tensor& t2);
 void addcmul_inplace(const Tensor& self, const Tensor& t1, const Tensor& t2, double value,
                      const MutationSite* bump);
+// self = self + (value * t1) / t2 (addcdiv_), under the same conditions (is_addcmul_fast).
+void addcdiv_inplace(const Tensor& self, const Tensor& t1, const Tensor& t2, double value,
+                     const MutationSite* bump);
 
 }  // namespace mutagrad::native

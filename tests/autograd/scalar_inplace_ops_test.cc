@@ -162,7 +162,7 @@ TEST(FusedAdd, Float32RoundsOnceAsTorch) {
   EXPECT_EQ(a.version(), 0u);
 }
 
-TEST(FusedAdd, AddcmulInPlaceEqualsOutOfPlace) {
+TEST(FusedAdd, AddcmulAndAddcdivInPlaceEqualOutOfPlace) {
   // The in-place kernel and the out-of-place composite (autograd/ops/ternary_ops.cc) round the
   // same way: float32 as torch's FMA, float64 per op.
   for (ScalarType dtype : {kFloat32, kFloat64}) {
@@ -177,6 +177,11 @@ TEST(FusedAdd, AddcmulInPlaceEqualsOutOfPlace) {
     const Tensor want_self = addcmul(self_operand, self_operand, b, 0.3);
     self_operand.addcmul_(self_operand, b, 0.3);  // t1 is self: read before written
     EXPECT_EQ(values(self_operand), values(want_self)) << dtype_name(dtype);
+    const Tensor d = leaf({1000}, 11, 0.5, 2.0).detach().to(dtype);
+    const Tensor want_div = addcdiv(x, a, d, -0.01);
+    Tensor got_div = x.clone();
+    got_div.addcdiv_(a, d, -0.01);
+    EXPECT_EQ(values(got_div), values(want_div)) << dtype_name(dtype);
   }
 }
 
@@ -194,6 +199,7 @@ TEST(ScalarInplace, AllocatesNothingOnTheCpu) {
     k.div_(3.0);
     k.add_(k2, 0.25);  // the fused add with alpha
     k.addcmul_(k2, k2, 0.5);
+    k.addcdiv_(k2, k2, 0.5);
   }
   EXPECT_EQ(g_allocations.load() - before, 0);
   EXPECT_EQ(tiny.version(), 201u);
