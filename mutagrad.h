@@ -19,6 +19,7 @@
 #include "autograd/mutation_log.h"
 #include "autograd/mutation_policy.h"
 #include "autograd/ops.h"
+#include "autograd/render.h"
 #include "autograd/saved_tensor_hooks.h"
 #include "cuda/cuda.h"
 #include "indexing/indexing.h"

@@ -79,6 +79,23 @@ void bind_inspect(py::module_& m) {
       .def("summary", &MutationLog::summary)
       .def("to_jsonl", &MutationLog::to_jsonl)
       .def("write_jsonl", &MutationLog::write_jsonl, py::arg("path"));
+  m.def("_to_dot", [](const py::list& roots) {
+    std::vector<Tensor> tensors;
+    for (py::handle h : roots) tensors.push_back(h.cast<Tensor>());
+    return autograd::to_dot(tensors);
+  });
+  // Rendered bytes (SVG text is UTF-8).
+  m.def(
+      "_render_dot",
+      [](const std::string& dot, const std::string& format) {
+        std::string data;
+        {
+          py::gil_scoped_release release;
+          data = autograd::render_dot(dot, format);
+        }
+        return py::bytes(data);
+      },
+      py::arg("dot"), py::arg("format"));
   // (problems, nodes checked, saved tensors checked, report text)
   m.def("_check_backward", [](const py::list& roots) {
     std::vector<Tensor> tensors;

@@ -187,3 +187,45 @@ class mutation_log:
     def save(self, path):
         """Writes to_jsonl() to `path`."""
         self._started().write_jsonl(str(path))
+
+
+class GraphPicture:
+    """A picture of a backward graph: `source` is the DOT text (mutagrad::autograd::to_dot:
+    saved tensors with their saved and current versions, stale ones red with the write that
+    made them stale), render(path) draws it with Graphviz's library in process, and Jupyter
+    shows it inline through _repr_svg_."""
+
+    def __init__(self, source):
+        self.source = source
+
+    def pipe(self, format="svg"):
+        """The rendered bytes in `format` ("svg", "png", "pdf", ...)."""
+        return _C._render_dot(self.source, format)
+
+    def render(self, path, format=None):
+        """Writes the picture to `path`, in `format` or the format its extension names."""
+        path = str(path)
+        if format is None:
+            base = path.rsplit("/", 1)[-1]
+            if "." not in base or base.endswith("."):
+                raise ValueError(f"render: the path '{path}' has no extension to name the "
+                                 "format; use e.g. graph.svg, or pass format=")
+            format = base.rsplit(".", 1)[-1]
+        with open(path, "wb") as f:
+            f.write(self.pipe(format))
+        return path
+
+    def _repr_svg_(self):
+        return self.pipe("svg").decode("utf-8")
+
+    def __repr__(self):
+        return f"<GraphPicture: {self.source.count('label=')} vertices>"
+
+
+def draw(tensors):
+    """The picture of the graph of `tensors` (a tensor or a list) as it is now.
+
+        pic = mutagrad.autograd.graph.draw(loss)
+        pic.render("graph.svg")       # or display it in Jupyter
+    """
+    return GraphPicture(_C._to_dot(_roots(tensors, "draw")))
