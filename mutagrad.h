@@ -7,6 +7,7 @@
 //   if (cuda::is_available()) x = x.cuda();   // docs/cuda.md
 #pragma once
 
+#include "autograd/anomaly_mode.h"
 #include "autograd/check_backward.h"
 #include "autograd/custom_function.h"
 #include "autograd/engine.h"

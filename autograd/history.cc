@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "autograd/accumulate_grad.h"
+#include "autograd/anomaly_mode.h"
 #include "autograd/copy_slices.h"
 #include "autograd/errors.h"
 #include "autograd/ops/view_ops.h"
@@ -54,6 +55,7 @@ EdgeList collect_next_edges_list(TensorList tensors) {
 }
 
 void set_history(const Tensor& output, const std::shared_ptr<Node>& node) {
+  if (is_anomaly_enabled()) detail::record_forward_site(*node);  // Note [Anomaly mode]
   AutogradMeta& meta = materialize_autograd_meta(output);
   meta.grad_fn_ = node;
   meta.output_nr_ = node->add_input_metadata(output);
@@ -88,6 +90,7 @@ void set_view_history(const Tensor& base, const Tensor& view, CreationMeta creat
   AutogradMeta& meta = materialize_autograd_meta(view);
   meta.view_ = std::move(info);
   if (node) {
+    if (is_anomaly_enabled()) detail::record_forward_site(*node);
     meta.grad_fn_ = node;
     meta.output_nr_ = node->add_input_metadata(view);
   }

@@ -3,6 +3,7 @@
 #include <optional>
 #include <sstream>
 
+#include "autograd/anomaly_mode.h"
 #include "autograd/autograd_meta.h"
 #include "autograd/errors.h"
 #include "autograd/grad_mode.h"
@@ -154,6 +155,10 @@ void SavedVariable::throw_stale(Node* needed_by, const Tensor& saved) const {
   }
   if (needed_by != nullptr) {
     msg << " " << needed_by->name() << " saved it and needs it to compute gradients.";
+    if (const std::optional<CallSite> forward = forward_site(*needed_by)) {  // anomaly mode
+      msg << " The forward of " << needed_by->name() << " ran at " << forward->file << ":"
+          << forward->line << ".";
+    }
   }
   msg << " Hint: the write above changed a tensor that backward needs; use the out-of-place op "
          "instead (e.g. mul instead of mul_), or write into a clone() of the tensor.";
