@@ -6,8 +6,18 @@
 #include <vector>
 
 #include "python/bindings.h"
+#include "python/call_site.h"
 
 namespace mutagrad::python {
+namespace {
+
+// Anomaly mode's forward site: the innermost Python frame (nodes may be made without the GIL).
+CallSite python_forward_site() {
+  py::gil_scoped_acquire gil;
+  return python_call_site();
+}
+
+}  // namespace
 
 void bind_inspect(py::module_& m) {
   using autograd::BackwardProblem;
@@ -96,6 +106,14 @@ void bind_inspect(py::module_& m) {
         return py::bytes(data);
       },
       py::arg("dot"), py::arg("format"));
+  m.def(
+      "_set_detect_anomaly",
+      [](bool enabled) {
+        autograd::set_forward_site_provider(&python_forward_site);
+        autograd::set_detect_anomaly(enabled);
+      },
+      py::arg("enabled"));
+  m.def("_is_anomaly_enabled", &autograd::is_anomaly_enabled);
   // (problems, nodes checked, saved tensors checked, report text)
   m.def("_check_backward", [](const py::list& roots) {
     std::vector<Tensor> tensors;

@@ -9,6 +9,8 @@ from mutagrad.autograd import functional  # noqa: F401
 from mutagrad.autograd import graph  # noqa: F401
 from mutagrad.autograd import function  # noqa: F401
 from mutagrad.autograd.function import Function  # noqa: F401
+from mutagrad.autograd.anomaly_mode import (  # noqa: F401
+    detect_anomaly, is_anomaly_enabled, set_detect_anomaly)
 
 
 # After an in-place write through a view, the view's grad_fn is its own view op replayed on the
