@@ -131,7 +131,7 @@ std::string to_dot(TensorList roots) {
             }
           }
         }
-        if (var->was_snapshotted()) os << "\nsnapshotted (kSnapshot copy)";
+        if (var->was_snapshotted()) os << "\nsnapshotted (a copy made by the snapshot policy)";
       }
       Vertex s = boost::add_vertex(VertexInfo{os.str(), kind}, g);
       boost::add_edge(s, v, EdgeInfo{EdgeKind::kSaved}, g);
