@@ -48,13 +48,47 @@ void unregister(SnapshotSlot* slot, const void* id) {
   for (auto it = range.first; it != range.second; ++it) {
     if (it->second == slot) {
       registry().slots.erase(it);
-      g_live_slots.fetch_sub(1, std::memory_order_relaxed);
+      g_live_slots.fetch_sub(1, std::memory_order_release);
       return;
     }
   }
 }
 
 }  // namespace
+
+// Note [Snapshot slots and threads]
+// A slot's value and version change when any thread writes the saved storage (the pre-write
+// hook swaps in a copy) or backward releases it, so every read of them takes the registry's lock
+// too: unpack() gets the value and its version from one load() (a torn pair would be a false
+// stale error, or a handle read while another thread replaces it, a use-after-free). The lock is
+// taken once per saved tensor per backward, and only for tensors saved under kSnapshot.
+// g_live_slots is decremented with release and read with acquire: a writer that finds no slot
+// and skips the lock still comes after the last copy another writer made of its bytes.
+// What stays racy by nature: a write that runs while the forward op that saves the tensor is
+// still running (its hook can run before the slot is registered and its bump after the version
+// was read) is not snapshotted, and backward then raises the stale error. A write made after
+// the op returned is always snapshotted. docs/thread-safety.md.
+
+Tensor SnapshotSlot::data() const {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  return data_;
+}
+
+uint32_t SnapshotSlot::saved_version() const {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  return saved_version_;
+}
+
+bool SnapshotSlot::snapshotted() const {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  return snapshotted_;
+}
+
+Tensor SnapshotSlot::load(uint32_t* saved_version) const {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  *saved_version = saved_version_;
+  return data_;
+}
 
 SnapshotSlot::SnapshotSlot(Tensor data, uint32_t saved_version)
     : data_(std::move(data)),
@@ -89,7 +123,7 @@ std::shared_ptr<SnapshotSlot> make_snapshot_slot(const Tensor& data, uint32_t sa
 }
 
 int64_t snapshot_before_write(const VersionCounter& counter) {
-  if (g_live_slots.load(std::memory_order_relaxed) == 0) return 0;
+  if (g_live_slots.load(std::memory_order_acquire) == 0) return 0;
   int64_t bytes = 0;
   std::vector<Tensor> old;  // released after unlocking (see release())
   {
@@ -119,7 +153,7 @@ int64_t snapshot_before_write(const VersionCounter& counter) {
       }
       slot->counter_id_ = nullptr;
       it = registry().slots.erase(it);
-      g_live_slots.fetch_sub(1, std::memory_order_relaxed);
+      g_live_slots.fetch_sub(1, std::memory_order_release);
     }
   }
   return bytes;

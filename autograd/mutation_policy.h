@@ -59,9 +59,13 @@ class SnapshotSlot {
   SnapshotSlot(const SnapshotSlot&) = delete;
   SnapshotSlot& operator=(const SnapshotSlot&) = delete;
 
-  const Tensor& data() const { return data_; }
-  uint32_t saved_version() const { return saved_version_; }
-  bool snapshotted() const { return snapshotted_; }
+  // Read under the registry's lock: another thread's write may swap in a snapshot at any time
+  // (Note [Snapshot slots and threads] in mutation_policy.cc).
+  Tensor data() const;
+  uint32_t saved_version() const;
+  bool snapshotted() const;
+  // The value and the version it is checked against, read together (unpack).
+  Tensor load(uint32_t* saved_version) const;
   // Drops the value (backward ran without retain_graph).
   void release();
 

@@ -65,12 +65,13 @@ void SavedVariable::reset_data() {
 
 Tensor SavedVariable::unpack(Node* needed_by) const {
   if (!was_saved_) return Tensor();
-  const Tensor unpacked = packed_ ? unpack_packed() : Tensor();  // saved-tensor hooks
-  const Tensor& saved = packed_ ? unpacked : data();             // the slot's value under kSnapshot
+  // Saved-tensor hooks; or the slot's value under kSnapshot, read with its version in one go.
+  uint32_t expected = saved_version_;
+  const Tensor saved = packed_ ? unpack_packed() : slot_ ? slot_->load(&expected) : data_;
   if (!saved.defined()) throw AutogradError(kBackwardTwiceMessage);
-  if (saved.version() != saved_version() &&
+  if (saved.version() != expected &&
       (!packed_ || saved.version_counter().is_same(packed_->counter))) {
-    throw_stale(needed_by, saved);
+    throw_stale(needed_by, saved, expected);
   }
   if (!GradMode::is_enabled()) return saved;
   if (is_leaf_) {
@@ -120,12 +121,13 @@ Tensor SavedVariable::unpack_view_result(const Tensor& saved) const {
 
 const VersionCounter* SavedVariable::checked_counter() const {
   if (packed_) return &packed_->counter;
-  const Tensor& saved = data();
+  // Points into the held TensorImpl (kept by data_ or the slot; graph inspection only, not
+  // made while another thread writes the saved storage under kSnapshot).
+  const Tensor saved = data();
   return saved.defined() ? &saved.version_counter() : nullptr;
 }
 
-void SavedVariable::throw_stale(Node* needed_by, const Tensor& saved) const {
-  const uint32_t expected = saved_version();
+void SavedVariable::throw_stale(Node* needed_by, const Tensor& saved, uint32_t expected) const {
   const uint32_t current = saved.version();
   std::ostringstream msg;
   msg << "one of the variables needed for gradient computation has been modified by an "

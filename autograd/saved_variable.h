@@ -65,7 +65,7 @@ class SavedVariable {
   bool is_output() const { return is_output_; }
   uint32_t saved_version() const { return slot_ ? slot_->saved_version() : saved_version_; }
   // The saved data without any check (graph export); undefined once released.
-  const Tensor& data_unchecked() const { return data(); }
+  Tensor data_unchecked() const { return data(); }
   // Whether MutationPolicy::kSnapshot copied the value out of the way of a write.
   bool was_snapshotted() const { return slot_ && slot_->snapshotted(); }
   // The version counter unpack() compares with saved_version() (graph inspection:
@@ -76,13 +76,14 @@ class SavedVariable {
   bool is_packed() const { return packed_ != nullptr; }
 
  private:
-  [[noreturn]] void throw_stale(Node* needed_by, const Tensor& saved) const;
+  [[noreturn]] void throw_stale(Node* needed_by, const Tensor& saved, uint32_t expected) const;
   // Saved-tensor hooks (autograd/saved_tensor_hooks.cc): pack at save time, unpack on use.
   void pack_with_hooks();
   Tensor unpack_packed() const;
   Tensor with_packed_edge(const Tensor& saved) const;
   // The saved value: slot_'s when saved under MutationPolicy::kSnapshot, else data_.
-  const Tensor& data() const { return slot_ ? slot_->data() : data_; }
+  // A handle, not a reference: a slot's value may be replaced by another thread's write.
+  Tensor data() const { return slot_ ? slot_->data() : data_; }
 
   Tensor data_;
   uint32_t saved_version_ = 0;

@@ -9,13 +9,14 @@ device) and links //cuda:testing: the host-run backend here, a GPU under --confi
 
 load("//:copts.bzl", "MUTAGRAD_COPTS")
 
-def cc_test_on_devices(name, srcs, deps, size = "medium", data = [], cuda = True):
+def cc_test_on_devices(name, srcs, deps, size = "medium", data = [], cuda = True, tags = []):
     native.cc_test(
         name = name,
         size = size,
         srcs = srcs,
         copts = MUTAGRAD_COPTS,
         data = data,
+        tags = tags,
         deps = deps + ["//tests/tensor:test_device"],
     )
     if cuda:
@@ -26,5 +27,6 @@ def cc_test_on_devices(name, srcs, deps, size = "medium", data = [], cuda = True
             copts = MUTAGRAD_COPTS,
             data = data,
             env = {"MUTAGRAD_TEST_DEVICE": "cuda"},
+            tags = tags,
             deps = deps + ["//cuda:testing", "//tests/tensor:test_device"],
         )

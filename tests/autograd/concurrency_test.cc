@@ -11,40 +11,15 @@
 
 #include "autograd/autograd_meta.h"
 #include "autograd/history.h"
+#include "concurrency_util.h"
 #include "mutagrad.h"
 
 namespace mutagrad {
 namespace {
 
+using testing_util::run_together;
+
 constexpr int kThreads = 4;
-
-// Releases every waiting thread at once (spins: the waits are short).
-class StartLine {
- public:
-  explicit StartLine(int parties) : waiting_(parties) {}
-  void arrive_and_wait() {
-    waiting_.fetch_sub(1, std::memory_order_acq_rel);
-    while (waiting_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
-  }
-
- private:
-  std::atomic<int> waiting_;
-};
-
-// Runs body(thread_index) on kThreads threads that start together.
-template <typename Body>
-void run_together(int threads, Body body) {
-  StartLine start(threads);
-  std::vector<std::thread> pool;
-  pool.reserve(static_cast<size_t>(threads));
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      start.arrive_and_wait();
-      body(t);
-    });
-  }
-  for (std::thread& th : pool) th.join();
-}
 
 std::vector<double> values(const Tensor& t) {
   Tensor c = t.contiguous().to(kFloat64);
