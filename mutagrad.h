@@ -33,3 +33,4 @@
 #include "tensor/native/views.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
+#include "version.h"

@@ -7,6 +7,7 @@
 PYBIND11_MODULE(_C, m) {
   using namespace mutagrad::python;
   m.doc() = "mutagrad's C++ core; use the `mutagrad` package";
+  m.attr("__version__") = mutagrad::version();  // version.bzl, as libmutagrad and the wheel
   bind_errors(m);
   bind_dtypes(m);
   bind_nodes(m);

@@ -228,6 +228,9 @@ from mutagrad._conveniences import (  # noqa: F401  (re-exported API)
 # setter, new_*, mT/mH/H, movedim, nonzero, type(), axis=/keepdims=, ...
 _conveniences.install()
 
+# version.bzl's string, compiled into the extension (mutagrad::version()), as the wheel's.
+__version__ = _C.__version__
+
 
 def is_tensor(obj):
     """Whether obj is a mutagrad Tensor."""

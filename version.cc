@@ -1,0 +1,7 @@
+#include "version.h"
+
+namespace mutagrad {
+
+const char* version() { return MUTAGRAD_VERSION; }
+
+}  // namespace mutagrad
