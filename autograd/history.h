@@ -98,7 +98,7 @@ inline bool is_differentiable_view(const Tensor& t) { return get_view_info(t) !=
 void check_inplace(const Tensor& self, bool requires_grad);
 // Bumps self's version counter once: the single bump of an in-place op.
 inline void bump_version(const Tensor& self, const char* op, CallSite site) {
-  self.version_counter().bump(MutationSite{op, site.file, site.line});
+  self.version_counter().bump(MutationSite{op, site.file, site.line}, self.unsafe_impl());
 }
 // After the write: `node` (next edges set, edge 0 = self's previous gradient edge; no input
 // metadata yet) becomes self's history; a view rebases its base through CopySlices.

@@ -34,7 +34,7 @@ struct MutationLogAccess {
     log.records_[i].snapshot_bytes = bytes;
   }
   static size_t record(MutationLog& log, const VersionCounter& counter, const MutationSite& site,
-                       uint32_t before);
+                       const TensorImpl* written, uint32_t before);
 };
 
 namespace {
@@ -110,9 +110,17 @@ std::vector<std::string> MutationLogAccess::saved_by(const MutationLog& log,
 }
 
 size_t MutationLogAccess::record(MutationLog& log, const VersionCounter& counter,
-                                 const MutationSite& site, uint32_t before) {
+                                 const MutationSite& site, const TensorImpl* written,
+                                 uint32_t before) {
   std::lock_guard<std::mutex> lock(log.mu_);
   MutationRecord r;
+  // x[idx] = v: x's shape and the expression; any other write: the tensor written.
+  const TensorImpl* shown = site.index != nullptr ? site.index->indexed : written;
+  if (shown != nullptr) {
+    r.shape.assign(shown->sizes().begin(), shown->sizes().end());
+    r.dtype = dtype_name(shown->dtype());
+  }
+  if (site.index != nullptr) r.index_expression = site.index->str();
   r.index = static_cast<int64_t>(log.records_.size());
   r.op = site.op != nullptr ? site.op : "";
   r.file = site.file != nullptr ? site.file : "";
@@ -129,7 +137,8 @@ size_t MutationLogAccess::record(MutationLog& log, const VersionCounter& counter
 
 namespace detail {
 
-void observe_write(const VersionCounter& counter, const MutationSite& site) {
+void observe_write(const VersionCounter& counter, const MutationSite& site,
+                   const TensorImpl* written) {
   if (MutationLogAccess::active.load(std::memory_order_relaxed) == 0 || MutationLogAccess::inside) {
     snapshot_before_write(counter);
     return;
@@ -142,7 +151,7 @@ void observe_write(const VersionCounter& counter, const MutationSite& site) {
   const uint32_t before = counter.current();
   std::vector<std::pair<MutationLog*, size_t>> added;
   for (MutationLog* log : MutationLogAccess::logs()) {
-    added.emplace_back(log, MutationLogAccess::record(*log, counter, site, before));
+    added.emplace_back(log, MutationLogAccess::record(*log, counter, site, written, before));
   }
   const int64_t bytes = snapshot_before_write(counter);  // after: it replaces the saved values
   if (bytes == 0) return;
@@ -156,8 +165,15 @@ int num_active_mutation_logs() { return MutationLogAccess::active.load(std::memo
 std::string MutationRecord::to_json() const {
   std::ostringstream os;
   os << "{\"index\": " << index << ", \"op\": " << json_string(op)
-     << ", \"file\": " << json_string(file) << ", \"line\": " << line
-     << ", \"storage\": " << storage << ", \"version_before\": " << version_before
+     << ", \"file\": " << json_string(file) << ", \"line\": " << line << ", \"shape\": [";
+  for (size_t i = 0; i < shape.size(); ++i) os << (i == 0 ? "" : ", ") << shape[i];
+  os << "], \"dtype\": " << json_string(dtype) << ", \"index_expression\": ";
+  if (index_expression.empty()) {
+    os << "null";
+  } else {
+    os << json_string(index_expression);
+  }
+  os << ", \"storage\": " << storage << ", \"version_before\": " << version_before
      << ", \"version_after\": " << version_after << ", \"saved_by\": [";
   for (size_t i = 0; i < saved_by.size(); ++i) {
     os << (i == 0 ? "" : ", ") << json_string(saved_by[i]);

@@ -26,9 +26,11 @@ namespace mutagrad::autograd {
 //   MutationPolicy::kSnapshot, installs autograd's hook there. With no log active and no
 //   snapshot slot live the hook returns after two relaxed loads; a program that never makes a
 //   log or uses kSnapshot pays the one null load it paid before.
-// - What a write knows: the bump sees the storage's version counter and the MutationSite (op,
-//   caller file:line), not the written tensor, so a record has no shape or index expression.
-//   The storage is named by a number (first seen in this log = 0); views share their base's.
+// - What a write knows: the bump sees the storage's version counter, the MutationSite (op,
+//   caller file:line, and for x[idx] = v / index_put_ the index expression, formatted only
+//   while a log records) and the tensor written, whose shape and dtype a record keeps (for an
+//   indexed write: the indexed tensor's, beside the expression). The storage is named by a
+//   number (first seen in this log = 0); views share their base's.
 // - Saved tensors hit: the tensors saved by the graphs of watch()ed roots (walked at each
 //   write) that are on the written storage and current before the write, i.e. that the write
 //   makes stale (or that kSnapshot copies: snapshot_bytes). The walk costs O(graph) per write
@@ -40,7 +42,10 @@ struct MutationRecord {
   std::string op;     // "add_", "set_item_", "AdamW.step", ...
   std::string file;   // the caller's file ("" if unknown)
   int line = 0;
-  int64_t storage = 0;  // the written storage, numbered by first appearance in this log
+  std::vector<int64_t> shape;    // the tensor written (for x[idx] = v: x)
+  std::string dtype;             // its dtype, "float32", ...
+  std::string index_expression;  // x[idx] = v, index_put_: "[0:2, None]"; else ""
+  int64_t storage = 0;           // the written storage, numbered by first appearance in this log
   uint32_t version_before = 0;
   uint32_t version_after = 0;
   std::vector<std::string> saved_by;  // "<Node>.<field>" of watched graphs made stale
@@ -86,7 +91,8 @@ class MutationLog {
 
 namespace detail {
 // The pre-write hook autograd installs (kSnapshot slots, mutation logs).
-void observe_write(const VersionCounter& counter, const MutationSite& site);
+void observe_write(const VersionCounter& counter, const MutationSite& site,
+                   const TensorImpl* written);
 // How many logs are recording now.
 int num_active_mutation_logs();
 }  // namespace detail

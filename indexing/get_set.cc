@@ -1,5 +1,6 @@
 #include "indexing/get_set.h"
 
+#include <sstream>
 #include <utility>
 
 #include "autograd/grad_mode.h"
@@ -16,6 +17,22 @@ namespace {
 
 constexpr const char* kSetItem = "set_item_";
 constexpr const char* kIndexPut = "index_put_";
+
+// The index expressions a MutationLog shows (IndexExpression in tensor/version_counter.h).
+std::string format_tensor_indices(const void* indices) {
+  return to_string(*static_cast<const ArrayRef<TensorIndex>*>(indices));
+}
+
+std::string format_index_tensors(const void* indices) {
+  std::ostringstream os;
+  os << '[';
+  const TensorList& list = *static_cast<const TensorList*>(indices);
+  for (size_t i = 0; i < list.size(); ++i) {
+    os << (i ? ", " : "") << (list[i].defined() ? TensorIndex(list[i]) : TensorIndex(None));
+  }
+  os << ']';
+  return os.str();
+}
 
 bool requires_grad_raw(const Tensor& t) {
   const AutogradMetaInterface* meta = t.unsafe_impl()->autograd_meta();
@@ -65,13 +82,14 @@ void write_native(const Tensor& self, const Sliced& sliced, const Tensor* value,
                                : strip_leading_ones_view(native::to(*value, dst.dtype()), false);
   native::AdvancedIndex adv =
       native::prepare_index_put(dst, sliced.indices, v, /*accumulate=*/false);
-  self.version_counter().bump(site);
+  self.version_counter().bump(site, self.unsafe_impl());
   native::index_put_validated(dst, adv, v, /*accumulate=*/false);
 }
 
 void set_item_impl(const Tensor& self, ArrayRef<TensorIndex> indices, const Tensor* value,
                    const Scalar* scalar, CallSite site) {
-  const MutationSite ms{kSetItem, site.file, site.line};
+  const IndexExpression expr{self.unsafe_impl(), &format_tensor_indices, &indices};
+  const MutationSite ms{kSetItem, site.file, site.line, &expr};
   // PyTorch (Python's bare x[False] = v and C++'s set_item with {false}): writes nothing, checks
   // nothing and does not bump, so no saved tensor becomes stale. Every other empty selection
   // (x[3:3], an empty index tensor, an all-false mask, (False,)) is a write of no elements: it
@@ -125,10 +143,11 @@ void set_item_(const Tensor& self, ArrayRef<TensorIndex> indices, const Scalar& 
 
 void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate,
                 CallSite site) {
-  const MutationSite ms{kIndexPut, site.file, site.line};
+  const IndexExpression expr{self.unsafe_impl(), &format_index_tensors, &indices};
+  const MutationSite ms{kIndexPut, site.file, site.line, &expr};
   if (!needs_autograd(self, &values)) {
     native::AdvancedIndex adv = native::prepare_index_put(self, indices, values, accumulate);
-    self.version_counter().bump(ms);
+    self.version_counter().bump(ms, self.unsafe_impl());
     native::index_put_validated(self, adv, values, accumulate);
     return;
   }
@@ -157,7 +176,8 @@ bool try_set_element(const Tensor& self, ArrayRef<TensorIndex> indices, const Sc
     offset += (i < 0 ? i + size : i) * strides[d];
   }
   if (!value.fits(impl->dtype())) return false;  // the general path raises the error
-  impl->version_counter().bump(MutationSite{kSetItem, site.file, site.line});
+  const IndexExpression expr{impl, &format_tensor_indices, &indices};
+  impl->version_counter().bump(MutationSite{kSetItem, site.file, site.line, &expr}, impl);
   dispatch_dtype(impl->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     static_cast<T*>(impl->data())[offset] = value.to<T>();

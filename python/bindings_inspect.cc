@@ -74,6 +74,11 @@ void bind_inspect(py::module_& m) {
                d["op"] = r.op;
                d["file"] = r.file;
                d["line"] = r.line;
+               d["shape"] = py::cast(r.shape);  // a list, as in the JSON
+               d["dtype"] = r.dtype;
+               d["index_expression"] = r.index_expression.empty()
+                                           ? py::object(py::none())
+                                           : py::object(py::str(r.index_expression));
                d["storage"] = r.storage;
                d["version_before"] = r.version_before;
                d["version_after"] = r.version_after;

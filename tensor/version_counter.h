@@ -14,9 +14,21 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 
 namespace mutagrad {
+
+class TensorImpl;
+
+// How `x[idx] = v` or `x.index_put_(idx, v)` addressed its elements, for a write's observers
+// (autograd::MutationLog). Formatted only when an observer asks; lives for the write's call.
+struct IndexExpression {
+  const TensorImpl* indexed = nullptr;  // x
+  std::string (*format)(const void* indices) = nullptr;
+  const void* indices = nullptr;  // what `format` reads
+  std::string str() const { return format(indices); }
+};
 
 // Where an in-place write happened. The strings must outlive the process (literals, or
 // strings interned by the caller). Capture it with CallSite::current() as a default argument.
@@ -24,6 +36,9 @@ struct MutationSite {
   const char* op = nullptr;    // "add_", "set_item_", ...
   const char* file = nullptr;  // the caller's source file (C++ or Python)
   int line = 0;
+  // For an indexed write: the index expression, shown by a MutationLog. Not remembered by the
+  // counter (site_of_bump returns op, file and line).
+  const IndexExpression* index = nullptr;
 };
 
 // The caller's file:line, taken at the call through default arguments:
@@ -39,10 +54,12 @@ struct CallSite {
 
 class VersionCounter;
 
-// Called before every bump, with the write's site, while set (autograd installs it for
-// MutationPolicy::kSnapshot, to copy saved values out of the way of the write, and for a
-// MutationLog). Null otherwise: the bump then costs one load.
-using PreWriteHook = void (*)(const VersionCounter& counter, const MutationSite& site);
+// Called before every bump, with the write's site and the tensor written (null when the caller
+// did not say), while set (autograd installs it for MutationPolicy::kSnapshot, to copy saved
+// values out of the way of the write, and for a MutationLog). Null otherwise: the bump then
+// costs one load.
+using PreWriteHook = void (*)(const VersionCounter& counter, const MutationSite& site,
+                              const TensorImpl* written);
 inline std::atomic<PreWriteHook> g_pre_write_hook{nullptr};
 
 class VersionCounter {
@@ -56,9 +73,14 @@ class VersionCounter {
 
   // One in-place write: version += 1, and remember where it came from. Safe to call from several
   // threads at once: each call moves the version by exactly one (see Note [Concurrent bumps]).
-  void bump(const MutationSite& site) {
+  // `written`: the tensor the write goes through, for the pre-write hook's observers (its shape
+  // appears in a MutationLog); every in-place op of the library passes it.
+  void bump(const MutationSite& site, const TensorImpl* written = nullptr) {
+    if (__builtin_expect(impl_->pending_op.load(std::memory_order_relaxed) != nullptr, 0)) {
+      throw_pending_access(site.op != nullptr ? site.op : "an in-place write");
+    }
     if (PreWriteHook hook = g_pre_write_hook.load(std::memory_order_relaxed)) {
-      hook(*this, site);
+      hook(*this, site, written);
     }
     const uint32_t from = impl_->version.fetch_add(1, std::memory_order_relaxed);
     impl_->sites[from % kSiteHistory].publish(from, site);
@@ -71,6 +93,22 @@ class VersionCounter {
     if (from >= now || now - from > kSiteHistory) return std::nullopt;
     return impl_->sites[from % kSiteHistory].read(from);
   }
+
+  // See Note [Pending collective] in docs/notes/version-counter.md. While set, every write
+  // (bump) and every data access (TensorImpl::data) of the storage family throws
+  // PendingWriteError naming `site`; clear it with nullptr once the writer has finished.
+  void set_pending(const MutationSite* site) {
+    if (site == nullptr) {
+      impl_->pending_op.store(nullptr, std::memory_order_release);
+      return;
+    }
+    impl_->pending_file.store(site->file, std::memory_order_relaxed);
+    impl_->pending_line.store(site->line, std::memory_order_relaxed);
+    impl_->pending_op.store(site->op != nullptr ? site->op : "?", std::memory_order_release);
+  }
+  bool has_pending() const { return impl_->pending_op.load(std::memory_order_relaxed) != nullptr; }
+  // Throws PendingWriteError: `access` ("data_ptr", "add_", ...) met an unfinished writer.
+  [[noreturn]] void throw_pending_access(const char* access) const;
 
   bool is_same(const VersionCounter& other) const { return impl_ == other.impl_; }
   // Identity of the shared counter (one per storage family); stable while any alias lives.
@@ -137,6 +175,10 @@ class VersionCounter {
   struct Impl {
     std::atomic<uint32_t> version{0};
     SiteSlot sites[kSiteHistory];
+    // The unfinished asynchronous writer (a collective), null when there is none.
+    std::atomic<const char*> pending_op{nullptr};
+    std::atomic<const char*> pending_file{nullptr};
+    std::atomic<int> pending_line{0};
   };
   std::shared_ptr<Impl> impl_;
 };

@@ -222,7 +222,7 @@ void write_in_place(const DimWrite& w, const Tensor& self, const MutationSite& s
   const bool accumulate = w.kind == Kind::kAdd;
   native::AdvancedIndex adv = native::prepare_index_put(self, list, values, accumulate);
   std::shared_ptr<Node> node = requires_grad ? make_write_node(w, self) : nullptr;
-  self.version_counter().bump(site);  // every check passed
+  self.version_counter().bump(site, self.unsafe_impl());  // every check passed
   native::index_put_validated(self, adv, values, accumulate);
   if (node) rebase_history(self, node);
 }

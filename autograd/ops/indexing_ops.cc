@@ -153,7 +153,7 @@ void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bo
   native::AdvancedIndex adv = native::prepare_index_put(self, indices, values, accumulate);
   std::shared_ptr<IndexPutBackward0> node;
   if (requires_grad) node = make_index_put_node(self, indices, values, accumulate);
-  self.version_counter().bump(site);
+  self.version_counter().bump(site, self.unsafe_impl());
   native::index_put_validated(self, adv, values, accumulate);
   if (node) rebase_history(self, node);
 }

@@ -512,7 +512,7 @@ void write_in_place(const ScatterWrite& w, const Tensor& self, const MutationSit
           SavedVariable(self.clone(), /*is_output=*/false);
     }
   }
-  self.version_counter().bump(site);  // every check passed
+  self.version_counter().bump(site, self.unsafe_impl());  // every check passed
   run(w, p);
   if (!node) return;
   rebase_history(self, node);

@@ -269,7 +269,7 @@ void put_(const Tensor& self, const Tensor& index, const Tensor& source, bool ac
   const PutPlan p = plan_put(site.op, self, index, source, accumulate);
   std::shared_ptr<Node> node =
       requires_grad ? make_put_node(self, index, source, accumulate) : nullptr;
-  self.version_counter().bump(site);  // every check passed
+  self.version_counter().bump(site, self.unsafe_impl());  // every check passed
   run_put(p);
   if (node) rebase_history(self, node);
 }
@@ -299,7 +299,7 @@ void masked_scatter_(const Tensor& self, const Tensor& mask, const Tensor& sourc
   const MaskedScatterPlan p = plan_masked_scatter(site.op, self, mask, source);
   std::shared_ptr<Node> node =
       requires_grad ? make_masked_scatter_node(self, mask, source) : nullptr;
-  self.version_counter().bump(site);  // every check passed
+  self.version_counter().bump(site, self.unsafe_impl());  // every check passed
   run_masked_scatter(p);
   if (node) rebase_history(self, node);
 }

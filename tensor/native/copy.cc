@@ -57,7 +57,7 @@ void copy_(const Tensor& dst, const Tensor& src, const MutationSite* bump) {
                          "equal to the destination's or 1"));
   }
   assert_no_internal_overlap(dst, "copy_");
-  if (bump != nullptr) dst.version_counter().bump(*bump);  // every check passed
+  if (bump != nullptr) dst.version_counter().bump(*bump, dst.unsafe_impl());  // every check passed
   if (dst.numel() == 0) return;
   if (same_geometry(dst, src)) return;  // copying a tensor onto itself
   Tensor source = src;
@@ -70,7 +70,7 @@ void fill_(const Tensor& dst, const Scalar& value, const MutationSite* bump) {
   const char* op = bump != nullptr && bump->op != nullptr ? bump->op : "fill_";
   check_scalar_fits(value, dst.dtype(), op);
   assert_no_internal_overlap(dst, op);
-  if (bump != nullptr) dst.version_counter().bump(*bump);  // every check passed
+  if (bump != nullptr) dst.version_counter().bump(*bump, dst.unsafe_impl());  // every check passed
   if (dst.numel() == 0) return;
   backend_for(dst.device()).fill(dst, value);
 }

@@ -79,6 +79,8 @@ std::string shapes_list(const std::vector<Tensor>& tensors) {
 
 // Index of the first value of a CPU int64 tensor outside [-size, size), or -1.
 // The first value of idx outside [lower, size) (row-major), or -1; lower is -size or 0.
+// The distance from `lower` is taken in uint64_t: an index near INT64_MAX minus a negative
+// `lower` overflows int64_t (undefined; found by index_expression_fuzzer, docs/reliability.md).
 int64_t first_out_of_bounds_cpu(const Tensor& idx, int64_t lower, int64_t size, int64_t* value) {
   const int64_t* data = idx.data_ptr<int64_t>();
   const uint64_t span = static_cast<uint64_t>(size - lower);
@@ -86,10 +88,11 @@ int64_t first_out_of_bounds_cpu(const Tensor& idx, int64_t lower, int64_t size, 
     int64_t n = idx.numel();
     // Branch-free screen first (vectorizes); locate the offender only when there is one.
     bool bad = false;
-    for (int64_t i = 0; i < n; ++i) bad |= static_cast<uint64_t>(data[i] - lower) >= span;
+    for (int64_t i = 0; i < n; ++i)
+      bad |= (static_cast<uint64_t>(data[i]) - static_cast<uint64_t>(lower)) >= span;
     if (!bad) return -1;
     for (int64_t i = 0; i < n; ++i) {
-      if (static_cast<uint64_t>(data[i] - lower) >= span) {
+      if ((static_cast<uint64_t>(data[i]) - static_cast<uint64_t>(lower)) >= span) {
         *value = data[i];
         return i;
       }
@@ -99,7 +102,7 @@ int64_t first_out_of_bounds_cpu(const Tensor& idx, int64_t lower, int64_t size, 
   int64_t pos = 0;
   int64_t found = -1;
   for_each_offset(idx.sizes(), idx.strides(), [&](int64_t off) {
-    if (found < 0 && static_cast<uint64_t>(data[off] - lower) >= span) {
+    if (found < 0 && (static_cast<uint64_t>(data[off]) - static_cast<uint64_t>(lower)) >= span) {
       found = pos;
       *value = data[off];
     }
@@ -451,7 +454,8 @@ void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value,
   check_scalar_fits(value, self.dtype(), "masked_fill_");
   assert_no_internal_overlap(self, "masked_fill_");
   Tensor m = may_overlap(self, mask) ? clone(mask) : mask;
-  if (bump != nullptr) self.version_counter().bump(*bump);  // every check passed
+  if (bump != nullptr)
+    self.version_counter().bump(*bump, self.unsafe_impl());  // every check passed
   if (self.numel() == 0) return;
   backend_for(self.device()).masked_fill(self, expand_to(m, self.sizes()), value);
 }

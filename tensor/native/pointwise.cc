@@ -404,7 +404,7 @@ void unary_out(UnaryOp op, const Tensor& out, const Tensor& self, const UnaryArg
   Tensor in_dev = on_device(self, out.device(), name);
   check_can_cast(result, out, name);
   assert_no_internal_overlap(out, name);
-  if (bump != nullptr) out.version_counter().bump(*bump);  // every check passed
+  if (bump != nullptr) out.version_counter().bump(*bump, out.unsafe_impl());  // every check passed
   if (out.numel() == 0) return;
   if (result != out.dtype() || !has_kernels(result)) {
     backend_for(out.device()).copy(out, unary(op, in_dev, args));
@@ -465,7 +465,7 @@ void binary_out(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b
   check_can_cast(result, out, name);
   assert_no_internal_overlap(out, name);
   if (compute_numel(shape) > 0) check_integer_divisor(op, bb, compute);
-  if (bump != nullptr) out.version_counter().bump(*bump);  // every check passed
+  if (bump != nullptr) out.version_counter().bump(*bump, out.unsafe_impl());  // every check passed
   if (out.numel() == 0) return;
   if (result != out.dtype() || !has_kernels(result)) {
     backend_for(out.device()).copy(out, binary_impl(op, aa, bb, compute));

@@ -44,7 +44,8 @@ void addcmul_inplace(const Tensor& self, const Tensor& t1, const Tensor& t2, dou
   const char* name = bump != nullptr && bump->op != nullptr ? bump->op : "addcmul_";
   check_scalar_fits(Scalar(value), self.dtype(), name);
   assert_no_internal_overlap(self, name);
-  if (bump != nullptr) self.version_counter().bump(*bump);  // every check passed
+  if (bump != nullptr)
+    self.version_counter().bump(*bump, self.unsafe_impl());  // every check passed
   if (self.numel() == 0) return;
   backend_for(self.device()).addcmul_inplace(self, t1, t2, value);
 }
@@ -55,7 +56,8 @@ void addcdiv_inplace(const Tensor& self, const Tensor& t1, const Tensor& t2, dou
   const char* name = bump != nullptr && bump->op != nullptr ? bump->op : "addcdiv_";
   check_scalar_fits(Scalar(value), self.dtype(), name);
   assert_no_internal_overlap(self, name);
-  if (bump != nullptr) self.version_counter().bump(*bump);  // every check passed
+  if (bump != nullptr)
+    self.version_counter().bump(*bump, self.unsafe_impl());  // every check passed
   if (self.numel() == 0) return;
   backend_for(self.device()).addcdiv_inplace(self, t1, t2, value);
 }
@@ -75,7 +77,8 @@ void axpy_inplace(const Tensor& self, const Tensor& other, double alpha, const M
   const char* name = bump != nullptr && bump->op != nullptr ? bump->op : "add_";
   check_scalar_fits(Scalar(alpha), self.dtype(), name);
   assert_no_internal_overlap(self, name);
-  if (bump != nullptr) self.version_counter().bump(*bump);  // every check passed
+  if (bump != nullptr)
+    self.version_counter().bump(*bump, self.unsafe_impl());  // every check passed
   if (self.numel() == 0) return;
   backend_for(self.device()).axpy_inplace(self, other, alpha);
 }
@@ -88,7 +91,8 @@ void binary_scalar_inplace(BinaryOp op, const Tensor& self, const Scalar& value,
   const char* name = bump != nullptr && bump->op != nullptr ? bump->op : binary_op_name(op);
   check_scalar_fits(value, self.dtype(), name);
   assert_no_internal_overlap(self, name);
-  if (bump != nullptr) self.version_counter().bump(*bump);  // every check passed
+  if (bump != nullptr)
+    self.version_counter().bump(*bump, self.unsafe_impl());  // every check passed
   if (self.numel() == 0) return;
   backend_for(self.device()).binary_scalar_inplace(op, self, value);
 }

@@ -2,6 +2,7 @@
 // order, with their op and file:line, the saved tensors of watched graphs they make stale and
 // the bytes kSnapshot copied; JSON Lines and the summary.
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -121,11 +122,15 @@ TEST(MutationLog, JsonLines) {
   ASSERT_EQ(lines.size(), 2u) << jsonl;
   EXPECT_EQ(lines[0].rfind("{\"index\": 0, \"op\": \"add_\", \"file\": \"", 0), 0u) << lines[0];
   EXPECT_NE(lines[0].find("mutation_log_test.cc\", \"line\": " + std::to_string(line) +
-                          ", \"storage\": 0, \"version_before\": 0, \"version_after\": 1, "
+                          ", \"shape\": [2], \"dtype\": \"float64\", \"index_expression\": null, "
+                          "\"storage\": 0, \"version_before\": 0, \"version_after\": 1, "
                           "\"saved_by\": [], \"snapshot_bytes\": 0}"),
             std::string::npos)
       << lines[0];
   EXPECT_NE(lines[1].find("\"op\": \"index_put_\""), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("\"index_expression\": \"[tensor(shape=[1], dtype=int64)]\""),
+            std::string::npos)
+      << lines[1];
   const std::string path = ::testing::TempDir() + "/mutations.jsonl";
   log.write_jsonl(path);
   std::ifstream f(path);
@@ -149,6 +154,144 @@ TEST(MutationLog, NestedLogsAndOtherThreads) {
   x.add_(1.0);
   EXPECT_EQ(outer.num_writes(), 4);
   EXPECT_EQ(static_cast<uint32_t>(outer.num_writes()), x.version());
+}
+
+// The class test for what a record shows: every in-place write of the library, run alone
+// inside a log, is one record naming its op, the shape and dtype of the tensor written and, for
+// the indexed writes, the index expression. A write path that bumps without passing its tensor
+// shows up here as an empty shape.
+TEST(MutationLog, EveryWriteRecordsItsShapeAndIndex) {
+  using indexing::Ellipsis;
+  using indexing::None;
+  using indexing::Slice;
+  struct Case {
+    const char* op;
+    std::function<void(Tensor&)> write;
+    std::vector<int64_t> shape;  // of the tensor written (x[idx] = v: x)
+    std::string index;           // "" for writes that are not indexed
+    bool differentiable;         // also run with x a non-leaf that requires grad
+  };
+  const Tensor idx = tensor({int64_t{0}, int64_t{2}});
+  const Tensor mask = tensor({true, false, true, false});
+  const std::vector<Case> cases = {
+      {"add_", [](Tensor& x) { x.add_(1.0); }, {4, 3}, "", true},
+      {"mul_", [](Tensor& x) { x.mul_(2.0); }, {4, 3}, "", true},
+      {"add_", [](Tensor& x) { x.add_(ones({3}, kFloat64)); }, {4, 3}, "", true},
+      {"zero_", [](Tensor& x) { x.narrow(0, 1, 2).zero_(); }, {2, 3}, "", true},
+      {"fill_", [](Tensor& x) { x.select(1, 0).fill_(2.0); }, {4}, "", true},
+      {"copy_",
+       [](Tensor& x) {
+         x.copy_(ones({4, 3}, kFloat64));
+       },
+       {4, 3},
+       "",
+       true},
+      {"relu_", [](Tensor& x) { x.relu_(); }, {4, 3}, "", true},
+      {"clamp_", [](Tensor& x) { x.clamp_(0.0, 1.0); }, {4, 3}, "", true},
+      {"addcmul_",
+       [](Tensor& x) {
+         x.addcmul_(ones({4, 3}, kFloat64), ones({3}, kFloat64), 0.5);
+       },
+       {4, 3},
+       "",
+       true},
+      {"masked_fill_",
+       [&](Tensor& x) { x.masked_fill_(mask.unsqueeze(1), 0.0); },
+       {4, 3},
+       "",
+       true},
+      {"index_add_",
+       [&](Tensor& x) {
+         x.index_add_(0, idx, ones({2, 3}, kFloat64));
+       },
+       {4, 3},
+       "",
+       true},
+      {"index_copy_",
+       [&](Tensor& x) {
+         x.index_copy_(0, idx, ones({2, 3}, kFloat64));
+       },
+       {4, 3},
+       "",
+       true},
+      {"index_fill_", [&](Tensor& x) { x.index_fill_(1, idx, 5.0); }, {4, 3}, "", true},
+      {"scatter_",
+       [&](Tensor& x) {
+         x.scatter_(0, zeros({1, 3}, kInt64), ones({1, 3}, kFloat64));
+       },
+       {4, 3},
+       "",
+       true},
+      {"scatter_add_",
+       [&](Tensor& x) {
+         x.scatter_add_(0, zeros({1, 3}, kInt64), ones({1, 3}, kFloat64));
+       },
+       {4, 3},
+       "",
+       true},
+      {"put_", [&](Tensor& x) { x.put_(idx, ones({2}, kFloat64)); }, {4, 3}, "", true},
+      {"masked_scatter_",
+       [&](Tensor& x) {
+         x.masked_scatter_(mask.unsqueeze(1), ones({4, 3}, kFloat64));
+       },
+       {4, 3},
+       "",
+       true},
+      {"set_item_",
+       [](Tensor& x) {
+         x.set_item_({1, 2}, 7.0);
+       },
+       {4, 3},
+       "[1, 2]",
+       true},
+      {"set_item_",
+       [](Tensor& x) {
+         x.set_item_({Slice(0, 2), None}, 7.0);
+       },
+       {4, 3},
+       "[0:2, None]",
+       true},
+      {"set_item_",
+       [](Tensor& x) {
+         x.set_item_({Ellipsis, Slice(None, None, 2)}, ones({2}, kFloat64));
+       },
+       {4, 3},
+       "[..., ::2]",
+       true},
+      {"set_item_",
+       [&](Tensor& x) { x.set_item_({mask}, 0.0); },
+       {4, 3},
+       "[tensor(shape=[4], dtype=bool)]",
+       true},
+      {"index_put_",
+       [&](Tensor& x) {
+         x.index_put_({idx, Tensor()}, ones({3}, kFloat64), true);
+       },
+       {4, 3},
+       "[tensor(shape=[2], dtype=int64), None]",
+       true},
+      {"t_", [](Tensor& x) { x.t_(); }, {4, 3}, "", false},  // the shape before the write
+  };
+  for (bool differentiable : {false, true}) {
+    for (const Case& c : cases) {
+      if (differentiable && !c.differentiable) continue;
+      SCOPED_TRACE(std::string(c.op) + (differentiable ? " (requires grad)" : "") + " " + c.index);
+      Tensor a = leaf({4, 3}, 5);
+      Tensor x = differentiable ? a * 1.0 : arange(12, kFloat64).reshape({4, 3});
+      const uint32_t before = x.version();
+      MutationLog log;
+      c.write(x);
+      log.stop();
+      const std::vector<MutationRecord> r = log.records();
+      ASSERT_EQ(r.size(), 1u);
+      EXPECT_EQ(x.version(), before + 1);
+      EXPECT_EQ(r[0].op, c.op);
+      EXPECT_TRUE(ends_with(r[0].file, "mutation_log_test.cc")) << r[0].file;
+      EXPECT_EQ(r[0].shape, c.shape);
+      EXPECT_EQ(r[0].dtype, "float64");
+      EXPECT_EQ(r[0].index_expression, c.index);
+    }
+  }
 }
 
 }  // namespace

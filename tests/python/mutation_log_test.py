@@ -39,6 +39,11 @@ def test_records_exactly_the_writes_inside_the_block():
     assert [r["storage"] for r in records] == [0, 1, 0, 1]
     assert all(r["version_after"] == r["version_before"] + 1 for r in records)
     assert records[0]["version_before"] == 1
+    # The tensor written (x[idx] = v, index_put_: the indexed tensor) and the index expression.
+    assert [r["shape"] for r in records] == [[4], [2, 3], [2], [2, 3]]
+    assert all(r["dtype"] == "float64" for r in records)
+    assert [r["index_expression"] for r in records] == [
+        None, "[1]", None, "[tensor(shape=[1], dtype=int64)]"]
     assert log.summary() == "4 writes, 0 hit saved tensors, 0 bytes snapshotted"
     assert [json.loads(line) for line in log.to_jsonl().splitlines()] == records
 
