@@ -42,6 +42,11 @@ class DeviceError : public Error {
 class ValueError : public Error {
   using Error::Error;
 };
+// A read or write of a tensor that an unfinished asynchronous writer (a collective started
+// with an *_async_ call of mutagrad::distributed) still writes: wait() on its Work first.
+class PendingWriteError : public Error {
+  using Error::Error;
+};
 // A broken internal invariant: a bug in mutagrad, never the caller's fault.
 class InternalError : public Error {
   using Error::Error;

@@ -41,8 +41,12 @@ class TensorImpl {
   Device device() const { return storage_.device(); }
   const Storage& storage() const { return storage_; }
   bool is_contiguous() const { return is_contiguous_; }
-  // Address of element [0, ..., 0].
+  // Address of element [0, ..., 0]. PendingWriteError while an asynchronous collective still
+  // writes the storage (Note [Pending collective] in docs/notes/version-counter.md).
   void* data() const {
+    if (__builtin_expect(version_counter_.has_pending(), 0)) {
+      version_counter_.throw_pending_access("a read or write of its data");
+    }
     return static_cast<char*>(storage_.data()) + storage_offset_ * element_size(dtype_);
   }
 
