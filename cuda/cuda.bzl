@@ -38,10 +38,10 @@ NVCC_FLAGS = [
     "-Werror=all-warnings",
     "-Xcompiler=-fPIC,-Wall,-Wextra,-Werror,-Wno-unused-parameter",
     "-isystem /usr/local/cuda/include/cccl",
-    "-I.",
-    "-I$(GENDIR)",
-    "-DMUTAGRAD_CUDA_DEVICE_BUILD=1",
 ]
+
+# After the include flags (_include_flags, per repository).
+NVCC_DEFINES = ["-DMUTAGRAD_CUDA_DEVICE_BUILD=1"]
 
 # cuBLAS is linked as a shared library (its static archive would add hundreds of MB to every
 # test binary); the rpath finds it where the toolkit is installed.
@@ -74,8 +74,16 @@ HOST_RUN_LINKOPTS = select({
     "//conditions:default": ["-fopenmp"],
 })
 
+def _include_flags():
+    # Includes are relative to this repository's root, which is the execroot when mutagrad is
+    # the main repository and external/<name> when another workspace uses it.
+    repo = native.repository_name()
+    root = "." if repo == "@" else "external/" + repo[1:]
+    return ["-I" + root, "-I$(GENDIR)" + ("" if root == "." else "/" + root)]
+
 def cuda_kernels(name, srcs, hdrs = [], header_deps = [], deps = []):
     objs = []
+    flags = NVCC_FLAGS + _include_flags() + NVCC_DEFINES
     for src in srcs:
         stem = src[:-len(".cu")]
         obj = "_nvcc/%s/%s.o" % (name, stem)
@@ -84,7 +92,7 @@ def cuda_kernels(name, srcs, hdrs = [], header_deps = [], deps = []):
             name = "%s_nvcc_%s" % (name, stem),
             srcs = [src] + hdrs + header_deps,
             outs = [obj],
-            cmd = " ".join([NVCC] + NVCC_FLAGS + NVCC_GENCODE + ["-c $(location %s) -o $@" % src]),
+            cmd = " ".join([NVCC] + flags + NVCC_GENCODE + ["-c $(location %s) -o $@" % src]),
             message = "nvcc %s" % src,
             tags = ["no-sandbox", "manual"],
         )
