@@ -187,6 +187,14 @@ void check_inplace(const Tensor& self, bool requires_grad) {
 }
 
 void rebase_history(const Tensor& self, std::shared_ptr<Node> node) {
+  if (is_anomaly_enabled()) {  // the write just bumped: its site is the node's forward
+    const uint32_t v = self.version();
+    const std::optional<MutationSite> write =
+        v > 0 ? self.version_counter().site_of_bump(v - 1) : std::nullopt;
+    if (write && write->file != nullptr) {
+      detail::record_forward_site(*node, CallSite{write->file, write->line});
+    }
+  }
   AutogradMeta& meta = materialize_autograd_meta(self);
   if (meta.view_ != nullptr) {
     MG_INTERNAL_ASSERT(meta.view_->creation_meta == CreationMeta::kDefault,

@@ -157,9 +157,11 @@ void SavedVariable::throw_stale(Node* needed_by, const Tensor& saved, uint32_t e
   }
   if (needed_by != nullptr) {
     msg << " " << needed_by->name() << " saved it and needs it to compute gradients.";
-    if (const std::optional<CallSite> forward = forward_site(*needed_by)) {  // anomaly mode
-      msg << " The forward of " << needed_by->name() << " ran at " << forward->file << ":"
-          << forward->line << ".";
+    if (const std::optional<std::string> forward = describe_forward(*needed_by)) {  // anomaly
+      msg << " The forward of " << needed_by->name() << " ran " << *forward << ".";
+      if (forward->rfind("in ", 0) == 0) {
+        msg << " (addr2line -Cfie <binary> <offset> gives its line in a build with -g.)";
+      }
     }
   }
   msg << " Hint: the write above changed a tensor that backward needs; use the out-of-place op "

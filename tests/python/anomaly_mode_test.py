@@ -32,6 +32,19 @@ def test_detect_anomaly_names_the_forward_line():
     assert f"The forward of MulBackward0 ran at {__file__}:{forward}." in message, message
 
 
+def test_a_node_installed_by_an_in_place_write_names_the_write_line():
+    a = mg.tensor([1.0, 2.0], dtype=mg.float64).requires_grad_()
+    h = a * 1
+    w = a * 3
+    with mg.autograd.detect_anomaly():
+        h.mul_(w); forward = line()  # noqa: E702  (MulBackward0 saves w)
+        w.add_(1.0)
+        with pytest.raises(RuntimeError) as info:
+            h.sum().backward()
+    message = str(info.value)
+    assert f"The forward of MulBackward0 ran at {__file__}:{forward}." in message, message
+
+
 def test_off_by_default_and_set_detect_anomaly():
     a = mg.tensor([1.0, 2.0], dtype=mg.float64).requires_grad_()
     h = a * 2

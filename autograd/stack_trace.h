@@ -1,0 +1,42 @@
+// The C++ caller of a forward op, for anomaly mode in programs without a site provider.
+//
+//   StackTrace st = StackTrace::capture();      // cheap: return addresses only
+//   ...
+//   std::string who = st.user_frame();          // "build_model(int) (train+0x4f2d0)", later
+//
+// See Note [Anomaly mode in C++] in autograd/anomaly_mode.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mutagrad::autograd {
+
+class StackTrace {
+ public:
+  static constexpr int kMaxFrames = 32;
+
+  // The return addresses of the calling thread's stack (glibc's backtrace()). No symbol lookup.
+  static StackTrace capture();
+
+  // The innermost frame outside the library (see the Note), as "function (binary+0xoffset)",
+  // the function demangled from the binary's own symbol table (no debug info or -rdynamic
+  // needed); "" when every frame is the library's or none can be named.
+  std::string user_frame() const;
+
+  int size() const { return size_; }
+
+ private:
+  void* frames_[kMaxFrames] = {};
+  int size_ = 0;
+};
+
+namespace detail {
+// The demangled name of the function containing `address` (from dladdr, else the ELF symbol
+// table of its binary) and its binary's path and offset; false when none is found.
+bool symbolize(const void* address, std::string& function, std::string& binary, uintptr_t& offset);
+// Whether a demangled function name is the library's (skipped by StackTrace::user_frame()).
+bool is_library_frame(const std::string& function);
+}  // namespace detail
+
+}  // namespace mutagrad::autograd
