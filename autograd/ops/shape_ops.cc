@@ -3,6 +3,7 @@
 #include "autograd/ops/shape_ops.h"
 
 #include <cstdlib>
+#include <limits>
 #include <vector>
 
 #include "autograd/history.h"
@@ -189,6 +190,21 @@ void triangle_(const Tensor& self, int64_t diagonal, bool lower, const MutationS
   if (node) autograd::rebase_history(self, node);
 }
 
+// The side of the square that holds a vector of `size` elements on diagonal `offset` (diag,
+// diag_embed): size + |offset|, or a ShapeError naming `op` when it exceeds int64 (Note [Size
+// overflow] in tensor/shape.h). |INT64_MIN| itself does not fit either.
+int64_t diagonal_square_side(const char* op, int64_t size, int64_t offset) {
+  int64_t side = 0;
+  if (offset == std::numeric_limits<int64_t>::min() ||
+      __builtin_add_overflow(size, offset < 0 ? -offset : offset, &side)) {
+    throw ShapeError(str(op, "(): a vector of ", size, " elements on diagonal offset ", offset,
+                         " needs a square of side ", size, " + |", offset,
+                         "|, more than int64 can count; use an offset of magnitude at most ",
+                         std::numeric_limits<int64_t>::max() - size));
+  }
+  return side;
+}
+
 }  // namespace
 
 Tensor flip(const Tensor& self, IntArrayRef dims) {
@@ -315,7 +331,7 @@ Tensor triu(const Tensor& self, int64_t diagonal) { return triangle(self, diagon
 Tensor diag(const Tensor& self, int64_t diagonal) {
   Tensor result;
   if (self.dim() == 1) {
-    const int64_t n = self.size(0) + std::abs(diagonal);
+    const int64_t n = diagonal_square_side("diag", self.size(0), diagonal);
     result = zeros({n, n}, options_of(self));
     native::copy_(native::diagonal(result, diagonal, 0, 1), self);
   } else if (self.dim() == 2) {
@@ -348,7 +364,7 @@ Tensor diag_embed(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2
     throw ValueError(str("diag_embed(): diagonal dimensions cannot be identical ", dim1, ", ", dim2,
                          "; pick two different dims of the result"));
   }
-  const int64_t n = self.size(-1) + std::abs(offset);
+  const int64_t n = diagonal_square_side("diag_embed", self.size(-1), offset);
   DimVector shape;
   int64_t next = 0;
   for (int64_t p = 0; p < ndim; ++p) shape.push_back(p == d1 || p == d2 ? n : self.size(next++));

@@ -111,6 +111,24 @@ Tensor leaf_of(IntArrayRef sizes, double value) {
   return full(sizes, value, kFloat64).requires_grad_();
 }
 
+TEST_F(Leaks, TheOracleSeesACycle) {
+  // A hook that captures its own tensor is a cycle (in PyTorch too): the counts must show it,
+  // and removing the hook must free everything.
+  autograd::RemovableHandle handle;
+  std::weak_ptr<Node> node;
+  {
+    Tensor a = leaf_of({4}, 1.0);
+    Tensor h = a * 2.0;
+    handle = h.register_hook([h](const Tensor& g) { return g; });
+    node = h.grad_fn();
+  }
+  EXPECT_GT(live(), 0);
+  EXPECT_FALSE(node.expired());
+  handle.remove();
+  EXPECT_EQ(live(), 0);
+  EXPECT_TRUE(node.expired());
+}
+
 TEST_F(Leaks, SavedInputsAndOutputs) {
   // exp and sigmoid save their output, mul both inputs; unused, after backward, after a
   // retained backward.

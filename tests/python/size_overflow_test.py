@@ -1,5 +1,5 @@
-"""Sizes whose element, stride or byte count overflows int64 (issue 20 item 11), against torch
-1.13: each entry point raises (RuntimeError, as torch) instead of wrapping to a small or zero
+"""Sizes whose element, stride or byte count overflows int64 (issue 20 item 11, issue 18), against
+torch 1.13: each entry point raises (RuntimeError, as torch) instead of wrapping to a small or zero
 count, and the largest counts that fit still work. Note [Size overflow] in tensor/shape.h; the
 C++ side, with every entry point and a check that nothing was allocated, is
 tests/tensor/size_overflow_test.cc.
@@ -42,6 +42,17 @@ OVERFLOWS = [
      lambda lib: lib.zeros(1, 2).expand(2**61, 2).contiguous(), "Storage size calculation"),
     ("cat of two huge expanded tensors",
      lambda lib: lib.cat([lib.ones(1).expand(2**62), lib.ones(1).expand(2**62)]), "cat():"),
+    # Issue 18: the ops that compute a shape from their arguments.
+    ("ones(2, 3).repeat(2**62, 1)", lambda lib: lib.ones(2, 3).repeat(2**62, 1), "repeat():"),
+    ("ones(2, 3).tile((2**31, 2**31))", lambda lib: lib.ones(2, 3).tile((2**31, 2**31)),
+     "Storage size calculation"),
+    ("eye(2**40)", lambda lib: lib.eye(2**40), "Storage size calculation"),
+    ("ones(3).diag_embed(2**63 - 1)", lambda lib: lib.ones(3).diag_embed(2**63 - 1),
+     "diag_embed(): a vector of 3 elements on diagonal offset 9223372036854775807"),
+    ("ones(3).diag_embed(-2**63)", lambda lib: lib.ones(3).diag_embed(-2**63), "diag_embed():"),
+    ("ones(3).diag_embed(2**40)", lambda lib: lib.ones(3).diag_embed(2**40),
+     "Storage size calculation overflowed with sizes=[1099511627779, 1099511627779]"),
+    ("ones(3).diag(2**63 - 1)", lambda lib: lib.ones(3).diag(2**63 - 1), "diag():"),
 ]
 
 FITS = [
