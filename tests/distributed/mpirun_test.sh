@@ -4,16 +4,24 @@
 # Settings (docs/distributed.md): --oversubscribe (more ranks than cores), --allow-run-as-root
 # (CI runs as root), the shared-memory and self transports only (btl self,vader) with
 # single-copy off (CMA's process_vm_readv is refused inside sandboxes), and a hard limit: a
-# rank that hangs is killed by `timeout`, so the test fails instead of blocking CI.
+# rank that hangs is killed by `timeout`, so the test fails instead of blocking CI. Each job gets
+# its own short temporary directory for Open MPI's session files and shared-memory segments:
+# jobs run in parallel by bazel must not meet there (and unix socket paths must stay short).
 set -euo pipefail
 np=$1
 binary=$2
 shift 2
+# gtest's per-test files are the job's, not each rank's: no rank writes them.
+unset TEST_PREMATURE_EXIT_FILE XML_OUTPUT_FILE GTEST_OUTPUT
+tmp=$(mktemp -d /tmp/mutagrad-mpi.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+export TMPDIR=$tmp
+export OMPI_MCA_btl_vader_backing_directory=$tmp
 export OMPI_MCA_btl=self,vader
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export MUTAGRAD_DISTRIBUTED_TIMEOUT=${MUTAGRAD_DISTRIBUTED_TIMEOUT:-60}
-exec timeout --kill-after=10 240 mpirun -np "$np" --oversubscribe --bind-to none \
+export MUTAGRAD_DISTRIBUTED_TIMEOUT=${MUTAGRAD_DISTRIBUTED_TIMEOUT:-30}
+timeout --kill-after=5 50 mpirun -np "$np" --oversubscribe --bind-to none \
   "$binary" "$@"
