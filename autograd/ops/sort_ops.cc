@@ -1,6 +1,7 @@
 // sort, argsort, msort, topk, kthvalue, unique, bincount, searchsorted: see sort_ops.h.
 #include "autograd/ops/sort_ops.h"
 
+#include <limits>
 #include <memory>
 
 #include "autograd/history.h"
@@ -177,7 +178,13 @@ Tensor bincount(const Tensor& self, const std::optional<Tensor>& weights, int64_
           str("bincount(): only supports 1-d non-negative integral inputs; the "
               "input has a negative value"));
     }
-    size = std::max(size, native::reduce(ReduceOp::kMax, self, {}, false).item<int64_t>() + 1);
+    const int64_t largest = native::reduce(ReduceOp::kMax, self, {}, false).item<int64_t>();
+    if (largest == std::numeric_limits<int64_t>::max()) {  // Note [Size overflow] in shape.h
+      throw ShapeError(str("bincount(): the input's largest value ", largest, " needs ", largest,
+                           " + 1 bins, more than int64 can count; "
+                           "the values must be smaller"));
+    }
+    size = std::max(size, largest + 1);
   }
   const ScalarType dtype = !weights ? kInt64 : (weights->dtype() == kFloat32 ? kFloat32 : kFloat64);
   const TensorOptions options = TensorOptions(dtype).device(self.device());

@@ -1,8 +1,9 @@
 // Size overflow at the differentiable ops (issue 18): the ops that compute a shape from their
-// arguments (repeat, tile, cat, stack, eye, diag, diag_embed, linspace, split_with_sizes) and the
-// issue's repro, ones({3}).expand({2^62, 3}).sum(), raise a ShapeError naming the op and the
-// sizes instead of wrapping. Note [Size overflow] in tensor/shape.h; the raw ops (factories,
-// views, storage bytes, broadcasting, indexing) are tests/tensor/size_overflow_test.cc.
+// arguments (repeat, tile, cat, stack, eye, diag, diag_embed, linspace, bincount,
+// split_with_sizes) and the issue's repro, ones({3}).expand({2^62, 3}).sum(), raise a ShapeError
+// naming the op and the sizes instead of wrapping. Note [Size overflow] in tensor/shape.h; the
+// raw ops (factories, views, storage bytes, broadcasting, indexing) are
+// tests/tensor/size_overflow_test.cc.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -109,6 +110,18 @@ TEST(SizeOverflowOps, DiagAndDiagEmbedOffsets) {
   expect_overflow([&] { v.diag_embed(k2p40); }, {"Storage size calculation overflowed"});
   expect_overflow([&] { v.diag(kMax); }, {"diag(): a vector of 3 elements"});
   expect_overflow([&] { v.diag(std::numeric_limits<int64_t>::min()); }, {"diag():"});
+}
+
+TEST(SizeOverflowOps, BincountOfHugeValues) {
+  // max + 1 bins: INT64_MAX + 1 wrapped before (undefined behaviour).
+  expect_overflow(
+      [] {
+        bincount(tensor({int64_t{1}, kMax}));
+      },
+      {"bincount(): the input's largest value 9223372036854775807", "+ 1 bins"});
+  expect_overflow([] { bincount(tensor({k2p62})); }, {"Storage size calculation overflowed"});
+  expect_overflow([] { bincount(tensor({int64_t{1}}), std::nullopt, k2p62); },
+                  {"Storage size calculation overflowed"});
 }
 
 TEST(SizeOverflowOps, SplitWithSizesThatOverflow) {
