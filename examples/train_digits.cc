@@ -5,10 +5,14 @@
 //
 //   ./bazelw run //examples:train_digits
 //   ./bazelw run //examples:train_digits -- --epochs 5 --min-accuracy 90
+//   ./bazelw build //examples:train_digits && mpirun -np 2 bazel-bin/examples/train_digits
+//   --distributed
 //
 // Flags: --epochs N (default 30; also MUTAGRAD_DIGITS_EPOCHS), --min-accuracy P (percent:
 // exit 1 when the final test accuracy is lower), --data PATH (default: python3-sklearn's
-// digits.csv.gz; also MUTAGRAD_DIGITS_CSV). The data is read with zlib: no Python at run time.
+// digits.csv.gz; also MUTAGRAD_DIGITS_CSV), --distributed (data-parallel under mpirun: each rank
+// trains on its share of every batch, distributed::DataParallel averages the gradients; rank 0
+// prints). The data is read with zlib: no Python at run time.
 #include <zlib.h>
 
 #include <algorithm>
@@ -18,10 +22,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "distributed/distributed.h"
 #include "mutagrad.h"
 #include "optim/optim.h"
 
@@ -38,6 +44,7 @@ struct Config {
   int epochs = 30;
   double min_accuracy = 0;  // percent
   std::string data = kDefaultData;
+  bool distributed = false;
 };
 
 struct Dataset {
@@ -109,6 +116,10 @@ Config parse_args(int argc, char** argv) {
   if (const char* d = std::getenv("MUTAGRAD_DIGITS_CSV")) c.data = d;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--distributed") {
+      c.distributed = true;
+      continue;
+    }
     if (i + 1 >= argc) fail("flag " + a + " needs a value", 64);
     if (a == "--epochs") {
       c.epochs = std::atoi(argv[++i]);
@@ -117,7 +128,9 @@ Config parse_args(int argc, char** argv) {
     } else if (a == "--data") {
       c.data = argv[++i];
     } else {
-      fail("unknown flag " + a + "; expected --epochs N, --min-accuracy P or --data PATH", 64);
+      fail("unknown flag " + a +
+               "; expected --epochs N, --min-accuracy P, --data PATH or --distributed",
+           64);
     }
   }
   if (c.epochs < 1) fail("--epochs must be at least 1", 64);
@@ -188,6 +201,15 @@ bool step_between_forward_and_backward(Mlp& model, optim::Optimizer& opt, const 
 
 int main(int argc, char** argv) {
   const Config config = parse_args(argc, argv);
+  // Data-parallel: every rank runs this program on the same data and the same random stream;
+  // each trains on its contiguous share of every batch (see the loop).
+  int rank = 0, world = 1;
+  if (config.distributed) {
+    distributed::ProcessGroup& pg = distributed::init_process_group("mpi");
+    rank = pg.rank();
+    world = pg.size();
+    if (rank != 0 && std::freopen("/dev/null", "w", stdout) == nullptr) fail("cannot quiet rank");
+  }
   const Dataset all = load_digits(config.data);
   const int64_t n = all.labels.numel();
 
@@ -206,10 +228,14 @@ int main(int argc, char** argv) {
   const Dataset test{all.images.index_select(0, test_idx), all.labels.index_select(0, test_idx)};
   std::cout << "digits: " << n << " images (" << config.data << "), " << n_train << " train, "
             << n - n_train << " test; MLP 64-" << kHidden << "-10, AdamW, batch " << kBatch << ", "
-            << config.epochs << " epochs\n";
+            << config.epochs << " epochs";
+  if (config.distributed) std::cout << ", data-parallel over " << world << " MPI ranks";
+  std::cout << "\n";
 
   Mlp model(gen);
   optim::AdamW opt(model.parameters(), optim::AdamWOptions(3e-3).weight_decay(1e-2));
+  std::unique_ptr<distributed::DataParallel> ddp;
+  if (config.distributed) ddp = std::make_unique<distributed::DataParallel>(model.parameters());
   for (int epoch = 1; epoch <= config.epochs; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
     // A fresh order of the training rows each epoch.
@@ -226,11 +252,27 @@ int main(int argc, char** argv) {
       Tensor xb = train.images.index_select(0, idx);
       const Tensor yb = train.labels.index_select(0, idx);
       blank_random_pixels(xb, gen);
-      Tensor loss = cross_entropy(model.forward(xb), yb);
+      Tensor loss;
+      if (config.distributed) {
+        // This rank's rows [lo, hi) of the batch. DataParallel averages the ranks' gradients,
+        // so each local mean is weighted by (its rows * ranks / batch rows): the average is then
+        // the gradient of the whole batch's mean loss, as in the single-process run.
+        const int64_t nb = idx.numel(), lo = nb * rank / world, hi = nb * (rank + 1) / world;
+        const Tensor local = cross_entropy(model.forward(xb.slice(0, lo, hi)), yb.slice(0, lo, hi));
+        loss = local * (static_cast<double>((hi - lo) * world) / static_cast<double>(nb));
+        loss_sum += local.item<double>() * static_cast<double>(hi - lo);
+      } else {
+        loss = cross_entropy(model.forward(xb), yb);
+        loss_sum += loss.item<double>() * static_cast<double>(idx.numel());
+      }
       opt.zero_grad();
       loss.backward();
       opt.step();
-      loss_sum += loss.item<double>() * static_cast<double>(idx.numel());
+    }
+    if (config.distributed) {  // the epoch's loss over every rank's rows
+      Tensor total = full({1}, loss_sum, kFloat64);
+      distributed::default_group().all_reduce_(total);
+      loss_sum = total.item<double>();
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -243,6 +285,8 @@ int main(int argc, char** argv) {
   std::printf("final test accuracy: %.2f%% (%lld images)\n", final_accuracy,
               static_cast<long long>(test.labels.numel()));
 
+  // The demonstrations below run one process's backward each: no more gradient averaging.
+  ddp.reset();
   std::cout << "\nThe classic mistake: opt.step() between a forward and its backward.\n";
   const bool unsafe_went_through = step_between_forward_and_backward(model, opt, train);
   std::cout << "\nThe same under MutationPolicy::kSnapshot (saved values are copied before the "
