@@ -3,6 +3,7 @@
 # @mutagrad (local_repository), calls mutagrad_dependencies() and builds and runs a program
 # on @mutagrad//:mutagrad and @mutagrad//optim. It has its own output base, so this builds the
 # library once more; the server is shut down afterwards.
+# shellcheck source=tests/packaging/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 consumer="$repo/examples/bazel_consumer"

@@ -4,6 +4,7 @@
 # it (nothing refers to the checkout), configured with find_package(mutagrad), built, ctest.
 # Also: no installed file names the build tree, and a program built with pkg-config's flags
 # alone compiles, links and runs.
+# shellcheck source=tests/packaging/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_packages cmake pkg-config libgtest-dev libboost-dev
 

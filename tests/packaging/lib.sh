@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced: repo, scratch and step are for the caller
 # Shared by the packaging tests (sourced): the checkout's root, Debian packages the tests need
 # beyond ./bazelw's, and a scratch directory removed on exit.
 set -euo pipefail
