@@ -139,6 +139,8 @@ void bind_device(py::module_& m);
 void bind_autograd(py::module_& m);
 // mutagrad.optim / nn.utils (the _optim submodule) and addcmul/addcdiv/lerp (bindings_optim.cc).
 void bind_optim(py::module_& m);
+// mutagrad.distributed and nn.parallel (bindings_distributed.cc): the _distributed submodule.
+void bind_distributed(py::module_& m);
 // Graph inspection (issue 14): check_backward, mutation logs, pictures (bindings_inspect.cc).
 void bind_inspect(py::module_& m);
 // Called by bind_autograd: custom Functions, tensor/node hooks, saved-tensor hooks

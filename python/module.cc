@@ -23,6 +23,7 @@ PYBIND11_MODULE(_C, m) {
   bind_device(m);  // after bind_tensor: adds Tensor.to / cuda / cpu, and the _cuda submodule
   bind_autograd(m);
   bind_optim(m);
+  bind_distributed(m);
   bind_inspect(m);
   install_argument_errors(m);  // last: it wraps every function defined above
 }

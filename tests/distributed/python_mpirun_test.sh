@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# python_distributed_test.py under mpirun with NP ranks, importing the runfiles copy of the
+# mutagrad package (//python:mutagrad):  python_mpirun_test.sh NP
+set -euo pipefail
+ROOT="${TEST_SRCDIR}/${TEST_WORKSPACE:-mutagrad}"
+export PYTHONPATH="${ROOT}/python"
+export PYTHONDONTWRITEBYTECODE=1
+exec "${ROOT}/tests/distributed/mpirun_test.sh" "$1" /usr/bin/python3 \
+  "${ROOT}/tests/distributed/python_distributed_test.py"
