@@ -81,6 +81,9 @@ mutagrad_dist = rule(
     attrs = {
         "deps": attr.label_list(providers = [CcInfo]),
         "roots": attr.string_list(doc = "Public headers; everything they include is installed."),
-        "_script": attr.label(default = Label("//packaging:make_dist.py"), allow_single_file = True),
+        "_script": attr.label(
+            default = Label("//packaging:make_dist.py"),
+            allow_single_file = True,
+        ),
     },
 )

@@ -56,6 +56,9 @@ mutagrad_wheel = rule(
         "srcs": attr.label_list(allow_files = [".py"]),
         "strip_prefix": attr.string(doc = "Removed from srcs' paths (relative to the package)."),
         "subdir": attr.string(doc = "Output directory under the package, if any."),
-        "_script": attr.label(default = Label("//packaging:make_wheel.py"), allow_single_file = True),
+        "_script": attr.label(
+            default = Label("//packaging:make_wheel.py"),
+            allow_single_file = True,
+        ),
     },
 )

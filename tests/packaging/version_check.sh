@@ -7,7 +7,10 @@ source "$(dirname "$0")/lib.sh"
 need_packages cmake pkg-config python3-venv
 
 expected="$(sed -n 's/^MUTAGRAD_VERSION = "\(.*\)"$/\1/p' "$repo/version.bzl")"
-[ -n "$expected" ] || { echo "FAIL: no MUTAGRAD_VERSION in version.bzl" >&2; exit 1; }
+if [ -z "$expected" ]; then
+  echo "FAIL: no MUTAGRAD_VERSION in version.bzl" >&2
+  exit 1
+fi
 
 prefix="$scratch/prefix"
 (cd "$repo" && ./bazelw build //python:wheel && ./bazelw run //:install -- --prefix="$prefix") \
@@ -16,8 +19,13 @@ bin="$(cd "$repo" && ./bazelw info bazel-bin 2>/dev/null)"
 
 # mutagrad::version(), from a program built with pkg-config's flags.
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
-printf '#include <mutagrad/version.h>\n#include <cstdio>\nint main() { std::puts(mutagrad::version()); }\n' \
-  >"$scratch/v.cc"
+cat >"$scratch/v.cc" <<'CC'
+#include <mutagrad/version.h>
+
+#include <cstdio>
+
+int main() { std::puts(mutagrad::version()); }
+CC
 # shellcheck disable=SC2046  # pkg-config's output is a list of flags
 g++ -std=c++17 -o "$scratch/v" "$scratch/v.cc" $(pkg-config --cflags --libs mutagrad) \
   -Wl,-rpath,"$prefix/lib"
@@ -40,7 +48,8 @@ wheel_version="$(echo "$wheel" | cut -d- -f2)"
 /usr/bin/python3 -m venv "$scratch/venv"
 "$scratch/venv/bin/python" -m pip install -q --no-index --disable-pip-version-check \
   "$bin/python/$wheel"
-py="$(cd "$scratch" && "$scratch/venv/bin/python" -c 'import mutagrad; print(mutagrad.__version__)')"
+cd "$scratch"  # not the checkout: the installed package
+py="$("$scratch/venv/bin/python" -c 'import mutagrad; print(mutagrad.__version__)')"
 
 echo "version.bzl $expected | mutagrad::version() $cpp | pkg-config $pc | CMake $cmake_version" \
   "| wheel $wheel_version | mutagrad.__version__ $py"

@@ -26,7 +26,8 @@ install_wheel() {  # venv directory, wheel
 step "install $wheel_name (user) and its host-run twin into fresh venvs"
 install_wheel "$scratch/user" "$user_wheel"
 install_wheel "$scratch/host_run" "$host_run_wheel"
-user_site="$("$scratch/user/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')"
+user_site="$("$scratch/user/bin/python" -c \
+  'import sysconfig; print(sysconfig.get_paths()["platlib"])')"
 
 step "the user wheel"
 (cd "$scratch" && "$scratch/user/bin/python" - "$wheel_name" <<'PY'
