@@ -1,0 +1,20 @@
+// NcclProcessGroup: the "nccl" transport, CUDA tensors, in the device build (--config=cuda).
+// Bootstraps over MPI: rank 0's ncclUniqueId is broadcast with MPI_Bcast, then every rank joins
+// with ncclCommInitRank on GPU rank % device count. The agreement exchange of
+// Note [Every rank raises] stays on MPI (host metadata); the payload goes through NCCL on the
+// library's CUDA stream, so it is ordered after the kernels that produced the tensor.
+//
+//   auto& pg = distributed::init_process_group("nccl");   // under mpirun, one rank per GPU
+//   Tensor g = mutagrad::ones({1024}).cuda();
+//   pg.all_reduce_(g);                                    // ncclAllReduce on the stream
+#pragma once
+
+#include <memory>
+
+#include "distributed/mpi_process_group.h"
+
+namespace mutagrad::distributed {
+
+std::unique_ptr<ProcessGroup> make_nccl_process_group(MPI_Comm comm);
+
+}  // namespace mutagrad::distributed
