@@ -387,6 +387,7 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes
   int64_t d = wrap_dim(dim, self.dim(), "split_with_sizes");
   int64_t dim_size = self.sizes()[d];
   int64_t total = 0;
+  bool overflow = false;
   for (int64_t s : split_sizes) {
     if (s < 0) {
       throw ValueError(
@@ -394,9 +395,10 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes
               "but got split_sizes=",
               split_sizes));
     }
-    total += s;
+    // A sum past int64 cannot be dim_size either (Note [Size overflow] in tensor/shape.h).
+    overflow |= __builtin_add_overflow(total, s, &total);
   }
-  if (total != dim_size) {
+  if (overflow || total != dim_size) {
     throw ShapeError(str("split_with_sizes expects split_sizes to sum exactly to ", dim_size,
                          " (input tensor's size at dimension ", d,
                          "), but got split_sizes=", split_sizes));
