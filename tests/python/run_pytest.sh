@@ -24,4 +24,7 @@ if [[ -n "${libasan}" ]]; then
 fi
 
 cd "${ROOT}/tests/python"
-exec /usr/bin/python3 -m pytest -q -p no:cacheprovider *_test.py
+# The oracle is Debian's torch 1.13 under /usr/bin/python3. With
+# --test_env=MUTAGRAD_TEST_PYTHON=<venv>/bin/python the suites run against that interpreter's
+# torch instead (PyTorch 2.x: tools/torch2/run_python_suite.sh).
+exec "${MUTAGRAD_TEST_PYTHON:-/usr/bin/python3}" -m pytest -q -p no:cacheprovider *_test.py

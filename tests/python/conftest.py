@@ -1,0 +1,32 @@
+"""pytest setup shared by the differential suites: which torch is the oracle.
+
+The suites compare mutagrad with `import torch`: Debian's python3-torch 1.13 under
+/usr/bin/python3 (the default, and CI's), or PyTorch 2.x from the venv that
+tools/torch2/setup_venv.sh makes (tools/torch2/run_python_suite.sh runs them so). The report
+header names the torch that ran. MUTAGRAD_EXPECT_TORCH=2 (or 1.13) makes the session fail at
+once if another torch was imported, e.g. Debian's 1.13 shadowing the venv's. Version-dependent
+expectations use `torch_at_least` (docs/torch-versions.md lists each difference).
+"""
+
+import os
+
+import pytest
+import torch
+
+
+def torch_version():
+    """(major, minor) of the torch under test."""
+    major, minor = torch.__version__.split("+")[0].split(".")[:2]
+    return int(major), int(minor)
+
+
+def pytest_report_header(config):
+    return f"oracle: torch {torch.__version__} from {os.path.dirname(torch.__file__)}"
+
+
+def pytest_configure(config):
+    expected = os.environ.get("MUTAGRAD_EXPECT_TORCH")
+    if expected and not torch.__version__.startswith(expected):
+        raise pytest.UsageError(
+            f"MUTAGRAD_EXPECT_TORCH={expected}, but torch {torch.__version__} was imported from "
+            f"{torch.__file__}: check the interpreter (tools/torch2/run_python_suite.sh)")

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# compare_benchmarks.sh: every benchmark family against libtorch 1.13 (Debian) and 2.x (PyPI).
+#
+#   tools/torch2/compare_benchmarks.sh                        # all families
+#   tools/torch2/compare_benchmarks.sh indexing autograd      # some
+#   REPS=3 tools/torch2/compare_benchmarks.sh pointwise -- --benchmark_min_time=0.3
+#
+# libtorch 1.13 and 2.x cannot be linked into one binary (the same symbols), so each family has
+# twin binaries built from the same sources (benchmarks/benchmarks.bzl): x_vs_libtorch and
+# x_vs_torch2. Each ratio is same-run: ours and libtorch's cases interleaved in one binary. This
+# runs the twins of a family back to back with the same flags, then prints one markdown table
+# per family with both ratio columns (tools/torch2/compare_benchmarks.py), our own time in each
+# twin's run (if those disagree, the load changed between them: rerun), and the libtorch
+# version, library and BLAS each binary reports. JSON and console output stay in $OUT_DIR.
+#
+# Without the 2.x venv (tools/torch2/setup_venv.sh) the 1.13 twins run alone and the tables
+# say "libtorch 2.x not available". Run it on a quiet machine: docs/performance.md.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "${root}"
+
+families=()
+extra=()
+while (($# > 0)); do
+  if [[ "$1" == "--" ]]; then
+    shift
+    extra=("$@")
+    break
+  fi
+  families+=("$1")
+  shift
+done
+if ((${#families[@]} == 0)); then
+  families=(indexing autograd mutation pointwise training optim)
+fi
+reps="${REPS:-5}"
+out="${OUT_DIR:-/tmp/mutagrad-vs-torch-$(date -u +%Y%m%dT%H%M%S)}"
+mkdir -p "${out}"
+
+venv="${MUTAGRAD_TORCH2_VENV:-${HOME}/.cache/mutagrad/torch2-venv}"
+twins=(libtorch)
+if compgen -G "${venv}/lib/python3*/site-packages/torch/lib/libtorch_cpu.so" >/dev/null ||
+  [ -n "${MUTAGRAD_TORCH2_DIR:-}" ]; then
+  twins+=(torch2)
+else
+  echo "compare_benchmarks.sh: no PyTorch 2.x at ${venv} (tools/torch2/setup_venv.sh):" \
+    "libtorch 1.13 only" >&2
+fi
+
+if [[ -z "${NO_BUILD:-}" ]]; then
+  targets=()
+  for f in "${families[@]}"; do
+    for t in "${twins[@]}"; do targets+=("//benchmarks:${f}_vs_${t}"); done
+  done
+  ./bazelw build "${targets[@]}" >&2
+fi
+# The default configuration's outputs (-c opt): stable while others build under other configs,
+# which move the bazel-bin symlink.
+bin="${BAZEL_BIN:-${root}/bazel-out/k8-opt/bin}"
+
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' (+ uncommitted changes)')"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+  echo "flags: --benchmark_repetitions=${reps} --benchmark_enable_random_interleaving=true" \
+    "--benchmark_report_aggregates_only=true ${extra[*]}"
+} >"${out}/run.txt"
+
+for f in "${families[@]}"; do
+  for t in "${twins[@]}"; do
+    name="${f}_vs_${t}"
+    echo "== ${name} (load average $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+    echo "${name}: load average at start $(cut -d' ' -f1-3 /proc/loadavg)" >>"${out}/run.txt"
+    "${bin}/benchmarks/${name}" --benchmark_repetitions="${reps}" \
+      --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
+      --benchmark_out="${out}/${name}.json" --benchmark_out_format=json "${extra[@]}" \
+      >"${out}/${name}.txt" 2>&1
+    echo "${name}: load average at end $(cut -d' ' -f1-3 /proc/loadavg)" >>"${out}/run.txt"
+  done
+done
+
+/usr/bin/python3 "${root}/tools/torch2/compare_benchmarks.py" "${out}" "${families[@]}"
+echo "compare_benchmarks.sh: outputs in ${out}" >&2
