@@ -7,3 +7,4 @@ parameter initialisers (``mutagrad.nn.init``) with torch's names, signatures and
 
 from mutagrad.nn import functional, init  # noqa: F401
 from mutagrad.nn import utils  # noqa: F401  (clip_grad_norm_, clip_grad_value_)
+from mutagrad.nn import parallel  # noqa: F401  (DistributedDataParallel; docs/distributed.md)
