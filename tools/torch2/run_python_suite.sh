@@ -5,6 +5,7 @@
 #   tools/torch2/run_python_suite.sh                    # all suites against torch 2.x
 #   tools/torch2/run_python_suite.sh -k index_put       # extra arguments go to pytest
 #   MUTAGRAD_TORCH=1.13 tools/torch2/run_python_suite.sh   # the same run against Debian's 1.13
+#   NO_BUILD=1 tools/torch2/run_python_suite.sh         # the module as built, no bazel call
 #
 # It builds //python:mutagrad_host_run and //python:mutagrad (what //tests/python:python_test
 # uses) and runs pytest from tests/python with the same environment as run_pytest.sh. The same
@@ -30,12 +31,22 @@ else
 fi
 
 cd "${root}"
-./bazelw build //python:mutagrad_host_run //python:mutagrad >&2
+if [[ -z "${NO_BUILD:-}" ]]; then  # NO_BUILD=1: use what is built
+  ./bazelw build //python:mutagrad_host_run //python:mutagrad >&2
+fi
 # The default configuration's outputs (-c opt): stable while others build under other configs,
 # which move the bazel-bin symlink.
 bin="${BAZEL_BIN:-${root}/bazel-out/k8-opt/bin}"
-export PYTHONPATH="${bin}/python/host_run"
-export MUTAGRAD_DEFAULT_BUILD_PATH="${bin}/python"
+# A private copy of the two builds: in a checkout shared with others, another build can delete
+# and rewrite bazel-out's module in the middle of a run (every test then fails to import it).
+snapshot="$(mktemp -d)"
+trap 'rm -rf "${snapshot}"' EXIT
+mkdir -p "${snapshot}/default"
+cp -rL "${bin}/python/host_run" "${snapshot}/host_run"
+cp -rL "${bin}/python/mutagrad" "${snapshot}/default/mutagrad"
+find "${snapshot}" -name '*.runfiles*' -prune -exec rm -rf {} +
+export PYTHONPATH="${snapshot}/host_run"
+export MUTAGRAD_DEFAULT_BUILD_PATH="${snapshot}/default"
 export PYTHONDONTWRITEBYTECODE=1
 cd tests/python
-exec "${python}" -m pytest -q -p no:cacheprovider "$@" *_test.py
+"${python}" -m pytest -q -p no:cacheprovider "$@" *_test.py
