@@ -81,16 +81,34 @@ std::string shapes_list(const std::vector<Tensor>& tensors) {
 // The first value of idx outside [lower, size) (row-major), or -1; lower is -size or 0.
 // The distance from `lower` is taken in uint64_t: an index near INT64_MAX minus a negative
 // `lower` overflows int64_t (undefined; found by index_expression_fuzzer, docs/reliability.md).
+// Whether any of data[0, n) lies outside [lower, lower + span): a branch-free screen.
+// Note [Vectorized bounds screen]
+// Every advanced write reads all its indices once before writing (the strong guarantee), so
+// this loop is on the hot path of index_put_ and the scatters (26% of scatter_add_'s time when
+// it compared). x86-64's baseline (SSE2) has no 64-bit compare, so a comparison does not
+// vectorize: the loop instead computes the borrow of u - span (u = x - lower, unsigned) from
+// subtraction and bit operations only, which SSE2 has, and ANDs the borrows: every index is in
+// range exactly when every borrow's top bit is set (u < span). GCC's -O2 cost model vectorizes
+// no loop that needs a scalar epilogue, hence the attribute.
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#endif
+bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uint64_t span) {
+  uint64_t all_borrow = ~uint64_t{0};
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t u = static_cast<uint64_t>(data[i]) - lower;
+    all_borrow &= (~u & span) | (~(u ^ span) & (u - span));
+  }
+  return (all_borrow >> 63) == 0;
+}
+
 int64_t first_out_of_bounds_cpu(const Tensor& idx, int64_t lower, int64_t size, int64_t* value) {
   const int64_t* data = idx.data_ptr<int64_t>();
   const uint64_t span = static_cast<uint64_t>(size - lower);
   if (idx.is_contiguous()) {
     int64_t n = idx.numel();
-    // Branch-free screen first (vectorizes); locate the offender only when there is one.
-    bool bad = false;
-    for (int64_t i = 0; i < n; ++i)
-      bad |= (static_cast<uint64_t>(data[i]) - static_cast<uint64_t>(lower)) >= span;
-    if (!bad) return -1;
+    // Screen first; locate the offender only when there is one.
+    if (!any_out_of_range(data, n, static_cast<uint64_t>(lower), span)) return -1;
     for (int64_t i = 0; i < n; ++i) {
       if ((static_cast<uint64_t>(data[i]) - static_cast<uint64_t>(lower)) >= span) {
         *value = data[i];

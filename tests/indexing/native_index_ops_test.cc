@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -150,6 +151,32 @@ TEST(NativeIndexErrors, TextsNameTheRuleAndTheValues) {
   EXPECT_THROW(native::index(empty({0}), {i64({0})}), IndexError);
 }
 
+// The bounds screen (Note [Vectorized bounds screen] in tensor/native/index_ops.cc) works on
+// pairs of indices with a scalar tail: each boundary value at every position of a 7-element
+// index (both halves of a pair and the tail) is accepted or named exactly.
+TEST(NativeIndexErrors, EveryBoundaryValueAtEveryPosition) {
+  constexpr int64_t kSize = 5;
+  Tensor y = iota({kSize});
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  const int64_t small = std::numeric_limits<int64_t>::min();
+  for (int64_t bad : {kSize, -kSize - 1, big, small, kSize + 1, -big}) {
+    for (int64_t pos = 0; pos < 7; ++pos) {
+      std::vector<int64_t> idx = {0, 4, -5, -1, 2, 3, 1};
+      idx[pos] = bad;
+      EXPECT_NE(error_text([&] {
+                  native::index(y, {i64(idx)});
+                }).find(str("index ", bad, " is out of bounds for dimension 0 with size 5")),
+                std::string::npos)
+          << "bad " << bad << " at " << pos;
+    }
+  }
+  for (int64_t good : {int64_t{0}, kSize - 1, -kSize, int64_t{-1}}) {
+    std::vector<int64_t> idx(7, good);
+    const int64_t wrapped = good < 0 ? good + kSize : good;
+    EXPECT_EQ(doubles(native::index(y, {i64(idx)})), V(7, static_cast<double>(wrapped)));
+  }
+}
+
 TEST(NativeIndexPut, LastOccurrenceWinsWithoutAccumulate) {
   Tensor x = zeros({4}, kFloat64);
   native::index_put_(x, {i64({1, 3, 1, 1})}, f64({10, 20, 30, 40}, {4}), false);
@@ -294,23 +321,33 @@ std::vector<float> reference_put(std::vector<float> dst, const std::vector<int64
   return dst;
 }
 
+// Destinations of 4 KB (many duplicates; the kernels' loop without prefetch) and of 2 MiB (past
+// L2: the loop that prefetches, Note [Prefetch only past L2] in tensor/cpu/indexing.cc), against
+// a sequential reference, for writes and the gather of the same indices.
 TEST(NativeIndexPutDeterminism, BitwiseEqualToSequentialForAnyThreadCount) {
-  std::mt19937_64 rng(7);
-  const int64_t n = 1000, m = 200000;  // many duplicates per destination
-  std::vector<int64_t> idx(m);
-  std::vector<float> v(m), init(n);
-  for (auto& i : idx) i = static_cast<int64_t>(rng() % (2 * n)) - n;
-  for (auto& f : v) f = std::uniform_real_distribution<float>(-1, 1)(rng);
-  for (auto& f : init) f = std::uniform_real_distribution<float>(-1, 1)(rng);
-  for (bool acc : {false, true}) {
-    std::vector<float> expect = reference_put(init, idx, v, acc);
-    for (int threads : {1, 2, 3, 8}) {
-      ThreadCount tc(threads);
-      for (int rep = 0; rep < 2; ++rep) {
-        Tensor x = from_vector<float>(init, {n});
-        native::index_put_(x, {from_vector<int64_t>(idx, {m})}, from_vector<float>(v, {m}), acc);
-        ASSERT_EQ(std::memcmp(x.data_ptr<float>(), expect.data(), sizeof(float) * n), 0)
-            << "accumulate=" << acc << " threads=" << threads;
+  for (const int64_t n : {int64_t{1000}, int64_t{1} << 19}) {
+    std::mt19937_64 rng(7);
+    const int64_t m = 200000;
+    std::vector<int64_t> idx(m);
+    std::vector<float> v(m), init(n);
+    for (auto& i : idx) i = static_cast<int64_t>(rng() % (2 * n)) - n;
+    for (auto& f : v) f = std::uniform_real_distribution<float>(-1, 1)(rng);
+    for (auto& f : init) f = std::uniform_real_distribution<float>(-1, 1)(rng);
+    std::vector<float> gathered(m);
+    for (int64_t k = 0; k < m; ++k) gathered[k] = init[idx[k] < 0 ? idx[k] + n : idx[k]];
+    for (bool acc : {false, true}) {
+      std::vector<float> expect = reference_put(init, idx, v, acc);
+      for (int threads : {1, 2, 3, 8}) {
+        ThreadCount tc(threads);
+        for (int rep = 0; rep < 2; ++rep) {
+          Tensor x = from_vector<float>(init, {n});
+          Tensor g = native::index(x, {from_vector<int64_t>(idx, {m})});
+          ASSERT_EQ(std::memcmp(g.data_ptr<float>(), gathered.data(), sizeof(float) * m), 0)
+              << "n=" << n << " threads=" << threads;
+          native::index_put_(x, {from_vector<int64_t>(idx, {m})}, from_vector<float>(v, {m}), acc);
+          ASSERT_EQ(std::memcmp(x.data_ptr<float>(), expect.data(), sizeof(float) * n), 0)
+              << "n=" << n << " accumulate=" << acc << " threads=" << threads;
+        }
       }
     }
   }
