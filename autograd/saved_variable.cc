@@ -44,6 +44,10 @@ SavedVariable::SavedVariable(const Tensor& tensor, bool is_output, bool is_inpla
   } else if (is_differentiable_view(tensor)) {
     // See Note [Saved views do not own their base].
     data_ = alias_with_current_edge(tensor);
+  } else if (meta != nullptr && meta->grad_fn_) {
+    // See Note [Saved inputs do not own their history].
+    data_ = alias_with_current_edge(tensor);
+    original_ = tensor.impl_ptr();
   } else {
     data_ = tensor;
   }
@@ -71,9 +75,11 @@ Tensor SavedVariable::unpack(Node* needed_by) const {
   if (!saved.defined()) throw AutogradError(kBackwardTwiceMessage);
   if (saved.version() != expected &&
       (!packed_ || saved.version_counter().is_same(packed_->counter))) {
-    throw_stale(needed_by, saved, expected);
+    // The message names the tensor's history now, as PyTorch's ("output 0 of AddBackward0").
+    const std::shared_ptr<TensorImpl> original = original_.lock();
+    throw_stale(needed_by, original && !slot_ ? Tensor(original) : saved, expected);
   }
-  if (!GradMode::is_enabled()) return saved;
+  if (!GradMode::is_enabled()) return original_or(saved);
   if (is_leaf_) {
     // Rebuild a leaf that accumulates through the original AccumulateGrad.
     Tensor out = native::detach(saved);
@@ -85,7 +91,9 @@ Tensor SavedVariable::unpack(Node* needed_by) const {
     }
     return out;
   }
-  if (!is_output_ || needed_by == nullptr) return packed_ ? with_packed_edge(saved) : saved;
+  if (!is_output_ || needed_by == nullptr) {
+    return packed_ ? with_packed_edge(saved) : original_or(saved);
+  }
   if (view_origin_) {
     Tensor out = unpack_view_result(saved);
     if (out.defined()) return out;
@@ -97,6 +105,16 @@ Tensor SavedVariable::unpack(Node* needed_by) const {
   meta->output_nr_ = output_nr_;
   out.unsafe_impl()->set_autograd_meta(std::move(meta));
   return out;
+}
+
+Tensor SavedVariable::original_or(const Tensor& saved) const {
+  std::shared_ptr<TensorImpl> impl = original_.lock();
+  if (!impl || packed_ || slot_) return saved;
+  const Tensor original(std::move(impl));
+  const AutogradMeta* now = get_autograd_meta(original);
+  const AutogradMeta* then = get_autograd_meta(saved);
+  if (now == nullptr || then == nullptr || now->grad_fn_ != then->grad_fn_) return saved;
+  return original;
 }
 
 Tensor SavedVariable::unpack_view_result(const Tensor& saved) const {

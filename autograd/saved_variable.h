@@ -35,6 +35,15 @@ struct PackedSavedTensor;  // autograd/saved_tensor_hooks.h
 // therefore kept as an alias of its data with the view's grad_fn at save time and no view
 // metadata (alias_with_current_edge): the same values, version counter and gradient edge.
 //
+// Note [Saved inputs do not own their history]
+// Likewise for any input with a grad_fn: a later in-place write of the input can rebase its
+// history onto a node that reaches the saving node, `t.add_(t.sin().sum())`: t -> AddBackward0
+// -> SumBackward0 -> SinBackward0 -> t, a reference cycle that leaks the whole graph, with or
+// without backward (found by autograd_program_fuzzer, docs/reliability.md; PyTorch 1.13 keeps
+// the input's own handle and leaks there). So the input too is kept as
+// alias_with_current_edge(input), plus a weak reference to it: while the input is alive and its
+// grad_fn is still the saved edge, unpack() returns the input itself.
+//
 // Note [Saved result of an in-place op on a view]
 // `v.sigmoid_()` on a view v of a non-leaf: the node (SigmoidBackward0) becomes the `fn` of
 // the base's CopySlices and is not itself in the graph; the value it saves (v after the write)
@@ -85,7 +94,12 @@ class SavedVariable {
   // A handle, not a reference: a slot's value may be replaced by another thread's write.
   Tensor data() const { return slot_ ? slot_->data() : data_; }
 
+  // The input itself when unpacked while alive and unchanged (Note [Saved inputs do not own
+  // their history]).
+  Tensor original_or(const Tensor& saved) const;
+
   Tensor data_;
+  std::weak_ptr<TensorImpl> original_;  // set for inputs with a grad_fn (the Note above)
   uint32_t saved_version_ = 0;
   uint32_t output_nr_ = 0;
   bool is_output_ = false;

@@ -64,8 +64,12 @@ TensorIndex to_tensor_index(py::handle h) {
       std::string message = e.what();
       throw IndexOverflow(message.substr(0, message.find(';')) + kOutOfRangeIndex);
     }
-    // x[[]] and x[np.array([])]: an empty int64 index, as torch.
-    if (t.numel() == 0 && t.is_floating_point()) t = native::to(t, kInt64);
+    // x[[]] and x[np.array([])]: an empty int64 index, as torch. An int8/int16 array is an
+    // int64 index too: torch converts every array but uint8/bool ones to int64 (found by
+    // python_index_fuzzer; floats stay an IndexError, docs/python.md).
+    if ((t.numel() == 0 && t.is_floating_point()) || t.dtype() == kInt8 || t.dtype() == kInt16) {
+      t = native::to(t, kInt64);
+    }
     return TensorIndex(t);
   }
   throw IndexError(
