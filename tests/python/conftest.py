@@ -4,20 +4,15 @@ The suites compare mutagrad with `import torch`: Debian's python3-torch 1.13 und
 /usr/bin/python3 (the default, and CI's), or PyTorch 2.x from the venv that
 tools/torch2/setup_venv.sh makes (tools/torch2/run_python_suite.sh runs them so). The report
 header names the torch that ran. MUTAGRAD_EXPECT_TORCH=2 (or 1.13) makes the session fail at
-once if another torch was imported, e.g. Debian's 1.13 shadowing the venv's. Version-dependent
-expectations use `torch_at_least` (docs/torch-versions.md lists each difference).
+once if another torch was imported, e.g. Debian's 1.13 shadowing the venv's. A test whose
+expectation depends on the version asks `torch_oracle.torch_version()` (docs/torch-versions.md
+lists the differences).
 """
 
 import os
 
 import pytest
 import torch
-
-
-def torch_version():
-    """(major, minor) of the torch under test."""
-    major, minor = torch.__version__.split("+")[0].split(".")[:2]
-    return int(major), int(minor)
 
 
 def pytest_report_header(config):
