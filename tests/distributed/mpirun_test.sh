@@ -22,9 +22,11 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# --config=asan: Open MPI's process-lifetime allocations are not leaks of ours.
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-export LSAN_OPTIONS="${LSAN_OPTIONS:+${LSAN_OPTIONS}:}suppressions=${here}/lsan.supp"
+# --config=asan: no leak check in these processes. Open MPI leaves ~117 KB in ~3,300 blocks at
+# MPI_Finalize, much of it allocated by components it has dlclose()d by then: LSan can neither
+# symbolize nor suppress those stacks. ASan's memory checks and UBSan stay on; the library's
+# own leaks are checked by every other test.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+${ASAN_OPTIONS}:}detect_leaks=0"
 export MUTAGRAD_DISTRIBUTED_TIMEOUT=${MUTAGRAD_DISTRIBUTED_TIMEOUT:-30}
 timeout --kill-after=5 50 mpirun -np "$np" --oversubscribe --bind-to none \
   "$binary" "$@"
