@@ -43,6 +43,22 @@ Tensor snapshot_of(const Tensor& saved) {
   return copy;
 }
 
+// Whether two saved values are one tensor for snapshots: the same bytes seen through the same
+// geometry and dtype, with the same gradient edge (the copy keeps that edge).
+bool same_saved_value(const Tensor& a, const Tensor& b) {
+  if (a.unsafe_impl() == b.unsafe_impl()) return true;
+  if (!a.storage().is_same(b.storage()) || a.storage_offset() != b.storage_offset() ||
+      a.dtype() != b.dtype() || a.sizes().vec() != b.sizes().vec() ||
+      a.strides().vec() != b.strides().vec()) {
+    return false;
+  }
+  const AutogradMeta* ma = get_autograd_meta(a);
+  const AutogradMeta* mb = get_autograd_meta(b);
+  const Node* fa = ma != nullptr ? ma->grad_fn_.get() : nullptr;
+  const Node* fb = mb != nullptr ? mb->grad_fn_.get() : nullptr;
+  return fa == fb && (fa == nullptr || ma->output_nr_ == mb->output_nr_);
+}
+
 void unregister(SnapshotSlot* slot, const void* id) {
   auto range = registry().slots.equal_range(id);
   for (auto it = range.first; it != range.second; ++it) {
@@ -130,17 +146,19 @@ int64_t snapshot_before_write(const VersionCounter& counter) {
     std::lock_guard<std::mutex> lock(registry().mu);
     auto range = registry().slots.equal_range(counter.id());
     if (range.first == range.second) return 0;
-    // One copy per saved tensor: a node that saved the same tensor twice (h * h) shares it.
-    std::vector<std::pair<const TensorImpl*, Tensor>> copies;
+    // One copy per saved tensor: a node that saved the same tensor twice (h * h) shares it,
+    // whether it holds the tensor twice or two aliases of it (Note [Saved inputs do not own
+    // their history] in autograd/saved_variable.h).
+    std::vector<std::pair<Tensor, Tensor>> copies;  // (saved value, its copy)
     for (auto it = range.first; it != range.second;) {
       SnapshotSlot* slot = it->second;
       // A value already stale (written under kError before) stays stale: backward reports it.
       if (slot->data_.defined() && slot->data_.version() == slot->saved_version_) {
-        const TensorImpl* impl = slot->data_.unsafe_impl();
+        const Tensor& saved = slot->data_;
         auto found = std::find_if(copies.begin(), copies.end(),
-                                  [impl](const auto& c) { return c.first == impl; });
+                                  [&](const auto& c) { return same_saved_value(c.first, saved); });
         if (found == copies.end()) {
-          copies.emplace_back(impl, snapshot_of(slot->data_));
+          copies.emplace_back(saved, snapshot_of(saved));
           bytes += copies.back().second.numel() *
                    static_cast<int64_t>(element_size(copies.back().second.dtype()));
           found = copies.end() - 1;
