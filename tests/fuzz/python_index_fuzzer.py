@@ -255,7 +255,7 @@ def documented_refusal(index, value, t, mg_error, write):
         return True
     if has_multidim_mask(index.mg) and isinstance(mg_error, IndexError):
         return True  # docs/indexing.md: a k-dim mask covers k dims
-    if isinstance(mg_error, TypeError) and "rectangular" in str(mg_error):
+    if isinstance(mg_error, (TypeError, ValueError)) and "rectangular" in str(mg_error):
         return True  # torch 1.13 reads [[], 1, 2] as shape (3, 0): it skips the rest of a ragged list
     if write and t.dim() == 0 and isinstance(index.torch, slice):
         return True  # torch 1.13 reads sizes()[0] of a 0-dim tensor (x[:0] = v writes x)
@@ -296,7 +296,9 @@ def TestOneInput(data):
     except Exception:  # torch refuses: nothing to compare with
         STATS["both raised" if mg_error is not None else "torch raised only"] += 1
         return
-    if has_mask_array_not_1d(index.mg):
+    if has_mask_array_not_1d(index.mg) or any(n < 0 for n in want.shape):
+        # (torch 1.13 computes a negative size for x[::2**63 - 1] after a slice with bounds
+        # beyond int64: shape (-1, 0, 0) where mutagrad gives (1, 0, 0))
         STATS["documented difference"] += 1
         return
     if mg_error is not None:
