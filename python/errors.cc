@@ -534,11 +534,14 @@ void bind_errors(py::module_& m) {
   // spellings. The few places where torch raises TypeError or ValueError (item() of many
   // elements, a slice step <= 0, ragged nested lists, unsupported index or value types) raise
   // those Python types directly from the bindings.
+  // torch 1.13 raises RuntimeError ("Overflow when unpacking long") for such an int, 2.x
+  // ValueError ("... long long"): ours is both (docs/torch-versions.md).
   int_overflow_type = new_exception_type(
       "mutagrad.IntOverflowError",
-      "A Python int that does not fit in int64. An OverflowError, and a RuntimeError as torch "
-      "raises for it.",
-      py::make_tuple(py::handle(PyExc_OverflowError), py::handle(PyExc_RuntimeError)));
+      "A Python int that does not fit in int64. An OverflowError, and a RuntimeError and a "
+      "ValueError as torch 1.13 and 2.x raise for it.",
+      py::make_tuple(py::handle(PyExc_OverflowError), py::handle(PyExc_RuntimeError),
+                     py::handle(PyExc_ValueError)));
   index_overflow_type = new_exception_type(
       "mutagrad.IndexOverflowError",
       "An integer index that does not fit in int64: an IndexError and an IntOverflowError.",
