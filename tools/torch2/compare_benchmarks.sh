@@ -60,7 +60,8 @@ bin="${BAZEL_BIN:-${root}/bazel-out/k8-opt/bin}"
 
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' (+ uncommitted changes)')"
+  dirty="$(git diff --quiet HEAD -- . || echo ' (+ uncommitted changes)')"
+  echo "commit: $(git rev-parse --short HEAD)${dirty}"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
   echo "flags: --benchmark_repetitions=${reps} --benchmark_enable_random_interleaving=true" \
     "--benchmark_report_aggregates_only=true ${extra[*]}"

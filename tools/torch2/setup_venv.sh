@@ -41,8 +41,11 @@ fi
 start=$(date +%s)
 log="$(mktemp)"
 trap 'rm -f "${log}"' EXIT
-if ! "${venv}/bin/python" -m pip install --progress-bar off --upgrade "${spec}" 2>&1 | tee "${log}"; then
-  if grep -qE "No matching distribution|Could not find a version|Failed to establish|Temporary failure|Max retries|HTTP error|Could not fetch" "${log}"; then
+unavailable="No matching distribution|Could not find a version|Failed to establish"
+unavailable+="|Temporary failure|Max retries|HTTP error|Could not fetch"
+if ! "${venv}/bin/python" -m pip install --progress-bar off --upgrade "${spec}" 2>&1 |
+  tee "${log}"; then
+  if grep -qE "${unavailable}" "${log}"; then
     echo >&2
     echo "setup_venv.sh: PyPI could not provide ${spec} today (see above). PyTorch 2.x is NOT" >&2
     echo "  available: the *_vs_torch2 benchmarks cannot be built, and the Python suites run" >&2
@@ -52,14 +55,15 @@ if ! "${venv}/bin/python" -m pip install --progress-bar off --upgrade "${spec}" 
   echo "setup_venv.sh: pip install ${spec} failed (see above)." >&2
   exit 1
 fi
-echo "setup_venv.sh: pip took $(($(date +%s) - start)) s; venv size: $(du -sh "${venv}" | cut -f1)" >&2
+echo "setup_venv.sh: pip took $(($(date +%s) - start)) s;" \
+  "venv size: $(du -sh "${venv}" | cut -f1)" >&2
 
 # `import torch` must see the venv's torch, not Debian's 1.13 (which --system-site-packages
 # also makes visible).
 "${venv}/bin/python" - <<'PY'
 import sys
 import torch
-assert "/dist-packages/" not in torch.__file__, f"Debian's torch shadows the venv's: {torch.__file__}"
+assert "/dist-packages/" not in torch.__file__, f"Debian's torch shadows: {torch.__file__}"
 print(f"torch {torch.__version__} at {torch.__file__}")
 print(f"  C++11 ABI {int(torch._C._GLIBCXX_USE_CXX11_ABI)}, "
       f"{torch.backends.cpu.get_cpu_capability()}, python {sys.version.split()[0]}")
