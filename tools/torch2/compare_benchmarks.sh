@@ -70,6 +70,10 @@ bin="${BAZEL_BIN:-${root}/bazel-out/k8-opt/bin}"
 for f in "${families[@]}"; do
   for t in "${twins[@]}"; do
     name="${f}_vs_${t}"
+    if [ ! -x "${bin}/benchmarks/${name}" ]; then
+      echo "compare_benchmarks.sh: ${bin}/benchmarks/${name} is not built (run without NO_BUILD)" >&2
+      exit 1
+    fi
     echo "== ${name} (load average $(cut -d' ' -f1-3 /proc/loadavg))" >&2
     echo "${name}: load average at start $(cut -d' ' -f1-3 /proc/loadavg)" >>"${out}/run.txt"
     "${bin}/benchmarks/${name}" --benchmark_repetitions="${reps}" \
