@@ -109,11 +109,22 @@ ScalarType python_number_dtype(py::handle value, const Scalar& s) {
 // every sibling agrees; collects the leaves in row-major order and promotes their dtypes.
 void flatten_nested(py::handle obj, size_t depth, DimVector& shape, std::vector<Scalar>& leaves,
                     std::optional<ScalarType>& dtype) {
-  if (py::isinstance<Tensor>(obj) && obj.cast<const Tensor&>().dim() == 0) {
+  // A tensor where a number goes (torch does not descend into a tensor to find the shape:
+  // tensor([1, tensor([2])]) is [1, 2]) is read as a number when it has one element, of any
+  // dim; a tensor where a sequence goes is read as one (below).
+  if (py::isinstance<Tensor>(obj) &&
+      (obj.cast<const Tensor&>().dim() == 0 || depth == shape.size())) {
     const Tensor& t = obj.cast<const Tensor&>();
     if (depth != shape.size()) {
       throw py::type_error(str("tensor(): found a 0-dim tensor at depth ", depth,
                                " where a sequence was expected; nested lists must be rectangular"));
+    }
+    if (t.numel() != 1) {
+      const std::string what = str("tensor(): a tensor of shape ", t.sizes(), " at depth ", depth,
+                                   " where a number goes; only one-element tensors are read as "
+                                   "numbers (as torch); pass its elements, or a nested list");
+      if (is_floating_point(t.dtype())) throw py::value_error(what);
+      throw py::type_error(what);
     }
     leaves.push_back(t.item());
     dtype = dtype ? promote_types(*dtype, t.dtype()) : t.dtype();

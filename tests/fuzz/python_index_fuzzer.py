@@ -257,8 +257,6 @@ def documented_refusal(index, value, t, mg_error, write):
         return True  # docs/indexing.md: a k-dim mask covers k dims
     if isinstance(mg_error, (TypeError, ValueError)) and "rectangular" in str(mg_error):
         return True  # torch 1.13 reads [[], 1, 2] as shape (3, 0): it skips the rest of a ragged list
-    if isinstance(mg_error, TypeError) and "expected a number at depth" in str(mg_error):
-        return True  # OPEN (docs/reliability.md #9): torch reads a 1-element tensor in a list as a number
     if write and t.dim() == 0 and isinstance(index.torch, slice):
         return True  # torch 1.13 reads sizes()[0] of a 0-dim tensor (x[:0] = v writes x)
     return False

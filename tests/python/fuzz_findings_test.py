@@ -22,3 +22,38 @@ def test_signed_integer_arrays_of_every_width_index_as_int64(dtype, shape):
     x[a] = 7.0
     y[a] = 7.0
     assert np.array_equal(x.numpy(), y.numpy())
+
+
+@pytest.mark.parametrize("data", [
+    "[1, LIB.tensor([2])]", "[LIB.tensor([2]), 1]", "[LIB.tensor([2]), LIB.tensor([3])]",
+    "[1, LIB.tensor([[2]])]", "[[1], LIB.tensor([2])]", "[1.5, LIB.tensor([2.5])]",
+    "[True, LIB.tensor([-4], dtype=LIB.int16), -5]"])
+def test_one_element_tensors_in_a_list_are_numbers(data):
+    """Finding 9: torch does not descend into a tensor to find a list's shape; a one-element
+    tensor where a number goes is read as that number (mutagrad raised TypeError 'expected a
+    number at depth 1')."""
+    want = eval(data.replace("LIB", "torch"))
+    got = eval(data.replace("LIB", "mg"))
+    w, g = torch.tensor(want), mg.tensor(got)
+    assert tuple(g.shape) == tuple(w.shape) and str(g.dtype) == str(w.dtype).replace("torch.", "mutagrad.")
+    assert np.array_equal(g.numpy(), w.numpy())
+
+
+def test_one_element_tensors_in_a_list_index_as_torch():
+    """The fuzzer's reproducer of finding 9: such a list as an index, read and written."""
+    x, y = mg.arange(24).reshape(2, 3, 4), torch.arange(24).reshape(2, 3, 4)
+    # A list inside a tuple is one index tensor, made by tensor() from the list.
+    assert np.array_equal(x[(0, [True, mg.tensor([-1], dtype=mg.int16), 0])].numpy(),
+                          y[(0, [True, torch.tensor([-1], dtype=torch.int16), 0])].numpy())
+    x[(1, [1, mg.tensor([0])])] = -5
+    y[(1, [1, torch.tensor([0])])] = -5
+    assert np.array_equal(x.numpy(), y.numpy())
+
+
+@pytest.mark.parametrize("data,error", [("[1, LIB.tensor([2, 3])]", TypeError),
+                                        ("[1.0, LIB.tensor([2.0, 3.0])]", ValueError)])
+def test_a_tensor_of_several_elements_where_a_number_goes_is_refused_as_torch(data, error):
+    with pytest.raises(error):
+        torch.tensor(eval(data.replace("LIB", "torch")))
+    with pytest.raises(error, match="only one-element tensors are read as numbers"):
+        mg.tensor(eval(data.replace("LIB", "mg")))
