@@ -117,7 +117,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--min-time", type=float, default=0.5)
+    parser.add_argument("--deterministic", action="store_true",
+                        help="torch.use_deterministic_algorithms(True): PyTorch's sort-based "
+                        "index_put_ with accumulate, comparable with ours")
     args = parser.parse_args()
+    if args.deterministic:
+        torch.use_deterministic_algorithms(True)
     if args.device == "cuda" and not torch.cuda.is_available():
         print("torch.cuda.is_available() is False: no CUDA device for torch "
               f"{torch.__version__}; run on the GPU machine (or pass --device cpu)",
@@ -125,7 +130,8 @@ def main():
         return 2
     device = torch.device(args.device)
     name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
-    print(f"torch {torch.__version__} on {name}")
+    mode = ", deterministic algorithms" if args.deterministic else ""
+    print(f"torch {torch.__version__} on {name}{mode}")
     print(f"{'case':45s} {'us/iter':>12s} {'iterations':>11s}")
     for case, setup in cases(device):
         run = setup()

@@ -29,7 +29,8 @@ namespace {
 
 constexpr int kMaxIndexOperands = 8;
 
-// Note [The index loop] as a value a kernel can take (fixed arrays, device pointers).
+// Note [The index loop] as a value a kernel can take (fixed arrays, device pointers; dims
+// innermost first).
 struct IndexGeometry {
   int nd = 0;
   int ni = 0;
@@ -43,16 +44,28 @@ struct IndexGeometry {
 
   // The offsets (elements) in self and in the dense operand of row-major position r of R.
   MG_HOST_DEVICE void offsets(int64_t r, int64_t* self_off, int64_t* dense_off) const {
+    // Constant indices only: Note [No dynamic indexing in kernels] in cuda/kernel_util.h.
     int64_t s = 0, o = 0;
     int64_t io[kMaxIndexOperands] = {};
-    for (int d = nd - 1; d >= 0; --d) {
-      const int64_t c = r % sizes[d];
-      r /= sizes[d];
+    MG_UNROLL
+    for (int d = 0; d < kMaxKernelDims; ++d) {
+      if (d == nd) break;
+      int64_t c = r;
+      if (d + 1 < nd) {
+        c = r % sizes[d];
+        r /= sizes[d];
+      }
       s += c * self_strides[d];
       o += c * dense_strides[d];
-      for (int j = 0; j < ni; ++j) io[j] += c * idx_strides[j][d];
+      MG_UNROLL
+      for (int j = 0; j < kMaxIndexOperands; ++j) {
+        if (j == ni) break;
+        io[j] += c * idx_strides[j][d];
+      }
     }
-    for (int j = 0; j < ni; ++j) {
+    MG_UNROLL
+    for (int j = 0; j < kMaxIndexOperands; ++j) {
+      if (j == ni) break;
       int64_t v = idx_data[j][io[j]];
       v += v < 0 ? idx_size[j] : 0;
       s += v * idx_stride[j];
@@ -75,15 +88,19 @@ IndexGeometry geometry(const Tensor& self, const std::vector<Tensor>& indices,
   }
   g.nd = static_cast<int>(loop.sizes.size());
   g.ni = static_cast<int>(loop.idx.size());
+  // Innermost dim first, so that the kernel's loop indexes with constants.
   for (int d = 0; d < g.nd; ++d) {
-    g.sizes[d] = loop.sizes[static_cast<size_t>(d)];
-    g.self_strides[d] = loop.self_strides[static_cast<size_t>(d)];
-    g.dense_strides[d] = loop.dense_strides[static_cast<size_t>(d)];
+    const size_t from = static_cast<size_t>(g.nd - 1 - d);
+    g.sizes[d] = loop.sizes[from];
+    g.self_strides[d] = loop.self_strides[from];
+    g.dense_strides[d] = loop.dense_strides[from];
   }
   for (int j = 0; j < g.ni; ++j) {
     const native::IndexLoop::Operand& op = loop.idx[static_cast<size_t>(j)];
     g.idx_data[j] = reinterpret_cast<const int64_t*>(device_data(op.index));
-    for (int d = 0; d < g.nd; ++d) g.idx_strides[j][d] = op.strides[static_cast<size_t>(d)];
+    for (int d = 0; d < g.nd; ++d) {
+      g.idx_strides[j][d] = op.strides[static_cast<size_t>(g.nd - 1 - d)];
+    }
     g.idx_size[j] = op.size;
     g.idx_stride[j] = op.stride;
   }

@@ -45,6 +45,15 @@
 #include <thrust/system/cuda/execution_policy.h>
 #endif
 
+// MG_UNROLL: unroll the next loop fully in device code (a loop over a kernel's dims with a
+// compile-time bound and a `break`; Note [No dynamic indexing in kernels]). Nothing for g++,
+// which also compiles nvcc's host side (__CUDA_ARCH__ is set in the device passes only).
+#ifdef __CUDA_ARCH__
+#define MG_UNROLL _Pragma("unroll")
+#else
+#define MG_UNROLL
+#endif
+
 namespace mutagrad::cuda {
 
 // Dims a kernel operand may have after coalescing (Note [Offset calculator]).
@@ -76,6 +85,15 @@ inline Tensor device_buffer(int64_t numel, ScalarType dtype, Device device) {
   return empty({numel}, TensorOptions(dtype).device(device));
 }
 
+// Note [No dynamic indexing in kernels]
+// A kernel's functor is a kernel parameter. Indexing one of its arrays with a value known only
+// at run time (sizes[d] in a loop up to ndim) makes nvcc copy the whole functor into each
+// thread's local memory first: ptxas reported a 944-byte stack frame for the unary kernel,
+// and on the first GPU run (H100, docs/cuda.md) exp over 4M float32 took 380 us against
+// PyTorch's 23 us. Loops over dims or operands therefore run to the compile-time bound with a
+// `break` and MG_UNROLL, so every index is a constant and the arrays stay in parameter space.
+// `-Xptxas -v` (tools/gpu/ptxas_report.sh) shows each kernel's stack frame: a few bytes at most.
+
 // Note [Offset calculator]
 // Operands of one kernel share a shape; each has its own byte strides. On the host, size-1 dims
 // are dropped and neighbouring dims merged where every operand is contiguous across them; the
@@ -89,11 +107,20 @@ struct OffsetCalc {
   int64_t sizes[kMaxKernelDims] = {};       // innermost first
   int64_t strides[N][kMaxKernelDims] = {};  // bytes
 
+  // See Note [No dynamic indexing in kernels]: d is a constant in every unrolled iteration.
+  // The outermost dim needs no division: what is left of `linear` is its coordinate.
   MG_HOST_DEVICE void get(int64_t linear, int64_t (&offsets)[N]) const {
+    MG_UNROLL
     for (int k = 0; k < N; ++k) offsets[k] = 0;
-    for (int d = 0; d < ndim; ++d) {
-      const int64_t i = linear % sizes[d];
-      linear /= sizes[d];
+    MG_UNROLL
+    for (int d = 0; d < kMaxKernelDims; ++d) {
+      if (d == ndim) break;
+      int64_t i = linear;
+      if (d + 1 < ndim) {
+        i = linear % sizes[d];
+        linear /= sizes[d];
+      }
+      MG_UNROLL
       for (int k = 0; k < N; ++k) offsets[k] += i * strides[k][d];
     }
   }

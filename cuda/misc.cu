@@ -48,17 +48,21 @@ struct IsNonzero {
   }
 };
 
-// coords[j, :] = the row-major coordinates of linear index positions[j] in `sizes`.
+// coords[j, :] = the row-major coordinates of linear index positions[j] in the shape whose
+// sizes are `inner_sizes`, innermost first (constant indices: Note [No dynamic indexing in
+// kernels] in cuda/kernel_util.h).
 struct Coordinates {
   const int64_t* positions;
   int64_t* coords;
   int64_t ndim;
-  int64_t sizes[kMaxKernelDims];
+  int64_t inner_sizes[kMaxKernelDims];
   MG_HOST_DEVICE void operator()(int64_t j) const {
     int64_t linear = positions[j];
-    for (int64_t d = ndim - 1; d >= 0; --d) {
-      coords[j * ndim + d] = linear % sizes[d];
-      linear /= sizes[d];
+    MG_UNROLL
+    for (int e = 0; e < kMaxKernelDims; ++e) {
+      if (e == ndim) break;
+      coords[j * ndim + ndim - 1 - e] = linear % inner_sizes[e];
+      linear /= inner_sizes[e];
     }
   }
 };
@@ -152,7 +156,7 @@ Tensor nonzero_kernel(const Tensor& in) {
       throw DeviceError(str("nonzero: the CUDA kernel failed: ", e.what()));
     }
     Coordinates coords{pos, static_cast<int64_t*>(out.unsafe_impl()->data()), nd, {}};
-    for (int64_t d = 0; d < nd; ++d) coords.sizes[d] = in.size(d);
+    for (int64_t d = 0; d < nd; ++d) coords.inner_sizes[d] = in.size(nd - 1 - d);
     launch("nonzero", count, coords);
     return out;
   });

@@ -6,16 +6,19 @@
 // Note [Deterministic CUDA reductions]
 // out has M elements, each reducing K input elements. Pass 1 splits each output's K elements
 // into C chunks and reduces every (output, chunk) pair serially, in index order, into a
-// partial; pass 2 combines each output's C partials in chunk order. C depends only on M and K
-// (enough (output, chunk) pairs to fill a GPU, chunks of at least kMinChunk elements), so a
-// result depends only on the shape: the same bits on every run, in both builds, on any GPU.
-// No atomics, no shared-memory tree whose shape depends on the block size. sum/prod/mean
-// accumulate floats in double and integers in int64 as the CPU does; the order of additions
-// differs from the CPU's (eight lanes per run), so floating sums agree with the CPU's to a
-// rounding of the double accumulator (the conformance test's tolerance), integers exactly,
-// max/min/argmax exactly. argmax's partial is the first maximum of its chunk (a nan counts as
-// the maximum, the first one wins); combining those in chunk order with the same rule gives the
-// first maximum of the line, the CPU's answer.
+// partial; then levels of kFanIn combine each output's partials in chunk order until one is
+// left. C depends only on M and K (enough (output, chunk) pairs to fill a GPU), so a result
+// depends only on the shape: the same bits on every run, in both builds, on any GPU. No
+// atomics, no shared-memory tree whose shape depends on the block size. Sum and prod take
+// interleaved chunks (chunk c holds elements c, c + C, ...: neighbouring threads read
+// neighbouring elements, so the loads coalesce); max, min and argmax contiguous ones, whose
+// in-order combination is the CPU's left fold. sum/prod/mean accumulate floats in double and
+// integers in int64 as the CPU does; the order of additions differs from the CPU's (eight
+// lanes per run), so floating sums agree with the CPU's to a rounding of the double
+// accumulator (the conformance test's tolerance), integers exactly, max/min/argmax exactly.
+// argmax's partial is the first maximum of its chunk (a nan counts as the maximum, the first
+// one wins); combining those in chunk order with the same rule gives the first maximum of the
+// line, the CPU's answer.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -28,9 +31,14 @@
 namespace mutagrad::cuda {
 namespace {
 
-// Enough (output, chunk) pairs for a GPU's threads; chunks no shorter than this.
+// Enough (output, chunk) pairs for a GPU's threads; chunks no shorter than this. Interleaved
+// chunks (sum, prod) are shorter and more: their loads coalesce, so more of them pay off.
 constexpr int64_t kTargetParallelism = 65536;
 constexpr int64_t kMinChunk = 256;
+constexpr int64_t kInterleavedParallelism = 262144;
+constexpr int64_t kMinInterleavedChunk = 32;
+// Partials combined per thread in each level of the finishing passes.
+constexpr int64_t kFanIn = 32;
 
 template <typename A>
 struct SumOp {
@@ -59,17 +67,23 @@ struct MinOp {
   MG_HOST_DEVICE static A combine(A a, A b) { return math::min_propagate_nan<A>(a, b); }
 };
 
-// How the K elements of each output are split (Note [Deterministic CUDA reductions]).
+// How the K elements of each output are split (Note [Deterministic CUDA reductions]). A
+// contiguous chunk c holds elements [c * length, (c + 1) * length); an interleaved one holds
+// c, c + C, c + 2C, ... (neighbouring threads read neighbouring elements).
 struct Chunking {
   int64_t chunks = 1;  // C
   int64_t length = 0;  // elements per chunk (the last may be shorter)
+  bool interleaved = false;
 };
 
-Chunking chunking(int64_t m, int64_t k) {
+Chunking chunking(int64_t m, int64_t k, bool interleaved = false) {
   Chunking c;
+  c.interleaved = interleaved;
   if (k == 0) return c;
-  const int64_t by_length = (k + kMinChunk - 1) / kMinChunk;
-  const int64_t by_parallelism = std::max<int64_t>(1, kTargetParallelism / std::max<int64_t>(m, 1));
+  const int64_t min_chunk = interleaved ? kMinInterleavedChunk : kMinChunk;
+  const int64_t target = interleaved ? kInterleavedParallelism : kTargetParallelism;
+  const int64_t by_length = (k + min_chunk - 1) / min_chunk;
+  const int64_t by_parallelism = std::max<int64_t>(1, target / std::max<int64_t>(m, 1));
   c.chunks = std::max<int64_t>(1, std::min(by_length, by_parallelism));
   c.length = (k + c.chunks - 1) / c.chunks;
   c.chunks = (k + c.length - 1) / c.length;
@@ -117,13 +131,22 @@ struct ChunkWalk {
   OffsetCalc<1> inner;
   int64_t k;
   Chunking chunk;
-  // The chunk's first and past-the-end element numbers, and the input offset of its output.
-  MG_HOST_DEVICE void range(int64_t i, int64_t* base, int64_t* begin, int64_t* end) const {
+  // The chunk's first and past-the-end element numbers and its step, and the input offset of
+  // its output.
+  MG_HOST_DEVICE void range(int64_t i, int64_t* base, int64_t* begin, int64_t* end,
+                            int64_t* step) const {
     int64_t off[2];
     outer.get(i / chunk.chunks, off);
     *base = off[1];
+    if (chunk.interleaved) {
+      *begin = i % chunk.chunks;
+      *end = k;
+      *step = chunk.chunks;
+      return;
+    }
     *begin = i % chunk.chunks * chunk.length;
     *end = *begin + chunk.length < k ? *begin + chunk.length : k;
+    *step = 1;
   }
   template <typename T>
   MG_HOST_DEVICE T element(int64_t base, int64_t j) const {
@@ -139,13 +162,32 @@ struct PartialReduce {
   ChunkWalk walk;
   A* partial;
   MG_HOST_DEVICE void operator()(int64_t i) const {
-    int64_t base, begin, end;
-    walk.range(i, &base, &begin, &end);
+    int64_t base, begin, end, step;
+    walk.range(i, &base, &begin, &end, &step);
     A acc = Op::identity();
-    for (int64_t j = begin; j < end; ++j) {
+    for (int64_t j = begin; j < end; j += step) {
       acc = Op::combine(acc, static_cast<A>(walk.template element<T>(base, j)));
     }
     partial[i] = acc;
+  }
+};
+
+// A finishing level: next[o * G + g] = Op over partial[o * C + g * kFanIn ...] (at most kFanIn
+// of output o's C partials, in order), G = ceil(C / kFanIn). Grouping keeps the order, so max,
+// min and their nan and first-maximum rules give what one fold would.
+template <typename A, typename Op>
+struct CombineLevel {
+  const A* partial;
+  A* next;
+  int64_t chunks;  // C
+  int64_t groups;  // G
+  MG_HOST_DEVICE void operator()(int64_t i) const {
+    const int64_t o = i / groups, g = i % groups;
+    const int64_t begin = o * chunks + g * kFanIn;
+    const int64_t end = begin + kFanIn < (o + 1) * chunks ? begin + kFanIn : (o + 1) * chunks;
+    A acc = partial[begin];
+    for (int64_t j = begin + 1; j < end; ++j) acc = Op::combine(acc, partial[j]);
+    next[i] = acc;
   }
 };
 
@@ -170,17 +212,31 @@ struct FinishReduce {
   }
 };
 
+// Sums and products take interleaved chunks (their order is free within the summation error
+// bound); max and min keep contiguous ones, whose in-order combination is the CPU's fold.
 template <typename T, typename A, typename Op>
-void run_reduce(const Tensor& out, const Tensor& in, const ReduceGeometry& g, bool mean) {
-  const Chunking chunk = chunking(g.m, g.k);
+void run_reduce(const Tensor& out, const Tensor& in, const ReduceGeometry& g, bool mean,
+                bool interleaved) {
+  const Chunking chunk = chunking(g.m, g.k, interleaved);
   Tensor partial = device_buffer(g.m * chunk.chunks, scalar_type_of<A>(), out.device());
   A* p = static_cast<A*>(partial.unsafe_impl()->data());
   launch("reduce", g.m * chunk.chunks,
          PartialReduce<T, A, Op>{ChunkWalk{device_data(in), g.outer, g.inner, g.k, chunk}, p});
+  // Fold many partials per output in levels of kFanIn, so no thread walks thousands of them.
+  int64_t chunks = chunk.chunks;
+  while (chunks > kFanIn) {
+    const int64_t groups = (chunks + kFanIn - 1) / kFanIn;
+    Tensor next = device_buffer(g.m * groups, scalar_type_of<A>(), out.device());
+    A* q = static_cast<A*>(next.unsafe_impl()->data());
+    launch("reduce", g.m * groups, CombineLevel<A, Op>{p, q, chunks, groups});
+    partial = next;  // the old buffer returns to the cache, behind the queued kernel
+    p = q;
+    chunks = groups;
+  }
   dispatch_compute_dtype(out.dtype(), [&](auto out_tag) {
     using Out = typename decltype(out_tag)::type;
     launch("reduce", g.m,
-           FinishReduce<Out, A, Op>{p, device_data(out), g.outer, chunk.chunks, mean,
+           FinishReduce<Out, A, Op>{p, device_data(out), g.outer, chunks, mean,
                                     static_cast<double>(g.k)});
   });
 }
@@ -206,8 +262,8 @@ struct PartialArgmax {
   T* best_value;
   int64_t* best_index;
   MG_HOST_DEVICE void operator()(int64_t i) const {
-    int64_t base, begin, end;
-    walk.range(i, &base, &begin, &end);
+    int64_t base, begin, end, step;
+    walk.range(i, &base, &begin, &end, &step);  // contiguous chunks: step 1
     T best = walk.template element<T>(base, begin);
     int64_t best_i = begin;
     for (int64_t j = begin + 1; j < end; ++j) {
@@ -257,21 +313,21 @@ void reduce_kernel(ReduceOp op, const Tensor& out, const Tensor& in,
       case ReduceOp::kSum:
       case ReduceOp::kMean:
         if (float_acc)
-          run_reduce<T, double, SumOp<double>>(out, in, g, mean);
+          run_reduce<T, double, SumOp<double>>(out, in, g, mean, true);
         else
-          run_reduce<T, int64_t, SumOp<int64_t>>(out, in, g, mean);
+          run_reduce<T, int64_t, SumOp<int64_t>>(out, in, g, mean, true);
         break;
       case ReduceOp::kProd:
         if (float_acc)
-          run_reduce<T, double, ProdOp<double>>(out, in, g, mean);
+          run_reduce<T, double, ProdOp<double>>(out, in, g, mean, true);
         else
-          run_reduce<T, int64_t, ProdOp<int64_t>>(out, in, g, mean);
+          run_reduce<T, int64_t, ProdOp<int64_t>>(out, in, g, mean, true);
         break;
       case ReduceOp::kMax:
-        run_reduce<T, T, MaxOp<T>>(out, in, g, mean);
+        run_reduce<T, T, MaxOp<T>>(out, in, g, mean, false);
         break;
       case ReduceOp::kMin:
-        run_reduce<T, T, MinOp<T>>(out, in, g, mean);
+        run_reduce<T, T, MinOp<T>>(out, in, g, mean, false);
         break;
     }
   });

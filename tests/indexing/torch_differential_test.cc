@@ -238,8 +238,12 @@ void run_seed(int seed, int count) {
   const char* tmp = std::getenv("TEST_TMPDIR");
   std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/indexing_cases_" +
                      std::to_string(seed) + ".txt";
-  std::string cmd = "/usr/bin/python3 -W ignore tests/indexing/torch_oracle.py --seed " +
-                    std::to_string(seed) + " --count " + std::to_string(count) + " --out " + path;
+  // Debian's PyTorch 1.13 (/usr/bin/python3); MUTAGRAD_TEST_PYTHON names another interpreter
+  // with torch (a GPU machine's, tools/gpu/run_checks.sh), as tests/python/run_pytest.sh does.
+  const char* python = std::getenv("MUTAGRAD_TEST_PYTHON");
+  std::string cmd = std::string(python != nullptr ? python : "/usr/bin/python3") +
+                    " -W ignore tests/indexing/torch_oracle.py --seed " + std::to_string(seed) +
+                    " --count " + std::to_string(count) + " --out " + path;
   ASSERT_EQ(std::system(cmd.c_str()), 0) << "the PyTorch oracle failed: " << cmd;
   std::ifstream file(path);
   ASSERT_TRUE(file.good()) << path;
