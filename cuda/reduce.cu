@@ -11,10 +11,11 @@
 // depends only on the shape: the same bits on every run, in both builds, on any GPU. No
 // atomics, no shared-memory tree whose shape depends on the block size. Sum and prod take
 // interleaved chunks (chunk c holds elements c, c + C, ...: neighbouring threads read
-// neighbouring elements, so the loads coalesce); max, min and argmax contiguous ones, whose
-// in-order combination is the CPU's left fold. sum/prod/mean accumulate floats in double and
-// integers in int64 as the CPU does; the order of additions differs from the CPU's (eight
-// lanes per run), so floating sums agree with the CPU's to a rounding of the double
+// neighbouring elements, so the loads coalesce), and so do integer and bool max and min;
+// floating max, min and argmax take contiguous ones, whose in-order combination is the CPU's
+// left fold (which nan, which of -0.0 and 0.0, which first maximum). sum/prod/mean accumulate
+// floats in double and integers in int64 as the CPU does; the order of additions differs from the
+// CPU's (eight lanes per run), so floating sums agree with the CPU's to a rounding of the double
 // accumulator (the conformance test's tolerance), integers exactly, max/min/argmax exactly.
 // argmax's partial is the first maximum of its chunk (a nan counts as the maximum, the first
 // one wins); combining those in chunk order with the same rule gives the first maximum of the
@@ -323,11 +324,12 @@ void reduce_kernel(ReduceOp op, const Tensor& out, const Tensor& in,
         else
           run_reduce<T, int64_t, ProdOp<int64_t>>(out, in, g, mean, true);
         break;
+      // Integer and bool max/min do not depend on the order (no nan, no -0.0): interleaved.
       case ReduceOp::kMax:
-        run_reduce<T, T, MaxOp<T>>(out, in, g, mean, false);
+        run_reduce<T, T, MaxOp<T>>(out, in, g, mean, !std::is_floating_point_v<T>);
         break;
       case ReduceOp::kMin:
-        run_reduce<T, T, MinOp<T>>(out, in, g, mean, false);
+        run_reduce<T, T, MinOp<T>>(out, in, g, mean, !std::is_floating_point_v<T>);
         break;
     }
   });

@@ -76,9 +76,11 @@ void write_native(const Tensor& self, const Sliced& sliced, const Tensor* value,
     native::copy_(dst, v, &site);  // checks, bumps once, writes
     return;
   }
-  // A mask with a scalar (or one-element) value becomes a masked fill inside index_put_.
+  // A mask with a scalar (or one-element) value becomes a masked fill inside index_put_. The
+  // scalar stays a CPU tensor for a CUDA destination too: index_put_ takes the masked fill only
+  // for a CPU value (reading a device one would cost a synchronization) and moves it otherwise.
   if (scalar != nullptr) check_scalar_fits(*scalar, dst.dtype(), kSetItem);
-  Tensor v = scalar != nullptr ? full({}, *scalar, dst.dtype(), dst.device())
+  Tensor v = scalar != nullptr ? full({}, *scalar, dst.dtype(), kCPU)
                                : strip_leading_ones_view(native::to(*value, dst.dtype()), false);
   native::AdvancedIndex adv =
       native::prepare_index_put(dst, sliced.indices, v, /*accumulate=*/false);
