@@ -208,14 +208,14 @@ void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, con
   int64_t* keys = reinterpret_cast<int64_t*>(device_data(keys_buf));
   int64_t* order = reinterpret_cast<int64_t*>(device_data(order_buf));
   launch("index_put_", n, ScatterKeys{keys, order, g});
-  // Keys are element offsets from dst's first element, below what its storage holds past it:
-  // only that many low bits need sorting.
+#ifdef __CUDACC__
+  // CUB's radix sort is stable and takes a bit range; Thrust's sorts all 64 bits. Keys are
+  // element offsets from dst's first element, below what its storage holds past it: only that
+  // many low bits need sorting.
   const int64_t key_limit =
       static_cast<int64_t>(dst.storage().nbytes()) / dst.element_size() - dst.storage_offset();
   int end_bit = 1;
   while (end_bit < 63 && (int64_t{1} << end_bit) < key_limit) ++end_bit;
-#ifdef __CUDACC__
-  // CUB's radix sort is stable and takes the bit range; Thrust's sorts all 64 bits.
   Tensor keys_sorted = device_buffer(n, kInt64, dst.device());
   Tensor order_sorted = device_buffer(n, kInt64, dst.device());
   auto* keys_in = reinterpret_cast<const uint64_t*>(keys);
@@ -236,7 +236,6 @@ void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, con
   keys = reinterpret_cast<int64_t*>(keys_out);
   order = order_out;
 #else
-  (void)end_bit;
   try {
     thrust::stable_sort_by_key(exec_policy(), keys, keys + n, order);
   } catch (const thrust::system_error& e) {
