@@ -191,6 +191,11 @@ class Backend {
   // "In range" is [-size, size): negative values wrap (the kernel adds size), as validated by
   // native::check_index_bounds. Layout of out: see native::AdvancedIndex::result_shape.
   virtual void index(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices);
+  // Whether every value of idx (int64, on this device) lies in [lower, size): the screen every
+  // advanced index passes before any kernel runs (native::check_index_bounds, which then
+  // locates the offender for the message). The default, in tensor/native/index_ops.cc, composes
+  // element-wise ops and one reduction (Note [Index validation on the device]).
+  virtual bool index_in_range(const Tensor& idx, int64_t lower, int64_t size);
   // dst[indices] = values (or +=), same conventions as index(); values broadcast to the
   // indexed shape.
   virtual void index_put(const Tensor& dst, const std::vector<Tensor>& indices,

@@ -77,46 +77,13 @@ std::string shapes_list(const std::vector<Tensor>& tensors) {
   return os.str();
 }
 
-// Index of the first value of a CPU int64 tensor outside [-size, size), or -1.
-// The first value of idx outside [lower, size) (row-major), or -1; lower is -size or 0.
-// The distance from `lower` is taken in uint64_t: an index near INT64_MAX minus a negative
-// `lower` overflows int64_t (undefined; found by index_expression_fuzzer, docs/reliability.md).
-// Whether any of data[0, n) lies outside [lower, lower + span): a branch-free screen.
-// Note [Vectorized bounds screen]
-// Every advanced write reads all its indices once before writing (the strong guarantee), so
-// this loop is on the hot path of index_put_ and the scatters (26% of scatter_add_'s time when
-// it compared). x86-64's baseline (SSE2) has no 64-bit compare, so a comparison does not
-// vectorize: the loop instead computes the borrow of u - span (u = x - lower, unsigned) from
-// subtraction and bit operations only, which SSE2 has, and ANDs the borrows: every index is in
-// range exactly when every borrow's top bit is set (u < span). GCC's -O2 cost model vectorizes
-// no loop that needs a scalar epilogue, hence the attribute.
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
-#endif
-bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uint64_t span) {
-  uint64_t all_borrow = ~uint64_t{0};
-  for (int64_t i = 0; i < n; ++i) {
-    const uint64_t u = static_cast<uint64_t>(data[i]) - lower;
-    all_borrow &= (~u & span) | (~(u ^ span) & (u - span));
-  }
-  return (all_borrow >> 63) == 0;
-}
-
+// The first value of a CPU int64 tensor outside [lower, size) (row-major), or -1; lower is
+// -size or 0. Runs only once the backend's screen (Backend::index_in_range) found one. The
+// distance from `lower` is taken in uint64_t: an index near INT64_MAX minus a negative `lower`
+// overflows int64_t (undefined; found by index_expression_fuzzer, docs/reliability.md).
 int64_t first_out_of_bounds_cpu(const Tensor& idx, int64_t lower, int64_t size, int64_t* value) {
   const int64_t* data = idx.data_ptr<int64_t>();
   const uint64_t span = static_cast<uint64_t>(size - lower);
-  if (idx.is_contiguous()) {
-    int64_t n = idx.numel();
-    // Screen first; locate the offender only when there is one.
-    if (!any_out_of_range(data, n, static_cast<uint64_t>(lower), span)) return -1;
-    for (int64_t i = 0; i < n; ++i) {
-      if ((static_cast<uint64_t>(data[i]) - static_cast<uint64_t>(lower)) >= span) {
-        *value = data[i];
-        return i;
-      }
-    }
-    return -1;
-  }
   int64_t pos = 0;
   int64_t found = -1;
   for_each_offset(idx.sizes(), idx.strides(), [&](int64_t off) {
@@ -136,13 +103,16 @@ int64_t first_out_of_bounds_cpu(const Tensor& idx, int64_t lower, int64_t size, 
 // guarantee: PyTorch instead asserts inside the kernel, after some elements may have been
 // written, and the assert leaves the CUDA context unusable. Only when an index is out of range
 // is the first offender (row-major order, as on the CPU) located, for the same message.
+Tensor out_of_range_mask(const Tensor& flat, int64_t lower, int64_t size) {
+  return binary(BinaryOp::kLogicalOr,
+                binary(BinaryOp::kLt, flat, wrap_scalar(lower, kInt64, flat.device())),
+                binary(BinaryOp::kGe, flat, wrap_scalar(size, kInt64, flat.device())));
+}
+
 int64_t first_out_of_bounds_on_device(const Tensor& idx, int64_t lower, int64_t size,
                                       int64_t* value) {
   const Tensor flat = reshape(contiguous(idx), {-1});
-  const Tensor bad = binary(BinaryOp::kLogicalOr,
-                            binary(BinaryOp::kLt, flat, wrap_scalar(lower, kInt64, flat.device())),
-                            binary(BinaryOp::kGe, flat, wrap_scalar(size, kInt64, flat.device())));
-  if (!reduce(ReduceOp::kMax, bad, {}, false).item<bool>()) return -1;
+  const Tensor bad = out_of_range_mask(flat, lower, size);
   const int64_t pos = select(nonzero(bad), 0, 0).item<int64_t>();
   *value = select(flat, 0, pos).item<int64_t>();
   return pos;
@@ -369,12 +339,13 @@ void check_index_bounds(const Tensor& self, const AdvancedIndex& index) {
     if (!idx.defined() || idx.numel() == 0) continue;
     int64_t size = self.size(static_cast<int64_t>(p));
     const int64_t lower = index.negative_wraps ? -size : 0;
+    // Screen first (a backend kernel); locate the offender only when there is one.
+    if (backend_for(idx.device()).index_in_range(idx, lower, size)) continue;
     int64_t value = 0;
-    if (idx.device().is_cpu()) {
-      if (first_out_of_bounds_cpu(idx, lower, size, &value) < 0) continue;
-    } else if (first_out_of_bounds_on_device(idx, lower, size, &value) < 0) {
-      continue;
-    }
+    const int64_t pos = idx.device().is_cpu()
+                            ? first_out_of_bounds_cpu(idx, lower, size, &value)
+                            : first_out_of_bounds_on_device(idx, lower, size, &value);
+    MG_INTERNAL_ASSERT(pos >= 0, "index_in_range and the search for the offender disagree");
     throw IndexError(out_of_bounds_message(value, static_cast<int64_t>(p), size));
   }
 }
@@ -549,3 +520,15 @@ IndexLoop make_index_loop(const Tensor& self, const std::vector<Tensor>& indices
 }
 
 }  // namespace mutagrad::native
+
+namespace mutagrad {
+
+// The default screen, for backends without a kernel of their own: Note [Index validation on
+// the device].
+bool Backend::index_in_range(const Tensor& idx, int64_t lower, int64_t size) {
+  const Tensor flat = native::reshape(native::contiguous(idx), {-1});
+  return !native::reduce(ReduceOp::kMax, native::out_of_range_mask(flat, lower, size), {}, false)
+              .item<bool>();
+}
+
+}  // namespace mutagrad

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -174,6 +175,46 @@ TEST(NativeIndexErrors, EveryBoundaryValueAtEveryPosition) {
     std::vector<int64_t> idx(7, good);
     const int64_t wrapped = good < 0 ? good + kSize : good;
     EXPECT_EQ(doubles(native::index(y, {i64(idx)})), V(7, static_cast<double>(wrapped)));
+  }
+}
+
+// The screen before every kernel (Backend::index_in_range) runs halves of a large contiguous
+// index on two threads and walks a strided one: an offender at either end of either half, or
+// anywhere in a transposed index, is found and named, and a write leaves x as it was.
+TEST(NativeIndexErrors, LargeAndStridedIndicesAreScreenedEverywhere) {
+  constexpr int64_t kSize = 7;
+  constexpr int64_t kN = 200003;  // above the two-thread threshold, odd halves
+  Tensor x = iota({kSize});
+  const std::vector<unsigned char> before = bytes(x);
+  std::vector<int64_t> idx(kN);
+  for (int64_t i = 0; i < kN; ++i) idx[static_cast<size_t>(i)] = i % (2 * kSize) - kSize;
+  EXPECT_EQ(native::index(x, {i64(idx)}).numel(), kN);
+  const std::string want = "is out of bounds for dimension 0 with size 7";
+  for (int64_t bad : {kSize, -kSize - 1, std::numeric_limits<int64_t>::min()}) {
+    for (int64_t pos : {int64_t{0}, kN / 2 - 1, kN / 2, kN / 2 + 1, kN - 1}) {
+      std::vector<int64_t> wrong = idx;
+      wrong[static_cast<size_t>(pos)] = bad;
+      const std::string named = str("index ", bad, " ", want);
+      EXPECT_NE(error_text([&] { native::index(x, {i64(wrong)}); }).find(named), std::string::npos)
+          << "bad " << bad << " at " << pos;
+      EXPECT_NE(error_text([&] {
+                  native::index_put_(x, {i64(wrong)}, f64({-1}, {1}), false);
+                }).find(named),
+                std::string::npos)
+          << "bad " << bad << " at " << pos;
+      EXPECT_EQ(bytes(x), before);
+      // The same values as every other element of a twice-as-long index (non-contiguous).
+      std::vector<int64_t> doubled(2 * kN, 0);
+      for (int64_t i = 0; i < kN; ++i)
+        doubled[static_cast<size_t>(2 * i)] = wrong[static_cast<size_t>(i)];
+      Tensor strided = native::slice(i64(doubled), 0, 0, std::nullopt, 2);
+      ASSERT_FALSE(strided.is_contiguous());
+      EXPECT_NE(
+          error_text([&] { native::index_put_(x, {strided}, f64({-1}, {1}), true); }).find(named),
+          std::string::npos)
+          << "bad " << bad << " at " << pos;
+      EXPECT_EQ(bytes(x), before);
+    }
   }
 }
 

@@ -57,3 +57,21 @@ def test_a_tensor_of_several_elements_where_a_number_goes_is_refused_as_torch(da
         torch.tensor(eval(data.replace("LIB", "torch")))
     with pytest.raises(error, match="only one-element tensors are read as numbers"):
         mg.tensor(eval(data.replace("LIB", "mg")))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32", "int64"])
+@pytest.mark.parametrize("write", [False, True])
+def test_entries_after_a_multi_dim_mask_address_the_dims_after_it(dtype, write):
+    """Finding 10: x[(mask3d, 1)] = -5 on a (2, 2, 2, 2) tensor. A k-dim mask covers k dims
+    (docs/indexing.md), so the 1 indexes dim 3: x[i, j, k, 1] = -5 for each true (i, j, k), as
+    torch 2.15 does. torch 1.13 moved on by one dim after the mask and wrote other elements
+    without an error. Expected values derived by hand (the element list of torch 2.15)."""
+    x = mg.arange(16, dtype=getattr(mg, dtype)).reshape(2, 2, 2, 2)
+    m = mg.tensor([[[True, True], [True, True]], [[True, True], [False, False]]])
+    if write:
+        x[(m, 1)] = -5
+        want = [0, -5, 2, -5, 4, -5, 6, -5, 8, -5, 10, -5, 12, 13, 14, 15]
+        assert x.flatten().tolist() == want
+    else:
+        # the true positions in row-major order, element 1 of dim 3 of each
+        assert x[(m, 1)].tolist() == [1, 3, 5, 7, 9, 11]
