@@ -5,8 +5,8 @@
 // a destination element, row-major order over R is index order. Threads never share a
 // destination element: when R has a dim that is sliced whole (not indexed), the threads split
 // that dim (distinct coordinates there are distinct elements of a tensor without internal
-// overlap); otherwise (with three threads or more, see index_put_typed) each thread scans all
-// of R and writes only the destinations whose offset lies in its own range. Either way each
+// overlap); otherwise, into a destination beyond L2, the writes are sorted by destination block
+// first and each thread replays whole blocks (Note [Partitioned scatter]). Either way each
 // element is written by one thread, in index order, so "last occurrence wins" and the
 // accumulation order do not depend on the thread count. Gathers and masked fills split their
 // output / destination into ranges.
@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -101,10 +102,6 @@ struct Loop {
   const char* prefetch = nullptr;
   int64_t element_size = 0;
   int prefetch_write = 0;  // 1 for scatters
-  // Only offsets in [prefetch_lo, prefetch_hi) are prefetched (a thread's own destinations).
-  int64_t prefetch_lo = 0;
-  int64_t prefetch_hi = INT64_MAX;
-  const char* prefetch_sink = nullptr;  // what to prefetch for other threads' offsets
 };
 
 // Note [Prefetch only past L2]
@@ -146,12 +143,8 @@ void run_one_operand(const Loop& loop, const IndexOperand& ix, const int64_t* ip
     for (; k + kAhead < n; ++k) {
       int64_t ahead = ip[(k + kAhead) * i_in];
       ahead += ahead < 0 ? ix.size : 0;
-      const int64_t target = so + (k + kAhead) * s_in + ahead * ix.stride;
-      // Another thread's destination: prefetch the private sink instead (a select, not a
-      // branch; a write-prefetch of another thread's line would steal it).
-      const bool own = static_cast<uint64_t>(target - loop.prefetch_lo) <
-                       static_cast<uint64_t>(loop.prefetch_hi - loop.prefetch_lo);
-      const char* line = own ? loop.prefetch + target * loop.element_size : loop.prefetch_sink;
+      const char* line =
+          loop.prefetch + (so + (k + kAhead) * s_in + ahead * ix.stride) * loop.element_size;
       if (loop.prefetch_write) {
         __builtin_prefetch(line, 1);
       } else {
@@ -282,20 +275,108 @@ void run(const Loop& loop, int64_t begin, int64_t end, const Op& op) {
   }
 }
 
-// Largest offset (in elements) any element of (sizes, strides) reaches; -1 if a stride is
-// negative (then the offset-range split is not used).
-int64_t max_offset(IntArrayRef sizes, IntArrayRef strides) {
-  int64_t span = 0;
+// The smallest and largest offsets (in elements) the elements of (sizes, strides) reach; lo > hi
+// when there are none.
+std::pair<int64_t, int64_t> offset_range(IntArrayRef sizes, IntArrayRef strides) {
+  int64_t lo = 0;
+  int64_t hi = 0;
   for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] == 0) return 0;
-    if (strides[d] < 0) return -1;
-    span += (sizes[d] - 1) * strides[d];
+    if (sizes[d] == 0) return {1, 0};
+    (strides[d] < 0 ? lo : hi) += (sizes[d] - 1) * strides[d];
   }
-  return span;
+  return {lo, hi};
 }
 
-// `combine` (math::AddValues, ...) folds a value into its destination when accumulating;
-// integers wrap (defined: unsigned arithmetic), as every integer kernel does.
+// Note [Partitioned scatter]
+// A random write into a destination beyond L2 waits on the line it writes (1M int64 indices
+// into 4M float32: about 5 ms on one core here), and two threads that each scan every index but
+// write only their own half of the destination do no better (each still misses once per own
+// write). So with every dim of R an index dim, the writes are first sorted into blocks of the
+// destination that fit in L2, as a counting sort that keeps index order within a block:
+//   1. each thread counts, over its part of R (in order), the writes that land in each block;
+//   2. prefix sums give each (block, thread) pair its slot: a block's slots hold thread 0's
+//      writes, then thread 1's, ..., so index order within a block is R's order;
+//   3. each thread copies its part's (offset in block, value) pairs into those slots;
+//   4. the threads split the blocks and replay each block's pairs in order, in cache.
+// Every destination element is then written by one thread, in index order: last-wins and the
+// order of accumulation are those of one thread walking R (bitwise the same for any thread
+// count: Note [Deterministic index_put_ on the CPU]). The price is one pass over the indices
+// and 12 bytes per write (offset and value, float32) of temporary memory.
+constexpr int64_t kBlockBytes = int64_t{1} << 19;
+
+template <typename T, typename Combine>
+void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t lo, int64_t hi,
+                     int nthreads, bool accumulate, Combine combine) {
+  int shift = 0;
+  while ((int64_t{1} << (shift + 1)) * static_cast<int64_t>(sizeof(T)) <= kBlockBytes) ++shift;
+  // No more blocks than total / 8: the counts stay small next to the writes.
+  // (An offset within a block is kept in 32 bits.)
+  while (shift < 32 && ((hi - lo) >> shift) + 1 > std::max<int64_t>(1, total / 8)) ++shift;
+  const int64_t nblocks = ((hi - lo) >> shift) + 1;
+  const size_t nb = static_cast<size_t>(nblocks);
+  std::vector<int64_t> slot(static_cast<size_t>(nthreads) * nb, 0);
+  Loop plain = loop;
+  plain.prefetch = nullptr;  // the counting and copying passes touch no destination
+  run_parallel(nthreads, [&](int t) {
+    auto [a, b] = part(total, t, nthreads);
+    int64_t* count = slot.data() + static_cast<size_t>(t) * nb;
+    run(plain, a, b, [count, lo, shift](int64_t s, int64_t) { ++count[(s - lo) >> shift]; });
+  });
+  std::vector<int64_t> block_start(nb + 1, 0);
+  int64_t at = 0;
+  for (size_t blk = 0; blk < nb; ++blk) {
+    block_start[blk] = at;
+    for (size_t t = 0; t < static_cast<size_t>(nthreads); ++t) {
+      const int64_t n = slot[t * nb + blk];
+      slot[t * nb + blk] = at;
+      at += n;
+    }
+  }
+  block_start[nb] = at;
+  // One stream of (offset in block, value) pairs per block and thread, in one array.
+  struct Entry {
+    uint32_t at;
+    T value;
+  };
+  std::unique_ptr<Entry[]> entries(new Entry[static_cast<size_t>(total)]);
+  run_parallel(nthreads, [&](int t) {
+    auto [a, b] = part(total, t, nthreads);
+    int64_t* next = slot.data() + static_cast<size_t>(t) * nb;
+    Entry* e = entries.get();
+    run(plain, a, b, [next, e, v, lo, shift](int64_t s, int64_t o) {
+      const int64_t rel = s - lo;
+      Entry& slot_ = e[next[rel >> shift]++];
+      slot_.at = static_cast<uint32_t>(rel & ((int64_t{1} << shift) - 1));
+      slot_.value = v[o];
+    });
+  });
+  run_parallel(nthreads, [&](int t) {
+    // Blocks split by their writes, so the threads share the work evenly.
+    const int64_t first_write = total * t / nthreads;
+    const int64_t last_write = total * (t + 1) / nthreads;
+    const Entry* e = entries.get();
+    for (size_t blk = 0; blk < nb; ++blk) {
+      const int64_t begin = block_start[blk];
+      if (begin < first_write || begin >= last_write) continue;  // the block's owner: its start
+      T* base = d + lo + (static_cast<int64_t>(blk) << shift);
+      const int64_t end = block_start[blk + 1];
+      // Bring the block in as a stream (the hardware prefetcher follows it) before its random
+      // writes, which then hit.
+      const int64_t block_end = std::min<int64_t>(
+          int64_t{1} << shift, hi - lo + 1 - (static_cast<int64_t>(blk) << shift));
+      const char* bytes = reinterpret_cast<const char*>(base);
+      for (int64_t off = 0; off < block_end * static_cast<int64_t>(sizeof(T)); off += 64) {
+        __builtin_prefetch(bytes + off, 1);
+      }
+      if (accumulate) {
+        for (int64_t k = begin; k < end; ++k) base[e[k].at] = combine(base[e[k].at], e[k].value);
+      } else {
+        for (int64_t k = begin; k < end; ++k) base[e[k].at] = e[k].value;
+      }
+    }
+  });
+}
+
 template <typename T, typename Combine>
 void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, bool accumulate,
                      Combine combine) {
@@ -314,12 +395,12 @@ void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
       split = static_cast<int64_t>(r);
     }
   }
-  const int64_t span = max_offset(dst.sizes(), dst.strides());
-  // Random scatter does not scale to a second core on the 2-vCPU machines we measured
-  // (docs/performance.md): two threads writing halves take about as long as one writing all,
-  // and the offset-range split below also makes each thread scan all of R. So without a sliced
-  // dim to split, two threads do no better than one; the offset split starts at three.
-  if (nthreads <= 1 || (split < 0 && (span < 0 || nthreads < 3))) {
+  const auto [lo, hi] = offset_range(dst.sizes(), dst.strides());
+  // Random scatter does not scale to a second core by splitting the destination (Note
+  // [Partitioned scatter]): without a sliced dim to split, the writes are partitioned by block
+  // when the destination exceeds L2; into a smaller one, one thread writes.
+  const bool partition = split < 0 && (hi - lo + 1) * dst.element_size() > kPrefetchBytes;
+  if (nthreads <= 1 || (split < 0 && !partition)) {
     if (accumulate) {
       run(loop, 0, total, add);
     } else {
@@ -327,47 +408,23 @@ void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
     }
     return;
   }
-  if (split >= 0) {
-    const size_t s = static_cast<size_t>(split);
-    nthreads = static_cast<int>(std::min<int64_t>(nthreads, loop.sizes[s]));
-    run_parallel(nthreads, [&](int t) {
-      auto [a, b] = part(loop.sizes[s], t, nthreads);
-      Loop sub = loop;
-      sub.sizes[s] = b - a;
-      sub.self_base += a * loop.self_strides[s];
-      sub.dense_base += a * loop.dense_strides[s];
-      const int64_t n = compute_numel(sub.sizes);
-      if (accumulate) {
-        run(sub, 0, n, add);
-      } else {
-        run(sub, 0, n, put);
-      }
-    });
+  if (partition) {
+    partitioned_put(d, v, loop, total, lo, hi, nthreads, accumulate, combine);
     return;
   }
-  // Every dim of R is an index dim: split the destination's offset range instead.
+  const size_t s = static_cast<size_t>(split);
+  nthreads = static_cast<int>(std::min<int64_t>(nthreads, loop.sizes[s]));
   run_parallel(nthreads, [&](int t) {
-    auto [lo, hi] = part(span + 1, t, nthreads);
-    // Writes outside [lo, hi) go to a private sink: a select, not a branch (most of them are
-    // taken at random, which a branch would mispredict).
-    T sink{};
-    Loop own = loop;
-    own.prefetch_lo = lo;
-    own.prefetch_hi = hi;
-    own.prefetch_sink = reinterpret_cast<const char*>(&sink);
-    const uint64_t width = static_cast<uint64_t>(hi - lo);
-    // A structured binding cannot be captured in C++17 (GCC allows it, clang does not).
-    const int64_t first = lo;
-    auto target = [&, first](int64_t s) {
-      return static_cast<uint64_t>(s - first) < width ? d + s : &sink;
-    };
+    auto [a, b] = part(loop.sizes[s], t, nthreads);
+    Loop sub = loop;
+    sub.sizes[s] = b - a;
+    sub.self_base += a * loop.self_strides[s];
+    sub.dense_base += a * loop.dense_strides[s];
+    const int64_t n = compute_numel(sub.sizes);
     if (accumulate) {
-      run(own, 0, total, [&](int64_t s, int64_t o) {
-        T* p = target(s);
-        *p = combine(*p, v[o]);
-      });
+      run(sub, 0, n, add);
     } else {
-      run(own, 0, total, [&](int64_t s, int64_t o) { *target(s) = v[o]; });
+      run(sub, 0, n, put);
     }
   });
 }
@@ -470,8 +527,8 @@ void set_indexing_num_threads(int n) { num_threads_slot().store(std::max(1, n));
 int indexing_num_threads() { return num_threads_slot().load(std::memory_order_relaxed); }
 
 const char* prefetch_base(const Tensor& t) {
-  const int64_t span = max_offset(t.sizes(), t.strides());
-  if (span >= 0 && (span + 1) * t.element_size() <= kPrefetchBytes) return nullptr;
+  const auto [lo, hi] = offset_range(t.sizes(), t.strides());
+  if ((hi - lo + 1) * t.element_size() <= kPrefetchBytes) return nullptr;
   return static_cast<const char*>(t.raw_data());
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <random>
@@ -388,6 +389,55 @@ TEST(NativeIndexPutDeterminism, BitwiseEqualToSequentialForAnyThreadCount) {
           native::index_put_(x, {from_vector<int64_t>(idx, {m})}, from_vector<float>(v, {m}), acc);
           ASSERT_EQ(std::memcmp(x.data_ptr<float>(), expect.data(), sizeof(float) * n), 0)
               << "n=" << n << " accumulate=" << acc << " threads=" << threads;
+        }
+      }
+    }
+  }
+}
+
+// Note [Partitioned scatter] (tensor/cpu/indexing.cc): on two or more threads, writes into a
+// destination beyond L2 without a sliced dim are sorted by destination block and replayed per
+// block. Bitwise equal to the one-thread loop (which writes directly) for each geometry that
+// changes the blocks: a last partial block, a strided view, two index tensors, 8-byte and
+// 2-byte elements, every write in one block, every write on one element.
+TEST(NativeIndexPutDeterminism, PartitionedScatterMatchesOneThread) {
+  const int64_t n = (int64_t{1} << 19) + 13;  // float32: 2 MiB, four blocks and a partial one
+  const int64_t m = 300000;
+  for (ScalarType dt : {kFloat32, kFloat64, kInt64, kBFloat16}) {
+    Generator gen(5);
+    auto values = [&](IntArrayRef shape) {
+      return is_floating_point(dt) ? rand(shape, gen, dt) : randint(-1000, 1000, shape, gen, dt);
+    };
+    struct Case {
+      const char* name;
+      Tensor base;                         // copied for every run
+      std::function<Tensor(Tensor)> view;  // the destination, a view of the copy
+      std::vector<Tensor> idx;
+    };
+    const auto whole = [](Tensor t) { return t; };
+    std::vector<Case> cases;
+    cases.push_back({"1-D", values({n}), whole, {randint(-n, n, {m}, gen)}});
+    cases.push_back({"strided",
+                     values({3 * n}),
+                     [](Tensor t) { return native::slice(t, 0, 1, std::nullopt, 3); },
+                     {randint(0, n, {m}, gen)}});
+    cases.push_back({"2-D, two index tensors",
+                     values({1024, 700}),
+                     whole,
+                     {randint(0, 1024, {m}, gen), randint(-700, 700, {m}, gen)}});
+    cases.push_back({"one block", values({n}), whole, {randint(n - 1000, n, {m}, gen)}});
+    cases.push_back({"one element", values({n}), whole, {full({m}, 17, kInt64)}});
+    const Tensor v = values({m});
+    for (const Case& c : cases) {
+      for (bool acc : {false, true}) {
+        std::vector<unsigned char> expect;
+        for (int threads : {1, 2, 3, 8}) {
+          ThreadCount tc(threads);
+          Tensor copy = native::clone(c.base);
+          native::index_put_(c.view(copy), c.idx, v, acc);
+          if (threads == 1) expect = bytes(copy);
+          ASSERT_EQ(bytes(copy), expect)
+              << dtype_name(dt) << " " << c.name << " accumulate=" << acc << " threads=" << threads;
         }
       }
     }
