@@ -116,6 +116,8 @@ struct Loop {
 constexpr int64_t kPrefetchBytes = int64_t{1} << 20;
 
 constexpr int64_t kAhead = 16;
+// Rows ahead for runs whose index is constant along the row (Note [Prefetch only past L2]).
+constexpr int64_t kAheadRows = 4;
 
 Loop make_loop(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& dense) {
   native::IndexLoop g = native::make_index_loop(self, indices, dense);
@@ -154,6 +156,19 @@ void run_one_operand(const Loop& loop, const IndexOperand& ix, const int64_t* ip
       v += v < 0 ? ix.size : 0;
       op(so + k * s_in + v * ix.stride, oo + k * o_in);
     }
+  }
+  if (i_in == 0) {
+    // The index is constant along the run: whole rows (index_add_, index_select, x[idx] of a
+    // 2-D x) take one offset, then a plain row loop.
+    int64_t v = ip[0];
+    v += v < 0 ? ix.size : 0;
+    const int64_t base = so + v * ix.stride;
+    if (s_in == 1 && o_in == 1) {
+      for (; k < n; ++k) op(base + k, oo + k);
+      return;
+    }
+    for (; k < n; ++k) op(base + k * s_in, oo + k * o_in);
+    return;
   }
   if (i_in == 1 && s_in == 0 && o_in == 1) {
     // The common run (a gather's or scatter's row, x[idx] of a 1-D x): unit strides, so the
@@ -201,6 +216,24 @@ void run_range(const Loop& loop, int64_t begin, int64_t end, const Op& op) {
   while (pos < end) {
     const int64_t n = std::min(inner - counter[in], end - pos);
     if constexpr (kOne) {
+      const IndexOperand& ix = loop.idx[0];
+      if (ix.strides[in] == 0 && in > 0 && counter[in] == 0 && loop.prefetch != nullptr &&
+          ix.reach_bytes > kPrefetchBytes && counter[in - 1] + kAheadRows < loop.sizes[in - 1]) {
+        // Whole rows at random (index_add_, index_select): request the row kAheadRows ahead.
+        int64_t ahead = ix.data[io[0] + kAheadRows * ix.strides[in - 1]];
+        ahead += ahead < 0 ? ix.size : 0;
+        const char* row =
+            loop.prefetch +
+            (so + kAheadRows * loop.self_strides[in - 1] + ahead * ix.stride) * loop.element_size;
+        const int64_t bytes = s_in == 1 ? inner * loop.element_size : 0;
+        for (int64_t b = 0; b < std::max<int64_t>(bytes, 1); b += 64) {
+          if (loop.prefetch_write) {
+            __builtin_prefetch(row + b, 1);
+          } else {
+            __builtin_prefetch(row + b, 0);
+          }
+        }
+      }
       run_one_operand(loop, loop.idx[0], loop.idx[0].data + io[0], loop.idx[0].strides[in], so,
                       s_in, oo, o_in, n, op);
     } else {

@@ -444,6 +444,45 @@ TEST(NativeIndexPutDeterminism, PartitionedScatterMatchesOneThread) {
   }
 }
 
+// x[idx] += v and x[idx] over whole rows of a destination beyond 1 MiB: the row loop and its
+// prefetch of the row kAheadRows ahead (tensor/cpu/indexing.cc), on one and two threads, for
+// a contiguous and a transposed x, against a naive loop in index order (bitwise).
+TEST(NativeIndexPut, WholeRowsAtRandomMatchANaiveLoop) {
+  const int64_t rows = 4096, cols = 96, m = 20000;
+  Generator gen(9);
+  const Tensor idx = randint(-rows, rows, {m}, gen);
+  const Tensor vals = rand({m, cols}, gen, kFloat32);
+  const int64_t* ip = idx.data_ptr<int64_t>();
+  const float* vp = vals.data_ptr<float>();
+  for (bool transposed : {false, true}) {
+    for (int threads : {1, 2}) {
+      ThreadCount tc(threads);
+      Tensor x = transposed ? native::transpose(rand({cols, rows}, gen, kFloat32), 0, 1)
+                            : rand({rows, cols}, gen, kFloat32);
+      const Tensor before = native::contiguous(native::clone(x));
+      std::vector<float> ref(before.data_ptr<float>(), before.data_ptr<float>() + rows * cols);
+      std::vector<float> rows_read(static_cast<size_t>(m * cols));
+      for (int64_t k = 0; k < m; ++k) {
+        const int64_t r = ip[k] < 0 ? ip[k] + rows : ip[k];
+        for (int64_t c = 0; c < cols; ++c) {
+          rows_read[static_cast<size_t>(k * cols + c)] = before.data_ptr<float>()[r * cols + c];
+        }
+      }
+      for (int64_t k = 0; k < m; ++k) {
+        const int64_t r = ip[k] < 0 ? ip[k] + rows : ip[k];
+        for (int64_t c = 0; c < cols; ++c) ref[r * cols + c] += vp[k * cols + c];
+      }
+      const Tensor got_rows = native::index(x, {idx});
+      ASSERT_EQ(std::memcmp(got_rows.data_ptr<float>(), rows_read.data(), rows_read.size() * 4), 0)
+          << "read, transposed=" << transposed << " threads=" << threads;
+      native::index_put_(x, {idx}, vals, true);
+      const Tensor after = native::contiguous(x);
+      ASSERT_EQ(std::memcmp(after.data_ptr<float>(), ref.data(), ref.size() * 4), 0)
+          << "accumulate, transposed=" << transposed << " threads=" << threads;
+    }
+  }
+}
+
 TEST(NativeIndexPutDeterminism, SlicedDimSplitMatchesSingleThread) {
   // x[:, idx] += v: the threads split the sliced dim; duplicates in idx stay in one thread.
   std::mt19937_64 rng(11);
