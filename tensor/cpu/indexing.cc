@@ -325,19 +325,22 @@ std::pair<int64_t, int64_t> offset_range(IntArrayRef sizes, IntArrayRef strides)
 // into 4M float32: about 5 ms on one core here), and two threads that each scan every index but
 // write only their own half of the destination do no better (each still misses once per own
 // write). So with every dim of R an index dim, the writes are first sorted into blocks of the
-// destination that fit in L2, keeping index order within a block:
-//   1. each thread appends, over its part of R (in order), an (offset in block, value) pair
-//      per write to its own bucket for the write's block;
-//   2. the threads split the blocks and replay each block's buckets, thread 0's first, in
-//      order, in cache.
+// destination that fit in L2, as a counting sort that keeps index order within a block:
+//   1. each thread counts, over its part of R (in order), the writes that land in each block;
+//   2. prefix sums give each (block, thread) pair its slot: a block's slots hold thread 0's
+//      writes, then thread 1's, ..., so index order within a block is R's order;
+//   3. each thread copies its part's (offset in block, value) pairs into those slots;
+//   4. the threads split the blocks and replay each block's pairs in order, in cache.
 // Every destination element is then written by one thread, in index order: last-wins and the
 // order of accumulation are those of one thread walking R (bitwise the same for any thread
-// count: Note [Deterministic index_put_ on the CPU]). The price is 8 bytes per write (float32)
-// of temporary memory, written and read once. Measured here (2 threads, 1M into 4M float32):
-// a counting sort with a counting pass first took 6.1 ms, of which the counting pass 25%; one
-// bucket per (thread, block) drops that pass. Marking each later thread's destinations in a
-// bitmap and writing directly, skipping the marked ones, took 9-10 ms: this VM's random
-// writes into 16 MiB cost more than the streaming passes.
+// count: Note [Deterministic index_put_ on the CPU]). The price is one more pass over the
+// indices and 8 bytes per write (float32) of temporary memory. Measured here (2 threads, 1M
+// into 4M float32, libtorch 1.13 in the same runs): this took 6.15 ms (libtorch 4.91 ms) and
+// 7.0-7.5 ms (libtorch 7.2 ms); one std::vector bucket per (thread, block), filled in one
+// pass, took 7.3-8.3 ms (libtorch 4.3-6.3 ms): GCC did not inline its push_back into the loop,
+// a call per write. Marking each later thread's destinations in a bitmap and writing directly,
+// skipping the marked ones, took 9-10 ms: this VM's random writes into 16 MiB cost more than
+// the streaming passes.
 constexpr int64_t kBlockBytes = int64_t{1} << 19;
 
 template <typename T, typename Combine>
@@ -345,61 +348,69 @@ void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t 
                      int nthreads, bool accumulate, Combine combine) {
   int shift = 0;
   while ((int64_t{1} << (shift + 1)) * static_cast<int64_t>(sizeof(T)) <= kBlockBytes) ++shift;
-  // No more blocks than total / 8: the buckets stay large next to their bookkeeping. (An offset
-  // within a block is kept in 32 bits.)
+  // No more blocks than total / 8: the counts stay small next to the writes.
+  // (An offset within a block is kept in 32 bits.)
   while (shift < 32 && ((hi - lo) >> shift) + 1 > std::max<int64_t>(1, total / 8)) ++shift;
-  const size_t nb = static_cast<size_t>(((hi - lo) >> shift) + 1);
-  struct Entry {
-    uint32_t at;  // offset within the block
-    T value;
-  };
-  // buckets[t * nb + blk]: thread t's writes into block blk, in R's order.
-  std::vector<std::vector<Entry>> buckets(static_cast<size_t>(nthreads) * nb);
+  const int64_t nblocks = ((hi - lo) >> shift) + 1;
+  const size_t nb = static_cast<size_t>(nblocks);
+  std::vector<int64_t> slot(static_cast<size_t>(nthreads) * nb, 0);
   Loop plain = loop;
-  plain.prefetch = nullptr;  // sorting touches no destination
+  plain.prefetch = nullptr;  // the counting and copying passes touch no destination
   run_parallel(nthreads, [&](int t) {
     auto [a, b] = part(total, t, nthreads);
-    std::vector<Entry>* mine = buckets.data() + static_cast<size_t>(t) * nb;
-    const size_t expect = static_cast<size_t>((b - a) / static_cast<int64_t>(nb)) * 9 / 8 + 16;
-    for (size_t blk = 0; blk < nb; ++blk) mine[blk].reserve(expect);
-    const int64_t in_block = (int64_t{1} << shift) - 1;
-    run(plain, a, b, [mine, v, lo, shift, in_block](int64_t s, int64_t o) {
+    int64_t* count = slot.data() + static_cast<size_t>(t) * nb;
+    run(plain, a, b, [count, lo, shift](int64_t s, int64_t) { ++count[(s - lo) >> shift]; });
+  });
+  std::vector<int64_t> block_start(nb + 1, 0);
+  int64_t at = 0;
+  for (size_t blk = 0; blk < nb; ++blk) {
+    block_start[blk] = at;
+    for (size_t t = 0; t < static_cast<size_t>(nthreads); ++t) {
+      const int64_t n = slot[t * nb + blk];
+      slot[t * nb + blk] = at;
+      at += n;
+    }
+  }
+  block_start[nb] = at;
+  // One stream of (offset in block, value) pairs per block and thread, in one array.
+  struct Entry {
+    uint32_t at;
+    T value;
+  };
+  std::unique_ptr<Entry[]> entries(new Entry[static_cast<size_t>(total)]);
+  run_parallel(nthreads, [&](int t) {
+    auto [a, b] = part(total, t, nthreads);
+    int64_t* next = slot.data() + static_cast<size_t>(t) * nb;
+    Entry* e = entries.get();
+    run(plain, a, b, [next, e, v, lo, shift](int64_t s, int64_t o) {
       const int64_t rel = s - lo;
-      mine[rel >> shift].push_back(Entry{static_cast<uint32_t>(rel & in_block), v[o]});
+      Entry& slot_ = e[next[rel >> shift]++];
+      slot_.at = static_cast<uint32_t>(rel & ((int64_t{1} << shift) - 1));
+      slot_.value = v[o];
     });
   });
-  // Blocks go to threads by their writes (the owner of a block holds its first write), so
-  // skewed indices still share the replay evenly.
-  std::vector<int64_t> block_start(nb + 1, 0);
-  for (size_t blk = 0; blk < nb; ++blk) {
-    int64_t n = 0;
-    for (size_t t = 0; t < static_cast<size_t>(nthreads); ++t) {
-      n += static_cast<int64_t>(buckets[t * nb + blk].size());
-    }
-    block_start[blk + 1] = block_start[blk] + n;
-  }
   run_parallel(nthreads, [&](int t) {
+    // Blocks split by their writes, so the threads share the work evenly.
     const int64_t first_write = total * t / nthreads;
     const int64_t last_write = total * (t + 1) / nthreads;
+    const Entry* e = entries.get();
     for (size_t blk = 0; blk < nb; ++blk) {
       const int64_t begin = block_start[blk];
-      if (begin == block_start[blk + 1] || begin < first_write || begin >= last_write) continue;
+      if (begin < first_write || begin >= last_write) continue;  // the block's owner: its start
       T* base = d + lo + (static_cast<int64_t>(blk) << shift);
+      const int64_t end = block_start[blk + 1];
       // Bring the block in as a stream (the hardware prefetcher follows it) before its random
       // writes, which then hit.
-      const int64_t block_elems = std::min<int64_t>(
+      const int64_t block_end = std::min<int64_t>(
           int64_t{1} << shift, hi - lo + 1 - (static_cast<int64_t>(blk) << shift));
       const char* bytes = reinterpret_cast<const char*>(base);
-      for (int64_t off = 0; off < block_elems * static_cast<int64_t>(sizeof(T)); off += 64) {
+      for (int64_t off = 0; off < block_end * static_cast<int64_t>(sizeof(T)); off += 64) {
         __builtin_prefetch(bytes + off, 1);
       }
-      for (size_t u = 0; u < static_cast<size_t>(nthreads); ++u) {
-        const std::vector<Entry>& bucket = buckets[u * nb + blk];
-        if (accumulate) {
-          for (const Entry& e : bucket) base[e.at] = combine(base[e.at], e.value);
-        } else {
-          for (const Entry& e : bucket) base[e.at] = e.value;
-        }
+      if (accumulate) {
+        for (int64_t k = begin; k < end; ++k) base[e[k].at] = combine(base[e[k].at], e[k].value);
+      } else {
+        for (int64_t k = begin; k < end; ++k) base[e[k].at] = e[k].value;
       }
     }
   });
