@@ -119,6 +119,15 @@ constexpr int64_t kAhead = 16;
 // Rows ahead for runs whose index is constant along the row (Note [Prefetch only past L2]).
 constexpr int64_t kAheadRows = 4;
 
+// Requests the line at p for reading (gathers) or writing (scatters).
+inline void prefetch_line(const Loop& loop, const char* p) {
+  if (loop.prefetch_write) {
+    __builtin_prefetch(p, 1);
+  } else {
+    __builtin_prefetch(p, 0);
+  }
+}
+
 Loop make_loop(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& dense) {
   native::IndexLoop g = native::make_index_loop(self, indices, dense);
   Loop loop;
@@ -145,13 +154,8 @@ void run_one_operand(const Loop& loop, const IndexOperand& ix, const int64_t* ip
     for (; k + kAhead < n; ++k) {
       int64_t ahead = ip[(k + kAhead) * i_in];
       ahead += ahead < 0 ? ix.size : 0;
-      const char* line =
-          loop.prefetch + (so + (k + kAhead) * s_in + ahead * ix.stride) * loop.element_size;
-      if (loop.prefetch_write) {
-        __builtin_prefetch(line, 1);
-      } else {
-        __builtin_prefetch(line, 0);
-      }
+      prefetch_line(
+          loop, loop.prefetch + (so + (k + kAhead) * s_in + ahead * ix.stride) * loop.element_size);
       int64_t v = ip[k * i_in];
       v += v < 0 ? ix.size : 0;
       op(so + k * s_in + v * ix.stride, oo + k * o_in);
@@ -226,13 +230,7 @@ void run_range(const Loop& loop, int64_t begin, int64_t end, const Op& op) {
             loop.prefetch +
             (so + kAheadRows * loop.self_strides[in - 1] + ahead * ix.stride) * loop.element_size;
         const int64_t bytes = s_in == 1 ? inner * loop.element_size : 0;
-        for (int64_t b = 0; b < std::max<int64_t>(bytes, 1); b += 64) {
-          if (loop.prefetch_write) {
-            __builtin_prefetch(row + b, 1);
-          } else {
-            __builtin_prefetch(row + b, 0);
-          }
-        }
+        for (int64_t b = 0; b < std::max<int64_t>(bytes, 1); b += 64) prefetch_line(loop, row + b);
       }
       run_one_operand(loop, loop.idx[0], loop.idx[0].data + io[0], loop.idx[0].strides[in], so,
                       s_in, oo, o_in, n, op);
@@ -384,9 +382,9 @@ void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t 
     Entry* e = entries.get();
     run(plain, a, b, [next, e, v, lo, shift](int64_t s, int64_t o) {
       const int64_t rel = s - lo;
-      Entry& slot_ = e[next[rel >> shift]++];
-      slot_.at = static_cast<uint32_t>(rel & ((int64_t{1} << shift) - 1));
-      slot_.value = v[o];
+      Entry& entry = e[next[rel >> shift]++];
+      entry.at = static_cast<uint32_t>(rel & ((int64_t{1} << shift) - 1));
+      entry.value = v[o];
     });
   });
   run_parallel(nthreads, [&](int t) {
@@ -416,6 +414,8 @@ void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t 
   });
 }
 
+// `combine` (math::AddValues, ...) folds a value into its destination when accumulating;
+// integers wrap (defined: unsigned arithmetic), as every integer kernel does.
 template <typename T, typename Combine>
 void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, bool accumulate,
                      Combine combine) {
