@@ -9,6 +9,7 @@
 
 #include "cuda/cuda.h"
 #include "python/bindings.h"
+#include "tensor/cpu/vec_kernels.h"
 
 namespace mutagrad::python {
 namespace {
@@ -184,6 +185,31 @@ void bind_device(py::module_& m) {
       // torch: -1 for a CPU tensor, the device index for a CUDA one.
       .def("get_device",
            [](const Tensor& s) { return s.device().is_cuda() ? int{s.device().index()} : -1; });
+
+  // The CPU kernels' build (tensor/cpu/vec_kernels.h): mutagrad.backends.cpu.
+  py::module_ cpu_mod =
+      m.def_submodule("_cpu", "tensor/cpu/vec_kernels.h; use mutagrad.backends.cpu");
+  cpu_mod.def("capability", [] { return cpu::cpu_capability_name(cpu::cpu_capability()); });
+  cpu_mod.def("supported",
+              [] { return cpu::cpu_capability_name(cpu::cpu_capability_supported()); });
+  // A bad name, or a build this CPU cannot run, is a Python ValueError (an argument's value).
+  cpu_mod.def(
+      "set_capability",
+      [](const std::string& name) {
+        for (cpu::CpuCapability c : {cpu::CpuCapability::kBaseline, cpu::CpuCapability::kAvx2}) {
+          if (name != cpu::cpu_capability_name(c)) continue;
+          try {
+            cpu::set_cpu_capability(c);
+          } catch (const ValueError& e) {
+            throw py::value_error(e.what());
+          }
+          return;
+        }
+        throw py::value_error(str("set_cpu_capability(\"", name,
+                                  "\"): not a CPU capability; expected \"DEFAULT\" (\"baseline\") "
+                                  "or \"AVX2\" (\"avx2\")"));
+      },
+      py::arg("name"));
 
   py::module_ c = m.def_submodule("_cuda", "mutagrad::cuda (cuda/cuda.h); use mutagrad.cuda");
   c.def("is_available", &cuda::is_available);

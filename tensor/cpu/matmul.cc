@@ -1,9 +1,10 @@
-// CPU matmul through Eigen's GEMM. Each batch's matrices are mapped in place when a row or a
-// column is contiguous (Eigen then sees a row-major or transposed row-major matrix); other
+// CPU matmul through Eigen's GEMM (vec_kernels.h). Each batch's matrices are mapped in place when a
+// row or a column is contiguous (Eigen then sees a row-major or transposed row-major matrix); other
 // operand layouts are copied to contiguous first, as is an output that is not row-major.
-#include <Eigen/Core>
+#include <type_traits>
 
 #include "tensor/cpu/cpu_backend.h"
+#include "tensor/cpu/vec_kernels.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/linalg.h"
 #include "tensor/tensor.h"
@@ -14,14 +15,6 @@ namespace {
 using native::matrix_layout;
 using native::MatrixLayout;
 
-template <typename T>
-using RowMajorMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>,
-                               Eigen::Unaligned, Eigen::OuterStride<>>;
-template <typename T>
-using ConstRowMajorMap =
-    Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>,
-               Eigen::Unaligned, Eigen::OuterStride<>>;
-
 Tensor contiguous_copy(const Tensor& t) {
   Tensor c = empty(t.sizes(), TensorOptions(t.dtype()));
   cpu_backend().copy(c, t);
@@ -31,6 +24,18 @@ Tensor contiguous_copy(const Tensor& t) {
 template <typename T>
 void matmul_typed(const Tensor& out, const Tensor& a, const Tensor& b, MatrixLayout la,
                   MatrixLayout lb) {
+  // The CPU's build of Eigen's GEMM (Note [CPU capability dispatch] in vec_kernels.h).
+  const VecKernels& vk = vec_kernels();
+  auto gemm = [&vk](auto... args) {
+    if constexpr (std::is_same_v<T, float>)
+      vk.gemm_f32(args...);
+    else if constexpr (std::is_same_v<T, double>)
+      vk.gemm_f64(args...);
+    else if constexpr (std::is_same_v<T, uint32_t>)
+      vk.gemm_u32(args...);
+    else
+      vk.gemm_u64(args...);
+  };
   const int64_t nd = out.dim();
   const int64_t m = out.sizes()[nd - 2], n = out.sizes()[nd - 1], k = a.sizes()[nd - 1];
   const int64_t batch_dims = nd - 2;
@@ -48,24 +53,8 @@ void matmul_typed(const Tensor& out, const Tensor& a, const Tensor& b, MatrixLay
       ob += idx[d] * b.strides()[d];
       oo += idx[d] * out.strides()[d];
     }
-    RowMajorMap<T> o(out_base + oo, m, n, Eigen::OuterStride<>(out_ld));
-    if (k == 0) {
-      o.setZero();
-    } else {
-      // A transposed operand is the row-major map of its transpose.
-      ConstRowMajorMap<T> am(a_base + oa, la.transposed ? k : m, la.transposed ? m : k,
-                             Eigen::OuterStride<>(la.ld));
-      ConstRowMajorMap<T> bm(b_base + ob, lb.transposed ? n : k, lb.transposed ? k : n,
-                             Eigen::OuterStride<>(lb.ld));
-      if (!la.transposed && !lb.transposed)
-        o.noalias() = am * bm;
-      else if (!la.transposed)
-        o.noalias() = am * bm.transpose();
-      else if (!lb.transposed)
-        o.noalias() = am.transpose() * bm;
-      else
-        o.noalias() = am.transpose() * bm.transpose();
-    }
+    gemm(m, n, k, a_base + oa, la.ld, la.transposed, b_base + ob, lb.ld, lb.transposed,
+         out_base + oo, out_ld);
     for (int64_t d = batch_dims - 1; d >= 0; --d) {
       if (++idx[d] < out.sizes()[d]) break;
       idx[d] = 0;

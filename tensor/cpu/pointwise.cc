@@ -1,6 +1,5 @@
 // CPU element-wise kernels: unary, binary and where. Each op is a small functor applied by a
 // strided loop whose contiguous (and scalar-broadcast) runs are plain vectorizable loops.
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +10,7 @@
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/cpu/parallel.h"
 #include "tensor/cpu/strided_loop.h"
+#include "tensor/cpu/vec_kernels.h"
 #include "tensor/element_math.h"
 #include "tensor/tensor.h"
 
@@ -48,96 +48,24 @@ void unary_loop(const Tensor& out, const Tensor& in, const F& f) {
   });
 }
 
-// Note [Vectorized transcendental edges]
-// Eigen 3.4's SIMD exp and log are wrong at the edges: exp clamps its argument (exp(-inf) is
-// 2.9e-39 in float and 5.6e-309 in double, not 0), log flushes subnormal inputs (log(1e-40f) is
-// -87.3, not -92.1); the scalar head and tail of a run went through std::, so a result depended
-// on its SIMD lane. Invariant: a vectorized kernel returns exactly f(x), its scalar std::
-// function, for every x outside the op's VecDomain, and Eigen's value, within a few ulps of
-// f(x), only inside it. Every domain leaves out nan; exp's and sigmoid's leave out the inputs
-// whose exp is subnormal, zero or infinite, log's all but the positive normal numbers, sin's
-// and cos's |x| > 65536. Inside them Eigen was measured accurate (tanh at +-inf too). Why a
-// check per element: it is one vectorized pass (a few percent of exp's time), so ordinary
-// inputs keep Eigen's speed. tests/tensor/pointwise_edges_test.cc checks it in every lane.
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "vec_key reads the high word");
-
-// The high 32 bits of *x: all of a float; sign, exponent and 20 mantissa bits of a double. Keys
-// are compared in 32-bit lanes, which SSE2 has for float and double alike.
-template <typename T>
-uint32_t vec_key(const T* x) {
-  uint32_t key;
-  std::memcpy(&key, reinterpret_cast<const char*>(x) + sizeof(T) - sizeof(key), sizeof(key));
-  return key;
-}
-
-// The inputs an op's Eigen function is used for: the keys with ((key & mask) - lo) <= width
-// (unsigned). A double's bound is rounded outwards to its key: by at most 2^-20 relative.
-struct VecDomain {
-  uint32_t mask, lo, width;
-
-  template <typename T>
-  static VecDomain symmetric(T bound) {  // [-bound, bound]
-    return {0x7fffffffu, 0, vec_key(&bound)};
-  }
-  template <typename T>
-  static VecDomain positive(T lo, T hi) {  // [lo, hi], 0 < lo <= hi
-    return {0xffffffffu, vec_key(&lo), vec_key(&hi) - vec_key(&lo)};
-  }
-  template <typename T>
-  bool contains(const T* x) const {
-    return ((vec_key(x) & mask) - lo) <= width;
-  }
-  template <typename T>
-  bool contains_all(const T* x, int64_t n) const {
-    uint32_t outside = 0;  // not a bool with early exit: this loop vectorizes
-    for (int64_t k = 0; k < n; ++k) outside |= !contains(x + k);
-    return outside == 0;
-  }
-};
-
-// o[k] = f(a[k]) for k < n, through the Eigen array expression g(out_array, in_array) where the
-// domain allows; o may be a. See Note [Vectorized transcendental edges].
-template <typename T, typename F, typename G>
-void unary_vec_run(T* o, const T* a, int64_t n, VecDomain domain, const F& f, const G& g) {
-  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
-  constexpr int64_t kBlock = 256, kLine = 16;
-  alignas(64) T tmp[kBlock];
-  for (int64_t start = 0; start < n; start += kBlock) {
-    const int64_t m = std::min(kBlock, n - start);
-    const T* x = a + start;
-    T* y = o + start;
-    if (domain.contains_all(x, m)) {
-      Eigen::Map<Array> out(y, m);
-      g(out, Eigen::Map<const Array>(x, m));
-      continue;
-    }
-    // Eigen works on a copy (x stays readable when y is x) where 1 stands in for the inputs
-    // outside (no slow paths on nan, inf or subnormal results); those lanes take f(x).
-    for (int64_t k = 0; k < m; ++k) tmp[k] = domain.contains(x + k) ? x[k] : T(1);
-    Eigen::Map<Array> vec(tmp, m);
-    g(vec, vec);
-    for (int64_t k = 0; k < m; k += kLine) {
-      const int64_t e = std::min(kLine, m - k);
-      if (domain.contains_all(x + k, e)) {
-        std::copy(tmp + k, tmp + k + e, y + k);
-        continue;
-      }
-      for (int64_t j = k; j < k + e; ++j) y[j] = domain.contains(x + j) ? tmp[j] : f(x[j]);
-    }
-  }
-}
-
-// As unary_loop, but contiguous runs go through unary_vec_run (Eigen's SIMD exp, log, ...).
-template <typename T, typename F, typename G>
-void unary_vec_loop(const Tensor& out, const Tensor& in, VecDomain domain, const F& f, const G& g) {
+// As unary_loop, but contiguous runs go through the vectorized kernel of the CPU's build
+// (vec_kernels.h: Eigen's SIMD exp, log, ...; Note [Vectorized transcendental edges] in
+// vec_kernels_impl.h), strided elements through f, the op's std:: function.
+template <typename T, typename F>
+void unary_vec_loop(const Tensor& out, const Tensor& in, VecUnaryOp op, const F& f) {
+  const VecKernels& vk = vec_kernels();
   StridedLoop<2> it({&out, &in});
   parallel_for(
       it.numel(),
       [&](int64_t begin, int64_t end) {
         it.run(begin, end, [&](char** p, const int64_t* s, int64_t n) {
           if (s[0] == sizeof(T) && s[1] == sizeof(T)) {
-            unary_vec_run<T>(reinterpret_cast<T*>(p[0]), reinterpret_cast<const T*>(p[1]), n,
-                             domain, f, g);
+            if constexpr (std::is_same_v<T, float>)
+              vk.unary_f32(op, reinterpret_cast<float*>(p[0]), reinterpret_cast<const float*>(p[1]),
+                           n);
+            else
+              vk.unary_f64(op, reinterpret_cast<double*>(p[0]),
+                           reinterpret_cast<const double*>(p[1]), n);
           } else {
             for (int64_t k = 0; k < n; ++k) at<T>(p[0], k, s[0]) = f(at<T>(p[1], k, s[1]));
           }
@@ -249,42 +177,23 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArg
       break;
   }
   if constexpr (kFloat) {
-    // Within where Eigen 3.4's SIMD functions were measured accurate (every 5th float, 6*10^7
-    // doubles, SSE2 and AVX2/FMA builds); see Note [Vectorized transcendental edges]. Each
-    // holds 1, the stand-in of unary_vec_run.
     using L = std::numeric_limits<T>;
-    const T exp_bound = std::is_same_v<T, float> ? T(87) : T(708);  // exp(+-bound) is normal
-    const VecDomain exp_domain = VecDomain::symmetric(exp_bound);   // sigmoid's exp(-x) too
-    const VecDomain log_domain = VecDomain::positive(L::min(), L::max());
-    const VecDomain trig_domain = VecDomain::symmetric(T(65536));       // fast argument reduction
-    const VecDomain tanh_domain = VecDomain::symmetric(L::infinity());  // all but nan
     switch (op) {
       case UnaryOp::kExp:
-        return unary_vec_loop<T>(
-            out, in, exp_domain, [](T x) { return std::exp(x); },
-            [](auto& o, const auto& a) { o = a.exp(); });
+        return unary_vec_loop<T>(out, in, VecUnaryOp::kExp, [](T x) { return std::exp(x); });
       case UnaryOp::kLog:
-        return unary_vec_loop<T>(
-            out, in, log_domain, [](T x) { return std::log(x); },
-            [](auto& o, const auto& a) { o = a.log(); });
+        return unary_vec_loop<T>(out, in, VecUnaryOp::kLog, [](T x) { return std::log(x); });
       case UnaryOp::kSqrt:  // not Eigen's: its fast-math float sqrt is not correctly rounded
         return unary_loop<T, T>(out, in, [](T x) { return std::sqrt(x); });
       case UnaryOp::kSin:
-        return unary_vec_loop<T>(
-            out, in, trig_domain, [](T x) { return std::sin(x); },
-            [](auto& o, const auto& a) { o = a.sin(); });
+        return unary_vec_loop<T>(out, in, VecUnaryOp::kSin, [](T x) { return std::sin(x); });
       case UnaryOp::kCos:
-        return unary_vec_loop<T>(
-            out, in, trig_domain, [](T x) { return std::cos(x); },
-            [](auto& o, const auto& a) { o = a.cos(); });
+        return unary_vec_loop<T>(out, in, VecUnaryOp::kCos, [](T x) { return std::cos(x); });
       case UnaryOp::kTanh:
-        return unary_vec_loop<T>(
-            out, in, tanh_domain, [](T x) { return std::tanh(x); },
-            [](auto& o, const auto& a) { o = a.tanh(); });
+        return unary_vec_loop<T>(out, in, VecUnaryOp::kTanh, [](T x) { return std::tanh(x); });
       case UnaryOp::kSigmoid:
-        return unary_vec_loop<T>(
-            out, in, exp_domain, [](T x) { return T(1) / (T(1) + std::exp(-x)); },
-            [](auto& o, const auto& a) { o = (T(1) + (-a).exp()).inverse(); });
+        return unary_vec_loop<T>(out, in, VecUnaryOp::kSigmoid,
+                                 [](T x) { return T(1) / (T(1) + std::exp(-x)); });
       case UnaryOp::kRsqrt:
         return unary_loop<T, T>(out, in, [](T x) { return T(1) / std::sqrt(x); });
       case UnaryOp::kExp2:

@@ -178,7 +178,7 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
 )
 from mutagrad._types import Size, device  # noqa: F401
 from mutagrad.grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: F401
-from mutagrad import autograd, cuda, return_types  # noqa: F401
+from mutagrad import autograd, backends, cuda, return_types  # noqa: F401
 from mutagrad import optim  # noqa: F401  (SGD, Adam, AdamW, RMSprop)
 from mutagrad._C import addcmul, addcdiv, lerp  # noqa: F401  (bindings_optim.cc)
 from mutagrad import nn  # noqa: F401  (nn.functional, nn.init)

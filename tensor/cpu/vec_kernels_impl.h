@@ -1,0 +1,174 @@
+// The source of the per-capability kernels (Note [CPU capability dispatch] in vec_kernels.h).
+// Not a header for other files: vec_kernels_baseline.cc and vec_kernels_avx2.cc include it with
+// MUTAGRAD_VEC_NS set to their namespace (and the AVX2 one with namespace Eigen renamed).
+#ifndef MUTAGRAD_VEC_NS
+#error "vec_kernels_impl.h is included by vec_kernels_<capability>.cc with MUTAGRAD_VEC_NS set"
+#endif
+
+#include <Eigen/Core>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "tensor/cpu/vec_kernels.h"
+
+namespace mutagrad::cpu::MUTAGRAD_VEC_NS {
+namespace {
+
+// Note [Vectorized transcendental edges]
+// Eigen 3.4's SIMD exp and log are wrong at the edges: exp clamps its argument (exp(-inf) is
+// 2.9e-39 in float and 5.6e-309 in double, not 0), log flushes subnormal inputs (log(1e-40f) is
+// -87.3, not -92.1); the scalar head and tail of a run went through std::, so a result depended
+// on its SIMD lane. Invariant: a vectorized kernel returns exactly f(x), its scalar std::
+// function, for every x outside the op's VecDomain, and Eigen's value, within a few ulps of
+// f(x), only inside it. Every domain leaves out nan; exp's and sigmoid's leave out the inputs
+// whose exp is subnormal, zero or infinite, log's all but the positive normal numbers, sin's
+// and cos's |x| > 65536. Inside them Eigen was measured accurate (tanh at +-inf too) in the
+// SSE2 and the AVX2/FMA builds. Why a check per element: it is one vectorized pass (a few
+// percent of exp's time), so ordinary inputs keep Eigen's speed.
+// tests/tensor/pointwise_edges_test.cc checks it in every lane, under each capability.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "vec_key reads the high word");
+
+// The high 32 bits of *x: all of a float; sign, exponent and 20 mantissa bits of a double. Keys
+// are compared in 32-bit lanes, which SSE2 has for float and double alike.
+template <typename T>
+uint32_t vec_key(const T* x) {
+  uint32_t key;
+  std::memcpy(&key, reinterpret_cast<const char*>(x) + sizeof(T) - sizeof(key), sizeof(key));
+  return key;
+}
+
+// The inputs an op's Eigen function is used for: the keys with ((key & mask) - lo) <= width
+// (unsigned). A double's bound is rounded outwards to its key: by at most 2^-20 relative.
+struct VecDomain {
+  uint32_t mask, lo, width;
+
+  template <typename T>
+  static VecDomain symmetric(T bound) {  // [-bound, bound]
+    return {0x7fffffffu, 0, vec_key(&bound)};
+  }
+  template <typename T>
+  static VecDomain positive(T lo, T hi) {  // [lo, hi], 0 < lo <= hi
+    return {0xffffffffu, vec_key(&lo), vec_key(&hi) - vec_key(&lo)};
+  }
+  template <typename T>
+  bool contains(const T* x) const {
+    return ((vec_key(x) & mask) - lo) <= width;
+  }
+  template <typename T>
+  bool contains_all(const T* x, int64_t n) const {
+    uint32_t outside = 0;  // not a bool with early exit: this loop vectorizes
+    for (int64_t k = 0; k < n; ++k) outside |= !contains(x + k);
+    return outside == 0;
+  }
+};
+
+// o[k] = f(a[k]) for k < n, through the Eigen array expression g(out_array, in_array) where the
+// domain allows; o may be a.
+template <typename T, typename F, typename G>
+void unary_vec_run(T* o, const T* a, int64_t n, VecDomain domain, const F& f, const G& g) {
+  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+  constexpr int64_t kBlock = 256, kLine = 16;
+  alignas(64) T tmp[kBlock];
+  for (int64_t start = 0; start < n; start += kBlock) {
+    const int64_t m = n - start < kBlock ? n - start : kBlock;
+    const T* x = a + start;
+    T* y = o + start;
+    if (domain.contains_all(x, m)) {
+      Eigen::Map<Array> out(y, m);
+      g(out, Eigen::Map<const Array>(x, m));
+      continue;
+    }
+    // Eigen works on a copy (x stays readable when y is x) where 1 stands in for the inputs
+    // outside (no slow paths on nan, inf or subnormal results); those lanes take f(x).
+    for (int64_t k = 0; k < m; ++k) tmp[k] = domain.contains(x + k) ? x[k] : T(1);
+    Eigen::Map<Array> vec(tmp, m);
+    g(vec, vec);
+    for (int64_t k = 0; k < m; k += kLine) {
+      const int64_t e = m - k < kLine ? m - k : kLine;
+      if (domain.contains_all(x + k, e)) {
+        std::memcpy(y + k, tmp + k, static_cast<size_t>(e) * sizeof(T));
+        continue;
+      }
+      for (int64_t j = k; j < k + e; ++j) y[j] = domain.contains(x + j) ? tmp[j] : f(x[j]);
+    }
+  }
+}
+
+template <typename T>
+void unary(VecUnaryOp op, T* o, const T* a, int64_t n) {
+  // Within where Eigen 3.4's SIMD functions were measured accurate (every 5th float, 6*10^7
+  // doubles, SSE2 and AVX2/FMA builds). Each holds 1, the stand-in of unary_vec_run.
+  using L = std::numeric_limits<T>;
+  const T exp_bound = std::is_same_v<T, float> ? T(87) : T(708);  // exp(+-bound) is normal
+  const VecDomain exp_domain = VecDomain::symmetric(exp_bound);   // sigmoid's exp(-x) too
+  switch (op) {
+    case VecUnaryOp::kExp:
+      return unary_vec_run(
+          o, a, n, exp_domain, [](T x) { return std::exp(x); },
+          [](auto& r, const auto& x) { r = x.exp(); });
+    case VecUnaryOp::kLog:
+      return unary_vec_run(
+          o, a, n, VecDomain::positive(L::min(), L::max()), [](T x) { return std::log(x); },
+          [](auto& r, const auto& x) { r = x.log(); });
+    case VecUnaryOp::kSin:  // fast argument reduction up to 65536
+      return unary_vec_run(
+          o, a, n, VecDomain::symmetric(T(65536)), [](T x) { return std::sin(x); },
+          [](auto& r, const auto& x) { r = x.sin(); });
+    case VecUnaryOp::kCos:
+      return unary_vec_run(
+          o, a, n, VecDomain::symmetric(T(65536)), [](T x) { return std::cos(x); },
+          [](auto& r, const auto& x) { r = x.cos(); });
+    case VecUnaryOp::kTanh:  // all but nan
+      return unary_vec_run(
+          o, a, n, VecDomain::symmetric(L::infinity()), [](T x) { return std::tanh(x); },
+          [](auto& r, const auto& x) { r = x.tanh(); });
+    case VecUnaryOp::kSigmoid:
+      return unary_vec_run(
+          o, a, n, exp_domain, [](T x) { return T(1) / (T(1) + std::exp(-x)); },
+          [](auto& r, const auto& x) { r = (T(1) + (-x).exp()).inverse(); });
+  }
+}
+
+void unary_f32(VecUnaryOp op, float* o, const float* a, int64_t n) { unary<float>(op, o, a, n); }
+void unary_f64(VecUnaryOp op, double* o, const double* a, int64_t n) { unary<double>(op, o, a, n); }
+
+template <typename T>
+using RowMajorMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>,
+                               Eigen::Unaligned, Eigen::OuterStride<>>;
+template <typename T>
+using ConstRowMajorMap =
+    Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>,
+               Eigen::Unaligned, Eigen::OuterStride<>>;
+
+template <typename T>
+void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, bool a_t, const T* b,
+          int64_t ldb, bool b_t, T* c, int64_t ldc) {
+  RowMajorMap<T> o(c, m, n, Eigen::OuterStride<>(ldc));
+  if (k == 0) {
+    o.setZero();
+    return;
+  }
+  // A transposed operand is the row-major map of its transpose.
+  ConstRowMajorMap<T> am(a, a_t ? k : m, a_t ? m : k, Eigen::OuterStride<>(lda));
+  ConstRowMajorMap<T> bm(b, b_t ? n : k, b_t ? k : n, Eigen::OuterStride<>(ldb));
+  if (!a_t && !b_t)
+    o.noalias() = am * bm;
+  else if (!a_t)
+    o.noalias() = am * bm.transpose();
+  else if (!b_t)
+    o.noalias() = am.transpose() * bm;
+  else
+    o.noalias() = am.transpose() * bm.transpose();
+}
+
+}  // namespace
+
+extern const VecKernels kVecKernels;
+const VecKernels kVecKernels = {
+    MUTAGRAD_VEC_CAPABILITY, unary_f32,     unary_f64, gemm<float>, gemm<double>,
+    gemm<uint32_t>,          gemm<uint64_t>};
+
+}  // namespace mutagrad::cpu::MUTAGRAD_VEC_NS
