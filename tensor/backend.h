@@ -191,6 +191,14 @@ class Backend {
   // "In range" is [-size, size): negative values wrap (the kernel adds size), as validated by
   // native::check_index_bounds. Layout of out: see native::AdvancedIndex::result_shape.
   virtual void index(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices);
+  // index() on values not checked yet: false when a value of indices lies outside [lower, size)
+  // of its dim (lower = -size when negative_wraps, else 0), out then unspecified and no memory
+  // outside self touched; the caller throws (native::index). `unexpanded` are the index
+  // tensors before broadcasting. The default screens each with index_in_range, then calls
+  // index(); the CPU checks inside its loop (Note [Bounds checked in the gather loop]).
+  virtual bool index_checked(const Tensor& out, const Tensor& self,
+                             const std::vector<Tensor>& indices,
+                             const std::vector<Tensor>& unexpanded, bool negative_wraps);
   // Whether every value of idx (int64, on this device) lies in [lower, size): the screen every
   // advanced index passes before any kernel runs (native::check_index_bounds, which then
   // locates the offender for the message). The default, in tensor/native/index_ops.cc, composes

@@ -53,6 +53,8 @@ class CpuBackend : public Backend {
   Tensor nonzero(const Tensor& in) override;                                         // misc.cc
 
   void index(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices) override;
+  bool index_checked(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices,
+                     const std::vector<Tensor>& unexpanded, bool negative_wraps) override;
   bool index_in_range(const Tensor& idx, int64_t lower, int64_t size) override;
   void index_put(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
                  const IndexPutDescriptor& desc) override;

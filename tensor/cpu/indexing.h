@@ -2,7 +2,7 @@
 // CpuBackend's index / index_put / masked_fill overrides call these; arguments are validated
 // by mutagrad::native (tensor/native/index_ops.h) and follow the conventions of Backend::index.
 //
-//   cpu::index_kernel(out, self, adv.indices);               // out = self[indices]
+//   cpu::index_kernel(out, self, adv.indices, true);         // out = self[indices]
 //   cpu::index_put_kernel(dst, adv.indices, values, {true});  // dst[indices] += values
 //   cpu::masked_fill_kernel(dst, mask, 0.0);
 //
@@ -19,7 +19,10 @@
 namespace mutagrad::cpu {
 
 // out (contiguous, the indexed shape) = self[indices]. Index values may be negative (they wrap).
-void index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices);
+// False when a value lies outside [-size, size) (negative_wraps) or [0, size): out is then
+// unspecified (Note [Bounds checked in the gather loop]).
+bool index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices,
+                  bool negative_wraps);
 // dst[indices] = values (or combined by desc.reduce when accumulating); values already expanded
 // to the indexed shape.
 void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,

@@ -353,9 +353,15 @@ void check_index_bounds(const Tensor& self, const AdvancedIndex& index) {
 Tensor index(const Tensor& self, TensorList indices, bool negative_wraps) {
   AdvancedIndex adv = make_advanced_index(self, indices);
   adv.negative_wraps = negative_wraps;
-  check_index_bounds(self, adv);
   Tensor out = new_empty(adv.result_shape, self.dtype(), self.device());
-  if (out.numel() > 0) backend_for(self.device()).index(out, self, adv.indices);
+  // As PyTorch, values are only checked when the result has elements. A read checks them in
+  // its kernel (only its fresh output is written); an offender is located for the message.
+  if (out.numel() > 0 &&
+      !backend_for(self.device())
+           .index_checked(out, self, adv.indices, adv.unexpanded, negative_wraps)) {
+    check_index_bounds(self, adv);
+    MG_INTERNAL_ASSERT(false, "index_checked and check_index_bounds disagree");
+  }
   return out;
 }
 
@@ -525,6 +531,19 @@ namespace mutagrad {
 
 // The default screen, for backends without a kernel of their own: Note [Index validation on
 // the device].
+bool Backend::index_checked(const Tensor& out, const Tensor& self,
+                            const std::vector<Tensor>& indices,
+                            const std::vector<Tensor>& unexpanded, bool negative_wraps) {
+  for (size_t p = 0; p < unexpanded.size(); ++p) {
+    const Tensor& idx = unexpanded[p];
+    if (!idx.defined() || idx.numel() == 0) continue;
+    const int64_t size = self.size(static_cast<int64_t>(p));
+    if (!index_in_range(idx, negative_wraps ? -size : 0, size)) return false;
+  }
+  index(out, self, indices);
+  return true;
+}
+
 bool Backend::index_in_range(const Tensor& idx, int64_t lower, int64_t size) {
   const Tensor flat = native::reshape(native::contiguous(idx), {-1});
   return !native::reduce(ReduceOp::kMax, native::out_of_range_mask(flat, lower, size), {}, false)

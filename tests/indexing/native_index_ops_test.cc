@@ -219,6 +219,87 @@ TEST(NativeIndexErrors, LargeAndStridedIndicesAreScreenedEverywhere) {
   }
 }
 
+// Note [Bounds checked in the gather loop]: every loop shape of the CPU gather checks the values
+// it reads, with and without negative wrapping, with the offender at both ends of both threads'
+// halves: whole rows at random (the index constant along the run, the row prefetch); a
+// gather's row coordinate and column index (a fixed and a varying operand); two varying
+// operands; a 1-D index into 16 MiB (the element prefetch). In range, each equals a naive loop.
+TEST(NativeIndexErrors, EveryGatherLoopChecksTheValuesItReads) {
+  ThreadCount two(2);
+  constexpr int64_t kRows = 512, kCols = 1024;
+  Tensor x = iota({kRows, kCols}, kFloat32);  // x[r][c] = r * kCols + c
+  std::mt19937_64 rng(5);
+  auto wrap = [](int64_t v, int64_t n) { return v < 0 ? v + n : v; };
+  // Runs index(self, indices) with operand `which` changed to `bad` at flat positions near the
+  // ends and the middle, and expects the IndexError naming the value and `dim`.
+  auto expect_refused = [](const Tensor& self, std::vector<std::vector<int64_t>> values,
+                           std::vector<S> shapes, size_t which, int64_t bad, int64_t dim,
+                           int64_t size, bool wraps) {
+    const int64_t n = static_cast<int64_t>(values[which].size());
+    for (int64_t pos : {int64_t{0}, n / 2 - 1, n / 2, n - 1}) {
+      std::vector<std::vector<int64_t>> wrong = values;
+      wrong[which][static_cast<size_t>(pos)] = bad;
+      std::vector<Tensor> list;
+      for (size_t j = 0; j < wrong.size(); ++j) list.push_back(i64(wrong[j], shapes[j]));
+      const std::string want =
+          str("index ", bad, " is out of bounds for dimension ", dim, " with size ", size);
+      EXPECT_NE(error_text([&] { native::index(self, list, wraps); }).find(want), std::string::npos)
+          << want << " at " << pos;
+    }
+  };
+  {  // Whole rows at random (x[rows]); 300 x 1024 elements, negatives wrap.
+    std::vector<int64_t> rows(300);
+    for (auto& r : rows) r = static_cast<int64_t>(rng() % (2 * kRows)) - kRows;
+    Tensor y = native::index(x, {i64(rows)});
+    V want;
+    for (int64_t r : rows)
+      for (int64_t c = 0; c < kCols; ++c) want.push_back(double(wrap(r, kRows) * kCols + c));
+    EXPECT_EQ(doubles(y), want);
+    for (int64_t bad : {kRows, -kRows - 1})
+      expect_refused(x, {rows}, {{300}}, 0, bad, 0, kRows, true);
+  }
+  {  // gather(x, 1, cols): a row coordinate [kRows, 1] and cols [kRows, kCols]; no wrapping.
+    std::vector<int64_t> rows(kRows), cols(static_cast<size_t>(kRows * kCols));
+    for (int64_t r = 0; r < kRows; ++r) rows[static_cast<size_t>(r)] = r;
+    for (auto& c : cols) c = static_cast<int64_t>(rng() % kCols);
+    Tensor y = native::index(x, {i64(rows, {kRows, 1}), i64(cols, {kRows, kCols})}, false);
+    V want;
+    for (int64_t r = 0; r < kRows; ++r)
+      for (int64_t c = 0; c < kCols; ++c)
+        want.push_back(double(r * kCols + cols[static_cast<size_t>(r * kCols + c)]));
+    EXPECT_EQ(doubles(y), want);
+    for (int64_t bad : {int64_t{-1}, kCols})
+      expect_refused(x, {rows, cols}, {{kRows, 1}, {kRows, kCols}}, 1, bad, 1, kCols, false);
+    for (int64_t bad : {int64_t{-1}, kRows})
+      expect_refused(x, {rows, cols}, {{kRows, 1}, {kRows, kCols}}, 0, bad, 0, kRows, false);
+  }
+  {  // Two varying operands: x[r, c] with r and c 1-D.
+    constexpr int64_t kN = 100003;
+    std::vector<int64_t> r(kN), c(kN);
+    for (auto& v : r) v = static_cast<int64_t>(rng() % (2 * kRows)) - kRows;
+    for (auto& v : c) v = static_cast<int64_t>(rng() % (2 * kCols)) - kCols;
+    Tensor y = native::index(x, {i64(r), i64(c)});
+    V want;
+    for (int64_t i = 0; i < kN; ++i)
+      want.push_back(double(wrap(r[size_t(i)], kRows) * kCols + wrap(c[size_t(i)], kCols)));
+    EXPECT_EQ(doubles(y), want);
+    expect_refused(x, {r, c}, {{kN}, {kN}}, 1, kCols, 1, kCols, true);
+    expect_refused(x, {r, c}, {{kN}, {kN}}, 0, std::numeric_limits<int64_t>::min(), 0, kRows, true);
+  }
+  {  // A 1-D index into 16 MiB: the element prefetch runs ahead of the checked reads.
+    constexpr int64_t kBig = int64_t{1} << 22, kN = 200003;
+    Tensor big = iota({kBig}, kFloat32);
+    std::vector<int64_t> idx(kN);
+    for (auto& v : idx) v = static_cast<int64_t>(rng() % (2 * kBig)) - kBig;
+    Tensor y = native::index(big, {i64(idx)});
+    V want;
+    for (int64_t v : idx) want.push_back(double(wrap(v, kBig)));
+    EXPECT_EQ(doubles(y), want);
+    for (int64_t bad : {kBig, std::numeric_limits<int64_t>::max()})
+      expect_refused(big, {idx}, {{kN}}, 0, bad, 0, kBig, true);
+  }
+}
+
 TEST(NativeIndexPut, LastOccurrenceWinsWithoutAccumulate) {
   Tensor x = zeros({4}, kFloat64);
   native::index_put_(x, {i64({1, 3, 1, 1})}, f64({10, 20, 30, 40}, {4}), false);
