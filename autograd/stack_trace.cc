@@ -18,11 +18,17 @@
 namespace mutagrad::autograd {
 namespace {
 
+// The demangled name, without the suffixes GCC gives the copies it makes of a function
+// ("f() [clone .localalias]" under -fno-semantic-interposition, ".constprop.0", ".isra.0",
+// ".part.0", ".cold"): the user wrote f().
 std::string demangle(const char* name) {
   int status = 0;
   std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name, nullptr, nullptr, &status),
                                              std::free);
-  return status == 0 && out ? std::string(out.get()) : std::string(name);
+  std::string text = status == 0 && out ? std::string(out.get()) : std::string(name);
+  const size_t clone = text.find(" [clone .");
+  if (clone != std::string::npos) text.erase(clone);
+  return text;
 }
 
 // The function symbols of one ELF binary (its .symtab, else .dynsym), sorted by address.

@@ -327,6 +327,31 @@ void run(const Loop& loop, int64_t begin, int64_t end, const Op& op) {
   run(loop, begin, end, op, screened);
 }
 
+// An element's bytes. The gather and the non-accumulating writes only move elements, so one
+// instantiation per width serves every dtype of that width (this file is the slowest of the
+// library to compile). Read and written as unsigned char, which may alias any element type.
+template <size_t kBytes>
+struct alignas(kBytes) ElementBytes {
+  unsigned char b[kBytes];
+};
+
+// f(TypeTag<ElementBytes<width>>{}) for an element width of 1, 2, 4 or 8 bytes.
+template <typename F>
+void dispatch_width(int64_t width, const F& f) {
+  switch (width) {
+    case 1:
+      return f(TypeTag<ElementBytes<1>>{});
+    case 2:
+      return f(TypeTag<ElementBytes<2>>{});
+    case 4:
+      return f(TypeTag<ElementBytes<4>>{});
+    case 8:
+      return f(TypeTag<ElementBytes<8>>{});
+    default:
+      MG_INTERNAL_ASSERT(false, "no element of ", width, " bytes");
+  }
+}
+
 // The smallest and largest offsets (in elements) the elements of (sizes, strides) reach; lo > hi
 // when there are none.
 std::pair<int64_t, int64_t> offset_range(IntArrayRef sizes, IntArrayRef strides) {
@@ -362,25 +387,18 @@ std::pair<int64_t, int64_t> offset_range(IntArrayRef sizes, IntArrayRef strides)
 // the streaming passes.
 constexpr int64_t kBlockBytes = int64_t{1} << 19;
 
-template <typename T, typename Combine>
-void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t lo, int64_t hi,
-                     int nthreads, bool accumulate, Combine combine) {
-  int shift = 0;
-  while ((int64_t{1} << (shift + 1)) * static_cast<int64_t>(sizeof(T)) <= kBlockBytes) ++shift;
-  // No more blocks than total / 8: the counts stay small next to the writes.
-  // (An offset within a block is kept in 32 bits.)
-  while (shift < 32 && ((hi - lo) >> shift) + 1 > std::max<int64_t>(1, total / 8)) ++shift;
-  const int64_t nblocks = ((hi - lo) >> shift) + 1;
-  const size_t nb = static_cast<size_t>(nblocks);
-  std::vector<int64_t> slot(static_cast<size_t>(nthreads) * nb, 0);
-  Loop plain = loop;
-  plain.prefetch = nullptr;  // the counting and copying passes touch no destination
+// Passes 1 and 2 of Note [Partitioned scatter] (they depend on no element type): the number of
+// writes of each thread's part of `plain` into each block of 2^shift elements from lo, turned
+// into each (thread, block)'s first slot (`slot`, thread-major) and each block's first slot.
+void count_block_slots(const Loop& plain, int64_t total, int nthreads, int64_t lo, int shift,
+                       size_t nb, std::vector<int64_t>& slot, std::vector<int64_t>& block_start) {
+  slot.assign(static_cast<size_t>(nthreads) * nb, 0);
   run_parallel(nthreads, [&](int t) {
     auto [a, b] = part(total, t, nthreads);
     int64_t* count = slot.data() + static_cast<size_t>(t) * nb;
     run(plain, a, b, [count, lo, shift](int64_t s, int64_t) { ++count[(s - lo) >> shift]; });
   });
-  std::vector<int64_t> block_start(nb + 1, 0);
+  block_start.assign(nb + 1, 0);
   int64_t at = 0;
   for (size_t blk = 0; blk < nb; ++blk) {
     block_start[blk] = at;
@@ -391,6 +409,21 @@ void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t 
     }
   }
   block_start[nb] = at;
+}
+
+template <typename T, bool kAccumulate, typename Combine>
+void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t lo, int64_t hi,
+                     int nthreads, Combine combine) {
+  int shift = 0;
+  while ((int64_t{1} << (shift + 1)) * static_cast<int64_t>(sizeof(T)) <= kBlockBytes) ++shift;
+  // No more blocks than total / 8: the counts stay small next to the writes.
+  // (An offset within a block is kept in 32 bits.)
+  while (shift < 32 && ((hi - lo) >> shift) + 1 > std::max<int64_t>(1, total / 8)) ++shift;
+  const size_t nb = static_cast<size_t>(((hi - lo) >> shift) + 1);
+  Loop plain = loop;
+  plain.prefetch = nullptr;  // the counting and copying passes touch no destination
+  std::vector<int64_t> slot, block_start;
+  count_block_slots(plain, total, nthreads, lo, shift, nb, slot, block_start);
   // One stream of (offset in block, value) pairs per block and thread, in one array.
   struct Entry {
     uint32_t at;
@@ -426,7 +459,7 @@ void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t 
       for (int64_t off = 0; off < block_end * static_cast<int64_t>(sizeof(T)); off += 64) {
         __builtin_prefetch(bytes + off, 1);
       }
-      if (accumulate) {
+      if constexpr (kAccumulate) {
         for (int64_t k = begin; k < end; ++k) base[e[k].at] = combine(base[e[k].at], e[k].value);
       } else {
         for (int64_t k = begin; k < end; ++k) base[e[k].at] = e[k].value;
@@ -437,14 +470,19 @@ void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t 
 
 // `combine` (math::AddValues, ...) folds a value into its destination when accumulating;
 // integers wrap (defined: unsigned arithmetic), as every integer kernel does.
-template <typename T, typename Combine>
-void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, bool accumulate,
-                     Combine combine) {
+template <typename T, bool kAccumulate, typename Combine>
+void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, Combine combine) {
   T* d = static_cast<T*>(dst.raw_data());
   const T* v = static_cast<const T*>(values.raw_data());
   const int64_t total = compute_numel(loop.sizes);
-  auto put = [d, v](int64_t s, int64_t o) { d[s] = v[o]; };
-  auto add = [d, v, combine](int64_t s, int64_t o) { d[s] = combine(d[s], v[o]); };
+  // Only the instantiations a call can take (compile time: this file is the slowest to build).
+  auto write = [d, v, combine](int64_t s, int64_t o) {
+    if constexpr (kAccumulate) {
+      d[s] = combine(d[s], v[o]);
+    } else {
+      d[s] = v[o];
+    }
+  };
 
   int nthreads = threads_for(total);
   // A sliced dim (not indexed) of size >= 2 to split between threads, the largest one.
@@ -461,15 +499,11 @@ void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
   // when the destination exceeds L2; into a smaller one, one thread writes.
   const bool partition = split < 0 && (hi - lo + 1) * dst.element_size() > kPrefetchBytes;
   if (nthreads <= 1 || (split < 0 && !partition)) {
-    if (accumulate) {
-      run(loop, 0, total, add);
-    } else {
-      run(loop, 0, total, put);
-    }
+    run(loop, 0, total, write);
     return;
   }
   if (partition) {
-    partitioned_put(d, v, loop, total, lo, hi, nthreads, accumulate, combine);
+    partitioned_put<T, kAccumulate>(d, v, loop, total, lo, hi, nthreads, combine);
     return;
   }
   const size_t s = static_cast<size_t>(split);
@@ -480,12 +514,7 @@ void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
     sub.sizes[s] = b - a;
     sub.self_base += a * loop.self_strides[s];
     sub.dense_base += a * loop.dense_strides[s];
-    const int64_t n = compute_numel(sub.sizes);
-    if (accumulate) {
-      run(sub, 0, n, add);
-    } else {
-      run(sub, 0, n, put);
-    }
+    run(sub, 0, compute_numel(sub.sizes), write);
   });
 }
 
@@ -607,7 +636,7 @@ bool index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tenso
   const int64_t total = compute_numel(loop.sizes);
   const int nthreads = threads_for(total);
   std::atomic<bool> bad{false};
-  dispatch_dtype(self.dtype(), [&](auto tag) {
+  dispatch_width(self.element_size(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* src = static_cast<const T*>(self.raw_data());
     T* dst = static_cast<T*>(out.raw_data());
@@ -628,14 +657,17 @@ void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, con
   loop.prefetch = prefetch_base(dst);
   loop.element_size = dst.element_size();
   loop.prefetch_write = 1;
+  if (!desc.accumulate) {
+    dispatch_width(dst.element_size(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      index_put_typed<T, false>(dst, loop, values, math::AddValues{});
+    });
+    return;
+  }
   dispatch_dtype(dst.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (!desc.accumulate) {
-      index_put_typed<T>(dst, loop, values, false, math::AddValues{});
-      return;
-    }
     native::dispatch_combine(
-        desc.reduce, [&](auto combine) { index_put_typed<T>(dst, loop, values, true, combine); });
+        desc.reduce, [&](auto combine) { index_put_typed<T, true>(dst, loop, values, combine); });
   });
 }
 
