@@ -29,11 +29,11 @@ const VecKernels* initial_table() {
     }
     return &table_of(c);
   }
-  throw ValueError(str("MUTAGRAD_CPU_CAPABILITY=", env,
-                       " is not a CPU capability: expected \"baseline\" (or \"default\") or \"avx2\" (or "
-                       "unset for "
-                       "the best this CPU supports, here \"",
-                       cpu_capability_name(cpu_capability_supported()), "\")"));
+  throw ValueError(
+      str("MUTAGRAD_CPU_CAPABILITY=", env,
+          " is not a CPU capability: expected \"baseline\" (or \"default\") or \"avx2\" (or "
+          "unset for the best this CPU supports, here \"",
+          cpu_capability_name(cpu_capability_supported()), "\")"));
 }
 
 std::atomic<const VecKernels*> g_table{nullptr};
