@@ -200,9 +200,10 @@ class Backend {
                              const std::vector<Tensor>& indices,
                              const std::vector<Tensor>& unexpanded, bool negative_wraps);
   // Whether every value of idx (int64, on this device) lies in [lower, size): the screen every
-  // advanced index passes before any kernel runs (native::check_index_bounds, which then
-  // locates the offender for the message). The default, in tensor/native/index_ops.cc, composes
-  // element-wise ops and one reduction (Note [Index validation on the device]).
+  // advanced write passes before any kernel runs, and reads through the default index_checked
+  // (native::check_index_bounds, which then locates the offender for the message). The default, in
+  // tensor/native/index_ops.cc, composes element-wise ops and one reduction (Note [Index validation
+  // on the device]).
   virtual bool index_in_range(const Tensor& idx, int64_t lower, int64_t size);
   // dst[indices] = values (or +=), same conventions as index(); values broadcast to the
   // indexed shape.

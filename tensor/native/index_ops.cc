@@ -529,8 +529,7 @@ IndexLoop make_index_loop(const Tensor& self, const std::vector<Tensor>& indices
 
 namespace mutagrad {
 
-// The default screen, for backends without a kernel of their own: Note [Index validation on
-// the device].
+// The default checked gather, for backends whose kernel does not check: the screen, then index().
 bool Backend::index_checked(const Tensor& out, const Tensor& self,
                             const std::vector<Tensor>& indices,
                             const std::vector<Tensor>& unexpanded, bool negative_wraps) {
@@ -544,6 +543,8 @@ bool Backend::index_checked(const Tensor& out, const Tensor& self,
   return true;
 }
 
+// The default screen, for backends without a kernel of their own: Note [Index validation on
+// the device].
 bool Backend::index_in_range(const Tensor& idx, int64_t lower, int64_t size) {
   const Tensor flat = native::reshape(native::contiguous(idx), {-1});
   return !native::reduce(ReduceOp::kMax, native::out_of_range_mask(flat, lower, size), {}, false)
