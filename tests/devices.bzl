@@ -4,29 +4,51 @@
 
 defines :set_item_test (tensors on the CPU) and :set_item_test_cuda, which sets
 MUTAGRAD_TEST_DEVICE=cuda (tests/tensor/test_device.h puts the test's tensors on the CUDA
-device) and links //cuda:testing: the host-run backend here, a GPU under --config=cuda.
+device) and links //cuda:testing: the host-run backend here, a GPU under --config=cuda. Both
+link :set_item_test_lib, the sources compiled once (a test without a _cuda twin compiles its
+own, so a stack trace names its binary).
 """
 
 load("//:copts.bzl", "MUTAGRAD_COPTS")
 
 def cc_test_on_devices(name, srcs, deps, size = "medium", data = [], cuda = True, tags = []):
-    native.cc_test(
-        name = name,
-        size = size,
-        srcs = srcs,
-        copts = MUTAGRAD_COPTS,
-        data = data,
-        tags = tags,
-        deps = deps + ["//tests/tensor:test_device"],
-    )
-    if cuda:
+    if not cuda:
         native.cc_test(
-            name = name + "_cuda",
+            name = name,
             size = size,
             srcs = srcs,
             copts = MUTAGRAD_COPTS,
             data = data,
-            env = {"MUTAGRAD_TEST_DEVICE": "cuda"},
             tags = tags,
-            deps = deps + ["//cuda:testing", "//tests/tensor:test_device"],
+            deps = deps + ["//tests/tensor:test_device"],
         )
+        return
+
+    # The sources are compiled once, into a library both tests link whole (alwayslink: the
+    # TEST()s register themselves at load time); only the links differ.
+    native.cc_library(
+        name = name + "_lib",
+        testonly = 1,
+        srcs = srcs,
+        copts = MUTAGRAD_COPTS,
+        alwayslink = 1,
+        deps = deps + ["//tests/tensor:test_device"],
+    )
+    native.cc_test(
+        name = name,
+        size = size,
+        data = data,
+        tags = tags,
+        deps = [":" + name + "_lib"],
+    )
+    native.cc_test(
+        name = name + "_cuda",
+        size = size,
+        data = data,
+        env = {"MUTAGRAD_TEST_DEVICE": "cuda"},
+        tags = tags,
+        deps = [
+            ":" + name + "_lib",
+            "//cuda:testing",
+        ],
+    )
