@@ -480,6 +480,7 @@ void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
     if constexpr (kAccumulate) {
       d[s] = combine(d[s], v[o]);
     } else {
+      static_cast<void>(combine);  // clang's -Wunused-lambda-capture: used when accumulating
       d[s] = v[o];
     }
   };
