@@ -25,13 +25,19 @@ def cc_test_on_devices(name, srcs, deps, size = "medium", data = [], cuda = True
         return
 
     # The sources are compiled once, into a library both tests link whole (alwayslink: the
-    # TEST()s register themselves at load time); only the links differ.
+    # TEST()s register themselves at load time); only the links differ. linkstatic: its objects
+    # go into each test executable, not a shared library of their own, so a test that replaces
+    # operator new (scalar_inplace_ops_test) replaces it for the whole process, as the
+    # executable's definitions come first in symbol lookup (from a shared library compiled with
+    # -fno-semantic-interposition, the library's own calls bind to its definitions while every
+    # other library's bind to the sanitizer's: ASan's alloc-dealloc-mismatch).
     native.cc_library(
         name = name + "_lib",
         testonly = 1,
         srcs = srcs,
         copts = MUTAGRAD_COPTS,
         alwayslink = 1,
+        linkstatic = 1,
         deps = deps + ["//tests/tensor:test_device"],
     )
     native.cc_test(

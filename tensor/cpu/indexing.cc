@@ -78,12 +78,17 @@ std::pair<int64_t, int64_t> part(int64_t total, int t, int n) {
   return {total * t / n, total * (t + 1) / n};
 }
 
+// The valid values of one index operand, [lower, size).
+struct Bounds {
+  int64_t size;   // size of the indexed dim of self (for wrapping negatives)
+  int64_t lower;  // the least valid value: -size when negatives wrap, else 0 (Checked)
+};
+
 struct IndexOperand {
   const int64_t* data;  // element [0, ...] of the (expanded) index tensor
   DimVector strides;    // per loop dim; 0 on dims that are not index dims
-  int64_t size;         // size of the indexed dim of self (for wrapping negatives)
-  int64_t stride;       // stride of the indexed dim of self
-  int64_t lower;        // the least valid value: -size when negatives wrap, else 0 (Checked)
+  Bounds bounds;
+  int64_t stride;  // stride of the indexed dim of self
   // Bytes of self one run of this operand can reach (size x |stride| x element size): whether
   // its random accesses can miss the caches (Note [Prefetch only past L2]).
   int64_t reach_bytes;
@@ -121,8 +126,8 @@ constexpr int64_t kAhead = 16;
 constexpr int64_t kAheadRows = 4;
 
 // Requests the line at p for reading (gathers) or writing (scatters).
-inline void prefetch_line(const Loop& loop, const char* p) {
-  if (loop.prefetch_write) {
+inline void prefetch_line(bool write, const char* p) {
+  if (write) {
     __builtin_prefetch(p, 1);
   } else {
     __builtin_prefetch(p, 0);
@@ -138,8 +143,8 @@ Loop make_loop(const Tensor& self, const std::vector<Tensor>& indices, const Ten
   loop.is_index_dim = std::move(g.is_index_dim);
   for (native::IndexLoop::Operand& op : g.idx) {
     const int64_t reach = op.size * (op.stride < 0 ? -op.stride : op.stride) * self.element_size();
-    loop.idx.push_back(IndexOperand{op.index.data_ptr<int64_t>(), std::move(op.strides), op.size,
-                                    op.stride, -op.size, reach});
+    loop.idx.push_back(IndexOperand{op.index.data_ptr<int64_t>(), std::move(op.strides),
+                                    Bounds{op.size, -op.size}, op.stride, reach});
   }
   return loop;
 }
@@ -155,61 +160,75 @@ Loop make_loop(const Tensor& self, const std::vector<Tensor>& indices, const Ten
 //             range, so no access strays); the caller then throws (native::index).
 // peek() converts a value for a prefetch, which must not overflow but may point anywhere.
 struct Screened {
-  int64_t operator()(int64_t v, const IndexOperand& ix) const { return v + (v < 0 ? ix.size : 0); }
-  int64_t peek(int64_t v, const IndexOperand& ix) const { return (*this)(v, ix); }
+  int64_t operator()(int64_t v, const Bounds& b) const { return v + (v < 0 ? b.size : 0); }
+  int64_t peek(int64_t v, const Bounds& b) const { return (*this)(v, b); }
 };
 
 struct Checked {
   bool bad = false;
-  static bool outside(int64_t v, const IndexOperand& ix) {
-    return static_cast<uint64_t>(v) - static_cast<uint64_t>(ix.lower) >=
-           static_cast<uint64_t>(ix.size) - static_cast<uint64_t>(ix.lower);
+  static bool outside(int64_t v, const Bounds& b) {
+    return static_cast<uint64_t>(v) - static_cast<uint64_t>(b.lower) >=
+           static_cast<uint64_t>(b.size) - static_cast<uint64_t>(b.lower);
   }
-  int64_t operator()(int64_t v, const IndexOperand& ix) {
-    const bool out = outside(v, ix);
+  int64_t operator()(int64_t v, const Bounds& b) {
+    const bool out = outside(v, b);
     bad |= out;
-    return out ? 0 : v + (v < 0 ? ix.size : 0);
+    return out ? 0 : v + (v < 0 ? b.size : 0);
   }
-  int64_t peek(int64_t v, const IndexOperand& ix) const {
-    return outside(v, ix) ? 0 : v + (v < 0 ? ix.size : 0);
+  int64_t peek(int64_t v, const Bounds& b) const {
+    return outside(v, b) ? 0 : v + (v < 0 ? b.size : 0);
   }
 };
+
+// Note [Loop state in locals]
+// The gather and the non-accumulating writes store unsigned char elements (ElementBytes), and
+// the partition's counting pass int64_t counts: stores the compiler must assume may alias any
+// object reached through a reference. Read through `ix`, `loop`, `op` or `wrap` inside the
+// element loop, the bounds, the stride and the op's pointers were reloaded at every element
+// and Checked's flag was read, or-ed and stored back (a store-to-load chain per element). So
+// run_one_operand copies them into locals first (wrap's state is copied back at the end).
 
 // One run of n elements along the inner loop dim in which one index operand `ix` varies (its
 // values at ip, stride i_in); everything else is folded into the self offset `so`.
 template <typename Op, typename Wrap>
 void run_one_operand(const Loop& loop, const IndexOperand& ix, const int64_t* ip, int64_t i_in,
-                     int64_t so, int64_t s_in, int64_t oo, int64_t o_in, int64_t n, const Op& op,
-                     Wrap& wrap) {
+                     int64_t so, int64_t s_in, int64_t oo, int64_t o_in, int64_t n,
+                     const Op& op_ref, Wrap& wrap_ref) {
+  // Note [Loop state in locals]
+  const Op op = op_ref;
+  Wrap wrap = wrap_ref;
+  const Bounds b = ix.bounds;
+  const int64_t stride = ix.stride;
   int64_t k = 0;
   if (loop.prefetch != nullptr && i_in != 0 && ix.reach_bytes > kPrefetchBytes) {
     // Random accesses into self are latency-bound: request the line kAhead ahead.
+    const char* const prefetch = loop.prefetch;
+    const int64_t element_size = loop.element_size;
+    const bool write = loop.prefetch_write != 0;
     for (; k + kAhead < n; ++k) {
-      const int64_t ahead = wrap.peek(ip[(k + kAhead) * i_in], ix);
-      prefetch_line(
-          loop, loop.prefetch + (so + (k + kAhead) * s_in + ahead * ix.stride) * loop.element_size);
-      const int64_t v = wrap(ip[k * i_in], ix);
-      op(so + k * s_in + v * ix.stride, oo + k * o_in);
+      const int64_t ahead = wrap.peek(ip[(k + kAhead) * i_in], b);
+      prefetch_line(write, prefetch + (so + (k + kAhead) * s_in + ahead * stride) * element_size);
+      const int64_t v = wrap(ip[k * i_in], b);
+      op(so + k * s_in + v * stride, oo + k * o_in);
     }
   }
   if (i_in == 0) {
     // The index is constant along the run: whole rows (index_add_, index_select, x[idx] of a
     // 2-D x) take one offset, then a plain row loop.
-    const int64_t base = so + wrap(ip[0], ix) * ix.stride;
+    const int64_t base = so + wrap(ip[0], b) * stride;
     if (s_in == 1 && o_in == 1) {
       for (; k < n; ++k) op(base + k, oo + k);
-      return;
+    } else {
+      for (; k < n; ++k) op(base + k * s_in, oo + k * o_in);
     }
-    for (; k < n; ++k) op(base + k * s_in, oo + k * o_in);
-    return;
-  }
-  if (i_in == 1 && s_in == 0 && o_in == 1) {
+  } else if (i_in == 1 && s_in == 0 && o_in == 1) {
     // The common run (a gather's or scatter's row, x[idx] of a 1-D x): unit strides, so the
     // loop keeps no stride multiplies.
-    for (; k < n; ++k) op(so + wrap(ip[k], ix) * ix.stride, oo + k);
-    return;
+    for (; k < n; ++k) op(so + wrap(ip[k], b) * stride, oo + k);
+  } else {
+    for (; k < n; ++k) op(so + k * s_in + wrap(ip[k * i_in], b) * stride, oo + k * o_in);
   }
-  for (; k < n; ++k) op(so + k * s_in + wrap(ip[k * i_in], ix) * ix.stride, oo + k * o_in);
+  wrap_ref = wrap;
 }
 
 // Calls op(self_offset, dense_offset) for the elements [begin, end) of the loop, row-major.
@@ -245,12 +264,14 @@ void run_range(const Loop& loop, int64_t begin, int64_t end, const Op& op, Wrap&
       if (ix.strides[in] == 0 && in > 0 && counter[in] == 0 && loop.prefetch != nullptr &&
           ix.reach_bytes > kPrefetchBytes && counter[in - 1] + kAheadRows < loop.sizes[in - 1]) {
         // Whole rows at random (index_add_, index_select): request the row kAheadRows ahead.
-        const int64_t ahead = wrap.peek(ix.data[io[0] + kAheadRows * ix.strides[in - 1]], ix);
+        const int64_t ahead =
+            wrap.peek(ix.data[io[0] + kAheadRows * ix.strides[in - 1]], ix.bounds);
         const char* row =
             loop.prefetch +
             (so + kAheadRows * loop.self_strides[in - 1] + ahead * ix.stride) * loop.element_size;
         const int64_t bytes = s_in == 1 ? inner * loop.element_size : 0;
-        for (int64_t b = 0; b < std::max<int64_t>(bytes, 1); b += 64) prefetch_line(loop, row + b);
+        for (int64_t b = 0; b < std::max<int64_t>(bytes, 1); b += 64)
+          prefetch_line(loop.prefetch_write != 0, row + b);
       }
       run_one_operand(loop, loop.idx[0], loop.idx[0].data + io[0], loop.idx[0].strides[in], so,
                       s_in, oo, o_in, n, op, wrap);
@@ -268,7 +289,7 @@ void run_range(const Loop& loop, int64_t begin, int64_t end, const Op& op, Wrap&
           ++num_varying;
           continue;
         }
-        fixed += wrap(ix.data[io[j]], ix) * ix.stride;
+        fixed += wrap(ix.data[io[j]], ix.bounds) * ix.stride;
       }
       if (num_varying <= 1) {
         if (num_varying == 0) {
@@ -283,7 +304,7 @@ void run_range(const Loop& loop, int64_t begin, int64_t end, const Op& op, Wrap&
           int64_t s = so + k * s_in;
           for (size_t j = 0; j < ni; ++j) {
             const IndexOperand& ix = loop.idx[j];
-            s += wrap(ix.data[io[j] + k * ix.strides[in]], ix) * ix.stride;
+            s += wrap(ix.data[io[j] + k * ix.strides[in]], ix.bounds) * ix.stride;
           }
           op(s, oo + k * o_in);
         }
@@ -632,7 +653,7 @@ bool index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tenso
   loop.prefetch = prefetch_base(self);
   loop.element_size = self.element_size();
   if (!negative_wraps) {
-    for (IndexOperand& ix : loop.idx) ix.lower = 0;
+    for (IndexOperand& ix : loop.idx) ix.bounds.lower = 0;
   }
   const int64_t total = compute_numel(loop.sizes);
   const int nthreads = threads_for(total);
