@@ -5,8 +5,8 @@
 defines :set_item_test (tensors on the CPU) and :set_item_test_cuda, which sets
 MUTAGRAD_TEST_DEVICE=cuda (tests/tensor/test_device.h puts the test's tensors on the CUDA
 device) and links //cuda:testing: the host-run backend here, a GPU under --config=cuda. Both
-link :set_item_test_lib, the sources compiled once (a test without a _cuda twin compiles its
-own, so a stack trace names its binary).
+link :set_item_test_lib, the sources compiled once; a test without a _cuda twin (cuda = False)
+is a plain cc_test.
 """
 
 load("//:copts.bzl", "MUTAGRAD_COPTS")
