@@ -114,6 +114,9 @@ enum class RandomDist : int8_t { kUniform, kNormal, kInteger };
 struct IndexPutDescriptor {
   bool accumulate = false;
   ReduceOp reduce = ReduceOp::kSum;
+  // Every index value is known to lie in [0, size) (set by native::index_put_validated from
+  // the bounds screen): the kernel may skip wrapping negatives. False is always correct.
+  bool nonnegative = false;
 };
 
 class Backend {

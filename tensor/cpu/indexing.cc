@@ -108,6 +108,8 @@ struct Loop {
   const char* prefetch = nullptr;
   int64_t element_size = 0;
   int prefetch_write = 0;  // 1 for scatters
+  // Every index value lies in [0, size) (IndexPutDescriptor::nonnegative): no run wraps.
+  bool nonnegative = false;
 };
 
 // Note [Prefetch only past L2]
@@ -180,6 +182,47 @@ struct Checked {
   }
 };
 
+// GCC's -O2 vectorizes only loops it needs no runtime checks for; these blends pay for them.
+#if defined(__GNUC__) && !defined(__clang__)
+#define MG_VECTORIZE __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#else
+#define MG_VECTORIZE
+#endif
+
+// Whether any of data[0, n) lies outside [lower, lower + span): a branch-free screen.
+// Note [Vectorized bounds screen]
+// Every advanced write reads all its indices once before writing (the strong guarantee), so
+// this loop is on the hot path of index_put_ and the scatters (26% of scatter_add_'s time when
+// it compared; 23% of a gather's). x86-64's baseline (SSE2) has no 64-bit compare, so a
+// comparison does not vectorize: the loop instead computes the borrow of u - span (u = x -
+// lower, unsigned) from subtraction and bit operations only, which SSE2 has, and ANDs the
+// borrows: every index is in range exactly when every borrow's top bit is set (u < span).
+// GCC's -O2 cost model vectorizes no loop that needs a scalar epilogue, hence MG_VECTORIZE.
+// The screen is a streaming read: halves of a large index run on two threads
+// (CpuBackend::index_in_range).
+MG_VECTORIZE bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uint64_t span) {
+  uint64_t all_borrow = ~uint64_t{0};
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t u = static_cast<uint64_t>(data[i]) - lower;
+    all_borrow &= (~u & span) | (~(u ^ span) & (u - span));
+  }
+  return (all_borrow >> 63) == 0;
+}
+
+// Note [Plain chunks]
+// A random read into memory waits on it, and the out-of-order core overlaps as many such reads
+// as it holds loop iterations: fewer instructions per element, more reads in flight. Turning
+// an index value into a position (Screened's wrap of negatives; Checked's test, flag and
+// select) made the gather's row loop 18 instructions where a plain a[i[k]] loop is 7, and a
+// 2-D gather (random elements of 16 KiB rows) 1.65x slower than that loop on one thread. So
+// a unit-stride run screens each chunk of kChunk values first (vectorized, any_out_of_range
+// over [0, size)); a chunk whose values are all in [0, size) (the usual one) takes the plain
+// loop, any other the Wrap's loop. The screen's read of the chunk also brings it into L1.
+// A write's values were screened before it (native::check_index_bounds), which screens [0,
+// size) first and says when all were there (IndexPutDescriptor::nonnegative): its runs then
+// take the plain loop without a second screen.
+constexpr int64_t kChunk = 512;
+
 // Note [Loop state in locals]
 // The gather and the non-accumulating writes store unsigned char elements (ElementBytes), and
 // the partition's counting pass int64_t counts: stores the compiler must assume may alias any
@@ -223,8 +266,22 @@ void run_one_operand(const Loop& loop, const IndexOperand& ix, const int64_t* ip
     }
   } else if (i_in == 1 && s_in == 0 && o_in == 1) {
     // The common run (a gather's or scatter's row, x[idx] of a 1-D x): unit strides, so the
-    // loop keeps no stride multiplies.
-    for (; k < n; ++k) op(so + wrap(ip[k], b) * stride, oo + k);
+    // loop keeps no stride multiplies. Note [Plain chunks]
+    if (loop.nonnegative) {
+      for (; k < n; ++k) op(so + ip[k] * stride, oo + k);
+    }
+    const uint64_t span = static_cast<uint64_t>(b.size);
+    while (k < n) {
+      const int64_t m = std::min(n - k, kChunk);
+      const int64_t* const p = ip + k;
+      const int64_t o = oo + k;
+      if (!any_out_of_range(p, m, 0, span)) {
+        for (int64_t j = 0; j < m; ++j) op(so + p[j] * stride, o + j);
+      } else {
+        for (int64_t j = 0; j < m; ++j) op(so + wrap(p[j], b) * stride, o + j);
+      }
+      k += m;
+    }
   } else {
     for (; k < n; ++k) op(so + k * s_in + wrap(ip[k * i_in], b) * stride, oo + k * o_in);
   }
@@ -540,13 +597,6 @@ void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
   });
 }
 
-// GCC's -O2 vectorizes only loops it needs no runtime checks for; these blends pay for them.
-#if defined(__GNUC__) && !defined(__clang__)
-#define MG_VECTORIZE __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
-#else
-#define MG_VECTORIZE
-#endif
-
 // Unsigned integers of an element's width that may alias it (the blend works on its bits).
 template <size_t kBytes>
 struct BitsOf;
@@ -616,26 +666,6 @@ void masked_fill_typed(const Tensor& dst, const Tensor& mask, T value) {
   });
 }
 
-// Whether any of data[0, n) lies outside [lower, lower + span): a branch-free screen.
-// Note [Vectorized bounds screen]
-// Every advanced write reads all its indices once before writing (the strong guarantee), so
-// this loop is on the hot path of index_put_ and the scatters (26% of scatter_add_'s time when
-// it compared; 23% of a gather's). x86-64's baseline (SSE2) has no 64-bit compare, so a
-// comparison does not vectorize: the loop instead computes the borrow of u - span (u = x -
-// lower, unsigned) from subtraction and bit operations only, which SSE2 has, and ANDs the
-// borrows: every index is in range exactly when every borrow's top bit is set (u < span).
-// GCC's -O2 cost model vectorizes no loop that needs a scalar epilogue, hence MG_VECTORIZE.
-// The screen is a streaming read: halves of a large index run on two threads
-// (CpuBackend::index_in_range).
-MG_VECTORIZE bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uint64_t span) {
-  uint64_t all_borrow = ~uint64_t{0};
-  for (int64_t i = 0; i < n; ++i) {
-    const uint64_t u = static_cast<uint64_t>(data[i]) - lower;
-    all_borrow &= (~u & span) | (~(u ^ span) & (u - span));
-  }
-  return (all_borrow >> 63) == 0;
-}
-
 }  // namespace
 
 void set_indexing_num_threads(int n) { num_threads_slot().store(std::max(1, n)); }
@@ -679,6 +709,7 @@ void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, con
   loop.prefetch = prefetch_base(dst);
   loop.element_size = dst.element_size();
   loop.prefetch_write = 1;
+  loop.nonnegative = desc.nonnegative;
   if (!desc.accumulate) {
     dispatch_width(dst.element_size(), [&](auto tag) {
       using T = typename decltype(tag)::type;

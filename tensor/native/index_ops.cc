@@ -330,17 +330,25 @@ AdvancedIndex make_advanced_index(const Tensor& self, TensorList given_indices) 
   return out;
 }
 
-void check_index_bounds(const Tensor& self, const AdvancedIndex& index) {
+bool check_index_bounds(const Tensor& self, const AdvancedIndex& index) {
   // As PyTorch: values are only checked when the result has elements (nothing is accessed
   // otherwise, e.g. x[idx, 4:4]).
-  if (compute_numel(index.result_shape) == 0) return;
+  if (compute_numel(index.result_shape) == 0) return false;
+  bool nonnegative = true;
   for (size_t p = 0; p < index.unexpanded.size(); ++p) {
     const Tensor& idx = index.unexpanded[p];
     if (!idx.defined() || idx.numel() == 0) continue;
     int64_t size = self.size(static_cast<int64_t>(p));
+    // Screen first (a backend kernel); locate the offender only when there is one. [0, size)
+    // first: the usual values, and the kernels skip the wrap when all are there (Note [Plain
+    // chunks] in tensor/cpu/indexing.cc). Negatives that wrap cost a second screen.
+    Backend& backend = backend_for(idx.device());
+    if (backend.index_in_range(idx, 0, size)) continue;
     const int64_t lower = index.negative_wraps ? -size : 0;
-    // Screen first (a backend kernel); locate the offender only when there is one.
-    if (backend_for(idx.device()).index_in_range(idx, lower, size)) continue;
+    if (lower < 0 && backend.index_in_range(idx, lower, size)) {
+      nonnegative = false;
+      continue;
+    }
     int64_t value = 0;
     const int64_t pos = idx.device().is_cpu()
                             ? first_out_of_bounds_cpu(idx, lower, size, &value)
@@ -348,6 +356,7 @@ void check_index_bounds(const Tensor& self, const AdvancedIndex& index) {
     MG_INTERNAL_ASSERT(pos >= 0, "index_in_range and the search for the offender disagree");
     throw IndexError(out_of_bounds_message(value, static_cast<int64_t>(p), size));
   }
+  return nonnegative;
 }
 
 Tensor index(const Tensor& self, TensorList indices, bool negative_wraps) {
@@ -397,7 +406,7 @@ AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Te
   }
   assert_no_internal_overlap(self, "index_put_");
   adv.negative_wraps = negative_wraps;
-  check_index_bounds(self, adv);
+  adv.nonnegative = check_index_bounds(self, adv);
   return adv;
 }
 
@@ -430,7 +439,9 @@ void index_put_validated(const Tensor& self, const AdvancedIndex& index, const T
       idx[p] = expand_to(clone(index.unexpanded[p]), index.index_shape);
     }
   }
-  backend_for(self.device()).index_put(self, idx, expand_to(v, index.result_shape), desc);
+  IndexPutDescriptor d = desc;
+  d.nonnegative = index.nonnegative;
+  backend_for(self.device()).index_put(self, idx, expand_to(v, index.result_shape), d);
 }
 
 void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value,

@@ -40,6 +40,9 @@ struct AdvancedIndex {
   // Whether a negative index counts from the end (Python's rule, indexing and index_put_) or
   // is out of bounds (gather and scatter, as PyTorch). Read by check_index_bounds().
   bool negative_wraps = true;
+  // Set by prepare_index_put(): every index value was found in [0, size), so a kernel need not
+  // wrap negatives (IndexPutDescriptor::nonnegative). False is always correct.
+  bool nonnegative = false;
 };
 
 // Validates `indices` against `self` and brings them to normal form, in PyTorch's order of
@@ -50,9 +53,9 @@ struct AdvancedIndex {
 AdvancedIndex make_advanced_index(const Tensor& self, TensorList indices);
 // IndexError "index 5 is out of bounds for dimension 0 with size 3" for the first index value
 // outside [-size, size) (negative values wrap, as in Python), or [0, size) when
-// !index.negative_wraps. Nothing is checked when the
-// result is empty (nothing is accessed then), as PyTorch.
-void check_index_bounds(const Tensor& self, const AdvancedIndex& index);
+// !index.negative_wraps. Nothing is checked when the result is empty (nothing is accessed
+// then), as PyTorch. Returns whether every value lies in [0, size) (false for an empty result).
+bool check_index_bounds(const Tensor& self, const AdvancedIndex& index);
 
 // Note [The index loop]
 // Every backend's gather and scatter kernel walks the indexed shape R (the shape of

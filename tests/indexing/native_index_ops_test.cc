@@ -528,6 +528,61 @@ TEST(NativeIndexPutDeterminism, PartitionedScatterMatchesOneThread) {
 // x[idx] += v and x[idx] over whole rows of a destination beyond 1 MiB: the row loop and its
 // prefetch of the row kAheadRows ahead (tensor/cpu/indexing.cc), on one and two threads, for
 // a contiguous and a transposed x, against a naive loop in index order (bitwise).
+// Note [Plain chunks]: a unit-stride run is screened chunk by chunk (512 values) and a chunk
+// with every value in [0, size) skips the wrap; a write skips the screen when the bounds check
+// found no negative (IndexPutDescriptor::nonnegative). One negative (which wraps) or one
+// offender placed on either side of every chunk boundary, and at the ends, must send its own
+// chunk, and only it, the slow way: reads, writes and accumulating writes, on one and two
+// threads, equal a naive loop; an offender is named and leaves x unchanged.
+TEST(NativeIndexErrors, PlainAndWrappingChunksMatchANaiveLoop) {
+  constexpr int64_t kSize = 1000, kN = 5 * 512 + 17;
+  const Tensor x0 = iota({kSize}, kFloat32);
+  std::vector<int64_t> base(kN);
+  for (int64_t i = 0; i < kN; ++i) base[size_t(i)] = (i * 7919) % kSize;
+  std::vector<float> vals(kN);
+  for (int64_t i = 0; i < kN; ++i) vals[size_t(i)] = float(i % 97) - 48.0f;
+  const Tensor v = testing::f32(vals, {kN});
+  for (int threads : {1, 2}) {
+    ThreadCount tc(threads);
+    for (int64_t pos : {int64_t{0}, int64_t{511}, int64_t{512}, int64_t{1023}, int64_t{1024},
+                        int64_t{2047}, int64_t{2559}, int64_t{2560}, kN - 1, int64_t{-1}}) {
+      std::vector<int64_t> idx = base;
+      if (pos >= 0) idx[size_t(pos)] = -3;  // wraps to kSize - 3
+      V gathered;
+      std::vector<float> put(static_cast<size_t>(kSize)), added(static_cast<size_t>(kSize));
+      for (int64_t i = 0; i < kSize; ++i) put[size_t(i)] = added[size_t(i)] = float(i);
+      for (int64_t i = 0; i < kN; ++i) {
+        const int64_t w = idx[size_t(i)] < 0 ? idx[size_t(i)] + kSize : idx[size_t(i)];
+        gathered.push_back(double(w));
+        put[size_t(w)] = vals[size_t(i)];
+        added[size_t(w)] += vals[size_t(i)];
+      }
+      const std::string at = str("negative at ", pos, ", threads ", threads);
+      EXPECT_EQ(doubles(native::index(x0, {i64(idx)})), gathered) << at;
+      Tensor x = native::clone(x0);
+      native::index_put_(x, {i64(idx)}, v, false);
+      EXPECT_EQ(doubles(x), V(put.begin(), put.end())) << at;
+      x = native::clone(x0);
+      native::index_put_(x, {i64(idx)}, v, true);
+      EXPECT_EQ(doubles(x), V(added.begin(), added.end())) << at;
+      if (pos < 0) continue;
+      for (int64_t bad : {kSize, -kSize - 1}) {
+        std::vector<int64_t> wrong = base;
+        wrong[size_t(pos)] = bad;
+        const std::string want = str("index ", bad, " is out of bounds for dimension 0");
+        EXPECT_NE(error_text([&] { native::index(x0, {i64(wrong)}); }).find(want),
+                  std::string::npos)
+            << at;
+        Tensor y = native::clone(x0);
+        EXPECT_NE(error_text([&] { native::index_put_(y, {i64(wrong)}, v, true); }).find(want),
+                  std::string::npos)
+            << at;
+        EXPECT_EQ(bytes(y), bytes(x0)) << at;
+      }
+    }
+  }
+}
+
 TEST(NativeIndexPut, WholeRowsAtRandomMatchANaiveLoop) {
   const int64_t rows = 4096, cols = 96, m = 20000;
   Generator gen(9);
