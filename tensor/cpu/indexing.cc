@@ -24,6 +24,7 @@
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/cpu/parallel.h"
 #include "tensor/cpu/strided_loop.h"
+#include "tensor/cpu/vec_kernels.h"
 #include "tensor/element_math.h"
 #include "tensor/native/index_ops.h"
 #include "tensor/shape.h"
@@ -137,6 +138,9 @@ inline void prefetch_line(bool write, const char* p) {
 }
 
 Loop make_loop(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& dense) {
+  // The screen's kernel table (any_out_of_range), resolved here, on the calling thread: an
+  // invalid MUTAGRAD_CPU_CAPABILITY throws before any write, never on a kernel thread.
+  static_cast<void>(vec_kernels());
   native::IndexLoop g = native::make_index_loop(self, indices, dense);
   Loop loop;
   loop.sizes = std::move(g.sizes);
@@ -189,24 +193,10 @@ struct Checked {
 #define MG_VECTORIZE
 #endif
 
-// Whether any of data[0, n) lies outside [lower, lower + span): a branch-free screen.
-// Note [Vectorized bounds screen]
-// Every advanced write reads all its indices once before writing (the strong guarantee), so
-// this loop is on the hot path of index_put_ and the scatters (26% of scatter_add_'s time when
-// it compared; 23% of a gather's). x86-64's baseline (SSE2) has no 64-bit compare, so a
-// comparison does not vectorize: the loop instead computes the borrow of u - span (u = x -
-// lower, unsigned) from subtraction and bit operations only, which SSE2 has, and ANDs the
-// borrows: every index is in range exactly when every borrow's top bit is set (u < span).
-// GCC's -O2 cost model vectorizes no loop that needs a scalar epilogue, hence MG_VECTORIZE.
-// The screen is a streaming read: halves of a large index run on two threads
-// (CpuBackend::index_in_range).
-MG_VECTORIZE bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uint64_t span) {
-  uint64_t all_borrow = ~uint64_t{0};
-  for (int64_t i = 0; i < n; ++i) {
-    const uint64_t u = static_cast<uint64_t>(data[i]) - lower;
-    all_borrow &= (~u & span) | (~(u ^ span) & (u - span));
-  }
-  return (all_borrow >> 63) == 0;
+// Whether any of data[0, n) lies outside [lower, lower + span): Note [Vectorized bounds
+// screen] in tensor/cpu/vec_kernels_impl.h (AVX2 where the CPU has it).
+inline bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uint64_t span) {
+  return vec_kernels().any_out_of_range(data, n, lower, span);
 }
 
 // Note [Plain chunks]
@@ -742,6 +732,7 @@ bool CpuBackend::index_checked(const Tensor& out, const Tensor& self,
 }
 
 bool CpuBackend::index_in_range(const Tensor& idx, int64_t lower, int64_t size) {
+  static_cast<void>(vec_kernels());  // as make_loop: throws here, not on the worker
   const uint64_t low = static_cast<uint64_t>(lower);
   const uint64_t span = static_cast<uint64_t>(size - lower);
   const int64_t* data = idx.data_ptr<int64_t>();

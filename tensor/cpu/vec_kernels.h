@@ -60,6 +60,9 @@ struct VecKernels {
                    const uint32_t* b, int64_t ldb, bool b_t, uint32_t* c, int64_t ldc);
   void (*gemm_u64)(int64_t m, int64_t n, int64_t k, const uint64_t* a, int64_t lda, bool a_t,
                    const uint64_t* b, int64_t ldb, bool b_t, uint64_t* c, int64_t ldc);
+  // Whether any of data[0, n) lies outside [lower, lower + span) (as unsigned: u - lower <
+  // span): the bounds screen of the index kernels (Note [Vectorized bounds screen]).
+  bool (*any_out_of_range)(const int64_t* data, int64_t n, uint64_t lower, uint64_t span);
 };
 
 // The table of the build in use.

@@ -128,6 +128,39 @@ void check_gemm(Gemm gemm, const char* build) {
   }
 }
 
+// Note [Vectorized bounds screen]: each build's screen equals the plain unsigned comparison for
+// every length (each lane and the scalar tail), every position of one offender, the boundary
+// values on both sides of [lower, lower + span), a negative lower (wrapping indices) and the
+// extremes of int64.
+TEST_F(VecKernelsTest, EachBuildsBoundsScreenEqualsTheComparison) {
+  const int64_t lo_min = std::numeric_limits<int64_t>::min();
+  const int64_t hi_max = std::numeric_limits<int64_t>::max();
+  for (const VecKernels* vk : runnable_builds()) {
+    const char* build = cpu::cpu_capability_name(vk->capability);
+    for (int64_t size : {int64_t{1}, int64_t{5}, int64_t{4096}}) {
+      for (int64_t lower : {int64_t{0}, -size}) {
+        const uint64_t low = static_cast<uint64_t>(lower);
+        const uint64_t span = static_cast<uint64_t>(size - lower);
+        for (int64_t n = 0; n <= 19; ++n) {
+          std::vector<int64_t> data(static_cast<size_t>(n));
+          for (int64_t i = 0; i < n; ++i) data[size_t(i)] = lower + (i * 3) % (size - lower);
+          ASSERT_FALSE(vk->any_out_of_range(data.data(), n, low, span)) << build << " n " << n;
+          for (int64_t pos = 0; pos < n; ++pos) {
+            for (int64_t v : {lower - 1, size, size - 1, lower, lo_min, hi_max, int64_t{-1}}) {
+              std::vector<int64_t> one = data;
+              one[size_t(pos)] = v;
+              const bool want = v < lower || v >= size;
+              ASSERT_EQ(vk->any_out_of_range(one.data(), n, low, span), want)
+                  << build << " size " << size << " lower " << lower << " n " << n << " at " << pos
+                  << " value " << v;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_F(VecKernelsTest, EachBuildsGemmEqualsTheNaiveProduct) {
   for (const VecKernels* vk : runnable_builds()) {
     const char* build = cpu::cpu_capability_name(vk->capability);
