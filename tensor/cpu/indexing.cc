@@ -18,6 +18,7 @@
 #include <cstring>
 #include <memory>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -213,6 +214,18 @@ inline bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uin
 // take the plain loop without a second screen.
 constexpr int64_t kChunk = 512;
 
+// Note [Whole rows]
+// A run whose index is constant along it writes one contiguous row of self from one of the
+// values (index_add_ of rows, index_copy_, x[idx] = v of a 2-D x). An element-at-a-time loop
+// through the op is scalar, so an op may offer row(self_offset, dense_offset, n) for such a
+// run: the writes move the row with memcpy and accumulate it in a vectorized loop (the values
+// never overlap self: native::index_put_validated copies them first; each element is combined
+// on its own, so the bits are the element loop's).
+template <typename Op, typename = void>
+struct HasRow : std::false_type {};
+template <typename Op>
+struct HasRow<Op, std::void_t<decltype(&Op::row)>> : std::true_type {};
+
 // Note [Loop state in locals]
 // The gather and the non-accumulating writes store unsigned char elements (ElementBytes), and
 // the partition's counting pass int64_t counts: stores the compiler must assume may alias any
@@ -250,7 +263,11 @@ void run_one_operand(const Loop& loop, const IndexOperand& ix, const int64_t* ip
     // 2-D x) take one offset, then a plain row loop.
     const int64_t base = so + wrap(ip[0], b) * stride;
     if (s_in == 1 && o_in == 1) {
-      for (; k < n; ++k) op(base + k, oo + k);
+      if constexpr (HasRow<Op>::value) {
+        op.row(base, oo, n);  // Note [Whole rows]
+      } else {
+        for (; k < n; ++k) op(base + k, oo + k);
+      }
     } else {
       for (; k < n; ++k) op(base + k * s_in, oo + k * o_in);
     }
@@ -340,7 +357,15 @@ void run_range(const Loop& loop, int64_t begin, int64_t end, const Op& op, Wrap&
       }
       if (num_varying <= 1) {
         if (num_varying == 0) {
-          for (int64_t k = 0; k < n; ++k) op(so + fixed + k * s_in, oo + k * o_in);
+          if constexpr (HasRow<Op>::value) {
+            if (s_in == 1 && o_in == 1) {
+              op.row(so + fixed, oo, n);  // Note [Whole rows]
+            } else {
+              for (int64_t k = 0; k < n; ++k) op(so + fixed + k * s_in, oo + k * o_in);
+            }
+          } else {
+            for (int64_t k = 0; k < n; ++k) op(so + fixed + k * s_in, oo + k * o_in);
+          }
         } else {
           const IndexOperand& ix = loop.idx[varying];
           run_one_operand(loop, ix, ix.data + io[varying], ix.strides[in], so + fixed, s_in, oo,
@@ -536,6 +561,107 @@ void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t 
   });
 }
 
+// d[k] = combine(d[k], v[k]) for k < n: vectorized (Note [Whole rows]); d and v never overlap.
+template <typename T, typename Combine>
+MG_VECTORIZE void combine_row(T* __restrict d, const T* __restrict v, int64_t n, Combine combine) {
+  for (int64_t k = 0; k < n; ++k) d[k] = combine(d[k], v[k]);
+}
+
+// The write of one element (self offset s, value offset o), and of a whole row (Note [Whole
+// rows]).
+template <typename T, bool kAccumulate, typename Combine>
+struct PutOp {
+  T* d;
+  const T* v;
+  Combine combine;
+  void operator()(int64_t s, int64_t o) const {
+    if constexpr (kAccumulate) {
+      d[s] = combine(d[s], v[o]);
+    } else {
+      d[s] = v[o];
+    }
+  }
+  void row(int64_t s, int64_t o, int64_t n) const {
+    if constexpr (kAccumulate) {
+      combine_row(d + s, v + o, n, combine);
+    } else {
+      std::memcpy(d + s, v + o, static_cast<size_t>(n) * sizeof(T));
+    }
+  }
+};
+
+// Note [Rows sorted by destination]
+// index_add_ of many rows into a table beyond L2 (1M rows of 64 float32 into 100000 rows: each
+// table row is hit about ten times) waited on the table: every write read its row from memory
+// and wrote it back, 512 MiB of traffic for a 25 MiB table, with the row prefetch holding the
+// line fill buffers. So when every run is one whole contiguous row picked by one index value,
+// the table exceeds L2 and the values cover it at least once, the writes are first grouped by
+// destination row with a stable counting sort (index order kept within a row); then each
+// destination row is read once, gets its values combined in index order while it stays in L1,
+// and is written once, and the threads split the destination rows. Each element is combined in
+// index order: the bits are the element loop's, for any thread count. PyTorch 2.x sorts too
+// (a radix sort, cpu_scatter_reduce_expanded_index).
+constexpr int64_t kAheadEntries = 4;  // value rows requested ahead of their combine
+
+// Whether `loop` is whole rows as above (a 2-D loop: the index dim, then the row).
+bool whole_rows_beyond_l2(const Loop& loop, int64_t element_size) {
+  if (loop.idx.size() != 1 || loop.sizes.size() != 2) return false;
+  const IndexOperand& ix = loop.idx[0];
+  if (loop.is_index_dim[0] == 0 || loop.is_index_dim[1] != 0 || ix.strides[1] != 0 ||
+      loop.self_strides[1] != 1 || loop.dense_strides[1] != 1) {
+    return false;
+  }
+  const int64_t row_bytes = loop.sizes[1] * element_size;
+  const int64_t table_bytes = ix.bounds.size * row_bytes;
+  return row_bytes >= 64 && table_bytes > kPrefetchBytes &&
+         loop.sizes[0] * row_bytes >= table_bytes;
+}
+
+template <typename T, typename Combine>
+void rows_sorted_by_destination(T* d, const T* v, const Loop& loop, int nthreads, Combine combine) {
+  const IndexOperand& ix = loop.idx[0];
+  const int64_t n = loop.sizes[0];
+  const int64_t width = loop.sizes[1];
+  const int64_t rows = ix.bounds.size;
+  const int64_t i_step = ix.strides[0];
+  auto row_of = [&](int64_t i) {
+    const int64_t r = ix.data[i * i_step];
+    return r < 0 ? r + rows : r;  // screened: in [-rows, rows)
+  };
+  // start[r]: the first entry of row r in `order` (a stable counting sort).
+  std::vector<int64_t> start(static_cast<size_t>(rows) + 1, 0);
+  for (int64_t i = 0; i < n; ++i) ++start[static_cast<size_t>(row_of(i)) + 1];
+  for (size_t r = 0; r < static_cast<size_t>(rows); ++r) start[r + 1] += start[r];
+  std::vector<int64_t> next(start.begin(), start.end() - 1);
+  std::unique_ptr<int64_t[]> order(new int64_t[static_cast<size_t>(n)]);
+  for (int64_t i = 0; i < n; ++i) order[next[static_cast<size_t>(row_of(i))]++] = i;
+  const int64_t v_step = loop.dense_strides[0];
+  const int64_t row_bytes = width * static_cast<int64_t>(sizeof(T));
+  run_parallel(nthreads, [&](int t) {
+    // The rows whose first entry falls in this thread's share of the entries.
+    auto first_row = [&](int u) {
+      const int64_t entry = n * u / nthreads;
+      return std::lower_bound(start.begin(), start.end() - 1, entry) - start.begin();
+    };
+    const int64_t rb = t == 0 ? 0 : first_row(t);
+    const int64_t re = t + 1 == nthreads ? rows : first_row(t + 1);
+    for (int64_t r = rb; r < re; ++r) {
+      const int64_t a = start[static_cast<size_t>(r)];
+      const int64_t b = start[static_cast<size_t>(r) + 1];
+      T* row = d + loop.self_base + r * ix.stride;
+      for (int64_t j = a; j < b; ++j) {
+        if (j + kAheadEntries < n) {
+          const char* ahead = reinterpret_cast<const char*>(
+              v + loop.dense_base + order[static_cast<size_t>(j + kAheadEntries)] * v_step);
+          for (int64_t off = 0; off < row_bytes; off += 64) __builtin_prefetch(ahead + off, 0);
+        }
+        combine_row(row, v + loop.dense_base + order[static_cast<size_t>(j)] * v_step, width,
+                    combine);
+      }
+    }
+  });
+}
+
 // `combine` (math::AddValues, ...) folds a value into its destination when accumulating;
 // integers wrap (defined: unsigned arithmetic), as every integer kernel does.
 template <typename T, bool kAccumulate, typename Combine>
@@ -543,15 +669,14 @@ void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
   T* d = static_cast<T*>(dst.raw_data());
   const T* v = static_cast<const T*>(values.raw_data());
   const int64_t total = compute_numel(loop.sizes);
-  // Only the instantiations a call can take (compile time: this file is the slowest to build).
-  auto write = [d, v, combine](int64_t s, int64_t o) {
-    if constexpr (kAccumulate) {
-      d[s] = combine(d[s], v[o]);
-    } else {
-      static_cast<void>(combine);  // clang's -Wunused-lambda-capture: used when accumulating
-      d[s] = v[o];
+  if constexpr (kAccumulate) {
+    if (whole_rows_beyond_l2(loop, static_cast<int64_t>(sizeof(T)))) {
+      rows_sorted_by_destination(d, v, loop, threads_for(total), combine);
+      return;
     }
-  };
+  }
+  // Only the instantiations a call can take (compile time: this file is the slowest to build).
+  const PutOp<T, kAccumulate, Combine> write{d, v, combine};
 
   int nthreads = threads_for(total);
   // A sliced dim (not indexed) of size >= 2 to split between threads, the largest one.
