@@ -209,6 +209,9 @@ inline bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uin
 // a unit-stride run screens each chunk of kChunk values first (vectorized, any_out_of_range
 // over [0, size)); a chunk whose values are all in [0, size) (the usual one) takes the plain
 // loop, any other the Wrap's loop. The screen's read of the chunk also brings it into L1.
+// With a unit stride along the indexed dim (a gather or scatter along the last dim of a
+// contiguous tensor, x[idx] of a 1-D x) the plain loop has no multiply and is unrolled 4 times:
+// 2-D gather / libtorch 1.13 in one binary, alternated 8 times: 0.87-1.08 against 0.96-1.25.
 // A write's values were screened before it (native::check_index_bounds), which screens [0,
 // size) first and says when all were there (IndexPutDescriptor::nonnegative): its runs then
 // take the plain loop without a second screen.
@@ -275,7 +278,12 @@ void run_one_operand(const Loop& loop, const IndexOperand& ix, const int64_t* ip
     // The common run (a gather's or scatter's row, x[idx] of a 1-D x): unit strides, so the
     // loop keeps no stride multiplies. Note [Plain chunks]
     if (loop.nonnegative) {
-      for (; k < n; ++k) op(so + ip[k] * stride, oo + k);
+      if (stride == 1) {
+#pragma GCC unroll 4
+        for (; k < n; ++k) op(so + ip[k], oo + k);
+      } else {
+        for (; k < n; ++k) op(so + ip[k] * stride, oo + k);
+      }
     }
     const uint64_t span = static_cast<uint64_t>(b.size);
     while (k < n) {
@@ -283,7 +291,12 @@ void run_one_operand(const Loop& loop, const IndexOperand& ix, const int64_t* ip
       const int64_t* const p = ip + k;
       const int64_t o = oo + k;
       if (!any_out_of_range(p, m, 0, span)) {
-        for (int64_t j = 0; j < m; ++j) op(so + p[j] * stride, o + j);
+        if (stride == 1) {
+#pragma GCC unroll 4
+          for (int64_t j = 0; j < m; ++j) op(so + p[j], o + j);
+        } else {
+          for (int64_t j = 0; j < m; ++j) op(so + p[j] * stride, o + j);
+        }
       } else {
         for (int64_t j = 0; j < m; ++j) op(so + wrap(p[j], b) * stride, o + j);
       }
