@@ -160,8 +160,10 @@ Loop make_loop(const Tensor& self, const std::vector<Tensor>& indices, const Ten
 // A write checks every index value before its first store (the strong guarantee), in a pass of
 // its own (Backend::index_in_range). A gather writes only its fresh output, which is dropped
 // when a value is out of range, so its loop checks each value as it reads it instead: one read
-// of the index tensor, not two (the separate screen was a fifth of a 2-D gather's time). How a
-// loop turns an index value into a position along its dim is its Wrap:
+// of the index tensor, not two (the separate screen was a fifth of a 2-D gather's time). A
+// unit-stride run checks a chunk at a time just before its loop (Note [Plain chunks]), which
+// then reads the chunk from L1. How a loop turns an index value into a position along its dim
+// is its Wrap:
 //   Screened: the values were checked already; negatives wrap (they are >= -size).
 //   Checked:  a value outside [lower, size) is remembered in `bad` and reads position 0 (in
 //             range, so no access strays); the caller then throws (native::index).
@@ -205,7 +207,8 @@ inline bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uin
 // as it holds loop iterations: fewer instructions per element, more reads in flight. Turning
 // an index value into a position (Screened's wrap of negatives; Checked's test, flag and
 // select) made the gather's row loop 18 instructions where a plain a[i[k]] loop is 7, and a
-// 2-D gather (random elements of 16 KiB rows) 1.65x slower than that loop on one thread. So
+// 2-D gather (random elements of 16 KiB rows) 1.4-1.65x slower than that loop on one thread
+// (then 1.04-1.14x with the chunks). So
 // a unit-stride run screens each chunk of kChunk values first (vectorized, any_out_of_range
 // over [0, size)); a chunk whose values are all in [0, size) (the usual one) takes the plain
 // loop, any other the Wrap's loop. The screen's read of the chunk also brings it into L1.
