@@ -280,20 +280,14 @@ void run_one_operand(const Loop& loop, const IndexOperand& ix, const int64_t* ip
   } else if (i_in == 1 && s_in == 0 && o_in == 1) {
     // The common run (a gather's or scatter's row, x[idx] of a 1-D x): unit strides, so the
     // loop keeps no stride multiplies. Note [Plain chunks]
-    if (loop.nonnegative) {
-      if (stride == 1) {
-#pragma GCC unroll 4
-        for (; k < n; ++k) op(so + ip[k], oo + k);
-      } else {
-        for (; k < n; ++k) op(so + ip[k] * stride, oo + k);
-      }
-    }
+    // A write known nonnegative is one chunk that needs no screen.
+    const bool screened = loop.nonnegative;
     const uint64_t span = static_cast<uint64_t>(b.size);
     while (k < n) {
-      const int64_t m = std::min(n - k, kChunk);
+      const int64_t m = screened ? n - k : std::min(n - k, kChunk);
       const int64_t* const p = ip + k;
       const int64_t o = oo + k;
-      if (!any_out_of_range(p, m, 0, span)) {
+      if (screened || !any_out_of_range(p, m, 0, span)) {
         if (stride == 1) {
 #pragma GCC unroll 4
           for (int64_t j = 0; j < m; ++j) op(so + p[j], o + j);
