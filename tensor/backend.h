@@ -212,6 +212,14 @@ class Backend {
   // indexed shape.
   virtual void index_put(const Tensor& dst, const std::vector<Tensor>& indices,
                          const Tensor& values, const IndexPutDescriptor& desc);
+  // index_put() on values not checked yet, into a tensor the caller drops on failure (Note
+  // [Staged writes] in tensor/native/index_ops.cc): false when a value of indices lies outside
+  // [lower, size) of its dim (lower = -size when negative_wraps, else 0); dst is then partly
+  // written and no memory outside it touched. `unexpanded` as in index_checked(). The default
+  // screens each with index_in_range, then calls index_put(); the CPU checks inside its loop.
+  virtual bool index_put_checked(const Tensor& dst, const std::vector<Tensor>& indices,
+                                 const Tensor& values, const std::vector<Tensor>& unexpanded,
+                                 const IndexPutDescriptor& desc, bool negative_wraps);
   // dst[mask] = value; mask (bool) broadcast to dst's shape.
   virtual void masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value);
 

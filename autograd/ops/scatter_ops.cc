@@ -243,8 +243,10 @@ ScatterPlan plan(const ScatterWrite& w, const Tensor& self) {
                  ? native::wrap_scalar(w.value, dtype, self.device(), w.op)
                  : narrow_to(as_nonempty(native::detach(w.src)), index.sizes());
   const bool accumulate = w.kind == Kind::kAdd || w.kind == Kind::kReduce;
+  // scatter_reduce_ writes with p.adv twice (its identity, then its values): not staged.
   p.adv = native::prepare_index_put(p.self, list, p.values, accumulate,
-                                    /*negative_wraps=*/false);
+                                    /*negative_wraps=*/false,
+                                    /*may_stage=*/w.kind != Kind::kReduce);
   if (w.kind != Kind::kReduce) return p;
   if (!w.include_self) {
     p.identity = native::wrap_scalar(identity_of(w.reduce, dtype), dtype, self.device(), w.op);

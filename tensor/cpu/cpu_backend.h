@@ -58,6 +58,9 @@ class CpuBackend : public Backend {
   bool index_in_range(const Tensor& idx, int64_t lower, int64_t size) override;
   void index_put(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
                  const IndexPutDescriptor& desc) override;
+  bool index_put_checked(const Tensor& dst, const std::vector<Tensor>& indices,
+                         const Tensor& values, const std::vector<Tensor>& unexpanded,
+                         const IndexPutDescriptor& desc, bool negative_wraps) override;
   void masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value) override;
 
  private:

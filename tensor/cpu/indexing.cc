@@ -169,6 +169,7 @@ Loop make_loop(const Tensor& self, const std::vector<Tensor>& indices, const Ten
 //             range, so no access strays); the caller then throws (native::index).
 // peek() converts a value for a prefetch, which must not overflow but may point anywhere.
 struct Screened {
+  static constexpr bool bad = false;
   int64_t operator()(int64_t v, const Bounds& b) const { return v + (v < 0 ? b.size : 0); }
   int64_t peek(int64_t v, const Bounds& b) const { return (*this)(v, b); }
 };
@@ -188,6 +189,14 @@ struct Checked {
     return outside(v, b) ? 0 : v + (v < 0 ? b.size : 0);
   }
 };
+
+// Stopping: a write into a staged copy, which is dropped when a value is out of range (Note
+// [Staged writes] in tensor/native/index_ops.cc). A unit-stride run checks each value with one
+// compare and a never-taken branch, and ends at the first offender (libtorch's scatter loop
+// checks so: perf on a 1M scatter_add_ put no time on it, where a screen of its own, by chunk
+// or whole, added 60%); other runs write position 0 for it, as Checked. run_range stops after
+// a run that found one.
+struct Stopping : Checked {};
 
 // GCC's -O2 vectorizes only loops it needs no runtime checks for; these blends pay for them.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -240,6 +249,30 @@ struct HasRow<Op, std::void_t<decltype(&Op::row)>> : std::true_type {};
 // and Checked's flag was read, or-ed and stored back (a store-to-load chain per element). So
 // run_one_operand copies them into locals first (wrap's state is copied back at the end).
 
+// A unit-stride run of a Stopping write (Note [Staged writes]): the index of the first value
+// outside [lower, size), or n.
+template <typename Op>
+int64_t run_stopping(const int64_t* ip, int64_t so, int64_t oo, int64_t stride, int64_t n,
+                     const Bounds& b, const Op& op) {
+  const uint64_t lower = static_cast<uint64_t>(b.lower);
+  const uint64_t span = static_cast<uint64_t>(b.size) - lower;
+  int64_t k = 0;
+  if (lower == 0 && stride == 1) {  // scatter_add_ into a 1-D self
+    for (; k < n; ++k) {
+      const int64_t v = ip[k];
+      if (__builtin_expect(static_cast<uint64_t>(v) >= span, 0)) break;
+      op(so + v, oo + k);
+    }
+  } else {
+    for (; k < n; ++k) {
+      const int64_t v = ip[k];
+      if (__builtin_expect(static_cast<uint64_t>(v) - lower >= span, 0)) break;
+      op(so + (v < 0 ? v + b.size : v) * stride, oo + k);
+    }
+  }
+  return k;
+}
+
 // One run of n elements along the inner loop dim in which one index operand `ix` varies (its
 // values at ip, stride i_in); everything else is folded into the self offset `so`.
 template <typename Op, typename Wrap>
@@ -276,6 +309,10 @@ void run_one_operand(const Loop& loop, const IndexOperand& ix, const int64_t* ip
       }
     } else {
       for (; k < n; ++k) op(base + k * s_in, oo + k * o_in);
+    }
+  } else if (std::is_same_v<Wrap, Stopping> && i_in == 1 && s_in == 0 && o_in == 1) {
+    if constexpr (std::is_same_v<Wrap, Stopping>) {
+      wrap.bad |= run_stopping(ip + k, so, oo + k, stride, n - k, b, op) < n - k;
     }
   } else if (i_in == 1 && s_in == 0 && o_in == 1) {
     // The common run (a gather's or scatter's row, x[idx] of a 1-D x): unit strides, so the
@@ -391,6 +428,9 @@ void run_range(const Loop& loop, int64_t begin, int64_t end, const Op& op, Wrap&
           op(s, oo + k * o_in);
         }
       }
+    }
+    if constexpr (std::is_same_v<Wrap, Stopping>) {
+      if (wrap.bad) return;
     }
     pos += n;
     counter[in] += n;
@@ -672,17 +712,32 @@ void rows_sorted_by_destination(T* d, const T* v, const Loop& loop, int nthreads
   });
 }
 
+// Whether every index value of `loop` lies in its bounds: a pass of its own, for the paths of
+// a Stopping write that read the indices before writing (Note [Staged writes]).
+bool all_in_range(const Loop& loop, int64_t total) {
+  Loop plain = loop;
+  plain.prefetch = nullptr;
+  Checked checked;
+  run(
+      plain, 0, total, [](int64_t, int64_t) {}, checked);
+  return !checked.bad;
+}
+
 // `combine` (math::AddValues, ...) folds a value into its destination when accumulating;
-// integers wrap (defined: unsigned arithmetic), as every integer kernel does.
-template <typename T, bool kAccumulate, typename Combine>
-void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, Combine combine) {
+// integers wrap (defined: unsigned arithmetic), as every integer kernel does. Wrap is Screened
+// (the values were screened) or Stopping (they were not: false when one is out of range, the
+// destination then partly written; Note [Staged writes]).
+template <typename T, bool kAccumulate, typename Wrap, typename Combine>
+bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, Combine combine) {
+  constexpr bool kChecks = std::is_same_v<Wrap, Stopping>;
   T* d = static_cast<T*>(dst.raw_data());
   const T* v = static_cast<const T*>(values.raw_data());
   const int64_t total = compute_numel(loop.sizes);
   if constexpr (kAccumulate) {
     if (whole_rows_beyond_l2(loop, static_cast<int64_t>(sizeof(T)))) {
+      if (kChecks && !all_in_range(loop, total)) return false;
       rows_sorted_by_destination(d, v, loop, threads_for(total), combine);
-      return;
+      return true;
     }
   }
   // Only the instantiations a call can take (compile time: this file is the slowest to build).
@@ -703,23 +758,29 @@ void index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
   // when the destination exceeds L2; into a smaller one, one thread writes.
   const bool partition = split < 0 && (hi - lo + 1) * dst.element_size() > kPrefetchBytes;
   if (nthreads <= 1 || (split < 0 && !partition)) {
-    run(loop, 0, total, write);
-    return;
+    Wrap wrap;
+    run(loop, 0, total, write, wrap);
+    return !wrap.bad;
   }
   if (partition) {
+    if (kChecks && !all_in_range(loop, total)) return false;
     partitioned_put<T, kAccumulate>(d, v, loop, total, lo, hi, nthreads, combine);
-    return;
+    return true;
   }
   const size_t s = static_cast<size_t>(split);
   nthreads = static_cast<int>(std::min<int64_t>(nthreads, loop.sizes[s]));
+  std::atomic<bool> bad{false};
   run_parallel(nthreads, [&](int t) {
     auto [a, b] = part(loop.sizes[s], t, nthreads);
     Loop sub = loop;
     sub.sizes[s] = b - a;
     sub.self_base += a * loop.self_strides[s];
     sub.dense_base += a * loop.dense_strides[s];
-    run(sub, 0, compute_numel(sub.sizes), write);
+    Wrap wrap;
+    run(sub, 0, compute_numel(sub.sizes), write, wrap);
+    if (wrap.bad) bad.store(true, std::memory_order_relaxed);
   });
+  return !bad.load(std::memory_order_relaxed);
 }
 
 // Unsigned integers of an element's width that may alias it (the blend works on its bits).
@@ -828,25 +889,57 @@ bool index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tenso
   return !bad.load(std::memory_order_relaxed);
 }
 
-void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
-                      const IndexPutDescriptor& desc) {
+namespace {
+
+// The kernel of index_put_kernel (Screened) and index_put_checked_kernel (Stopping).
+template <typename Wrap>
+bool index_put_with(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
+                    const IndexPutDescriptor& desc, bool negative_wraps) {
   Loop loop = make_loop(dst, indices, values);
   loop.prefetch = prefetch_base(dst);
   loop.element_size = dst.element_size();
   loop.prefetch_write = 1;
   loop.nonnegative = desc.nonnegative;
+  if (!negative_wraps) {
+    for (IndexOperand& ix : loop.idx) ix.bounds.lower = 0;
+  }
+  bool ok = true;
   if (!desc.accumulate) {
     dispatch_width(dst.element_size(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      index_put_typed<T, false>(dst, loop, values, math::AddValues{});
+      ok = index_put_typed<T, false, Wrap>(dst, loop, values, math::AddValues{});
     });
-    return;
+    return ok;
   }
+  constexpr bool kChecks = std::is_same_v<Wrap, Stopping>;
   dispatch_dtype(dst.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    native::dispatch_combine(
-        desc.reduce, [&](auto combine) { index_put_typed<T, true>(dst, loop, values, combine); });
+    if (kChecks && desc.reduce == ReduceOp::kSum) {
+      ok = index_put_typed<T, true, Wrap>(dst, loop, values, math::AddValues{});
+      return;
+    }
+    // Products, max and min are never staged: no Stopping instantiations; screen, then write.
+    if (kChecks && !(ok = all_in_range(loop, compute_numel(loop.sizes)))) return;
+    native::dispatch_combine(desc.reduce, [&](auto combine) {
+      index_put_typed<T, true, Screened>(dst, loop, values, combine);
+    });
   });
+  return ok;
+}
+
+}  // namespace
+
+void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
+                      const IndexPutDescriptor& desc) {
+  index_put_with<Screened>(dst, indices, values, desc, /*negative_wraps=*/true);
+}
+
+bool index_put_checked_kernel(const Tensor& dst, const std::vector<Tensor>& indices,
+                              const Tensor& values, const IndexPutDescriptor& desc,
+                              bool negative_wraps) {
+  IndexPutDescriptor d = desc;
+  d.nonnegative = false;
+  return index_put_with<Stopping>(dst, indices, values, d, negative_wraps);
 }
 
 void masked_fill_kernel(const Tensor& dst, const Tensor& mask, const Scalar& value) {
@@ -894,6 +987,12 @@ bool CpuBackend::index_in_range(const Tensor& idx, int64_t lower, int64_t size) 
 void CpuBackend::index_put(const Tensor& dst, const std::vector<Tensor>& indices,
                            const Tensor& values, const IndexPutDescriptor& desc) {
   index_put_kernel(dst, indices, values, desc);
+}
+
+bool CpuBackend::index_put_checked(const Tensor& dst, const std::vector<Tensor>& indices,
+                                   const Tensor& values, const std::vector<Tensor>& /*unexpanded*/,
+                                   const IndexPutDescriptor& desc, bool negative_wraps) {
+  return index_put_checked_kernel(dst, indices, values, desc, negative_wraps);
 }
 
 void CpuBackend::masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value) {

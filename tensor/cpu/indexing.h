@@ -27,6 +27,12 @@ bool index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tenso
 // to the indexed shape.
 void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
                       const IndexPutDescriptor& desc);
+// index_put_kernel on values not screened yet, into a tensor the caller drops on failure (Note
+// [Staged writes] in tensor/native/index_ops.cc): false when a value lies outside [-size,
+// size) (negative_wraps) or [0, size); dst is then partly written, no memory outside it touched.
+bool index_put_checked_kernel(const Tensor& dst, const std::vector<Tensor>& indices,
+                              const Tensor& values, const IndexPutDescriptor& desc,
+                              bool negative_wraps);
 // dst[mask] = value; mask (bool) already expanded to dst's shape.
 void masked_fill_kernel(const Tensor& dst, const Tensor& mask, const Scalar& value);
 

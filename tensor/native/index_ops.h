@@ -43,6 +43,10 @@ struct AdvancedIndex {
   // Set by prepare_index_put(): every index value was found in [0, size), so a kernel need not
   // wrap negatives (IndexPutDescriptor::nonnegative). False is always correct.
   bool nonnegative = false;
+  // Set by prepare_index_put() when it wrote the result already (Note [Staged writes]): a
+  // contiguous copy of self with the write done, for index_put_validated() to copy into self.
+  Tensor staged;
+  bool staged_accumulate = false;
 };
 
 // Validates `indices` against `self` and brings them to normal form, in PyTorch's order of
@@ -114,11 +118,13 @@ void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bo
 // bounds) without writing: the normal form to pass to index_put_validated(). As PyTorch
 // (canDispatchToMaskedFill), a write without accumulate whose only index is a bool mask and
 // whose value has one element on the CPU is a masked fill: only the mask is checked, and the
-// value is converted to self's dtype.
+// value is converted to self's dtype. `may_stage`: the result feeds exactly one
+// index_put_validated() with these values and this accumulate (a sum), so the write may be
+// done here into a copy (Note [Staged writes]).
 AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Tensor& values,
-                                bool accumulate, bool negative_wraps = true);
+                                bool accumulate, bool negative_wraps = true, bool may_stage = true);
 // index_put_ on an already validated normal form (values already of self's dtype and
-// broadcastable, bounds checked).
+// broadcastable, bounds checked); of a staged one, the copy into self.
 void index_put_validated(const Tensor& self, const AdvancedIndex& index, const Tensor& values,
                          bool accumulate);
 // The same with every kernel option (accumulate with a product, max or min: scatter_reduce_).

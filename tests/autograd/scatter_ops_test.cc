@@ -379,5 +379,43 @@ TEST(ScatterOps, RefusedWritesChangeNothing) {
   EXPECT_THROW(e.scatter_(0, idx({0}), 1.0), ValueError);
 }
 
+// Many values into a small tensor are written into a copy first on the CPU (Note [Staged
+// writes] in tensor/native/index_ops.cc): an offender anywhere still changes nothing and moves
+// no version, and a good write is the naive loop's with one bump.
+TEST(ScatterOps, ManyValuesIntoASmallTensor) {
+  std::vector<int64_t> many(300);
+  for (size_t i = 0; i < many.size(); ++i) many[i] = static_cast<int64_t>((i * 7) % 10);
+  std::vector<double> src_values(many.size());
+  for (size_t i = 0; i < many.size(); ++i) src_values[i] = 0.25 * static_cast<double>(i % 13);
+  const Tensor src = dev(from_vector(src_values, {300}));
+  Tensor x = dev(arange(10, kFloat64));
+  const std::vector<double> before = values(x);
+  for (size_t pos : {size_t{0}, size_t{150}, size_t{299}}) {
+    std::vector<int64_t> wrong = many;
+    wrong[pos] = 10;
+    EXPECT_THROW(x.scatter_add_(0, idx(wrong), src), IndexError) << pos;
+    EXPECT_THROW(x.scatter_(0, idx(wrong), src), IndexError) << pos;
+    EXPECT_THROW(x.put_(idx(wrong), src, /*accumulate=*/true), IndexError) << pos;
+    EXPECT_THROW(x.index_add_(0, idx(wrong), src), IndexError) << pos;
+    EXPECT_THROW(x.index_copy_(0, idx(wrong), src), IndexError) << pos;
+    EXPECT_THROW(x.index_put_({idx(wrong)}, src), IndexError) << pos;
+  }
+  EXPECT_EQ(values(x), before);
+  EXPECT_EQ(x.version(), 0u);
+  std::vector<double> added = before;
+  std::vector<double> copied = before;
+  for (size_t i = 0; i < many.size(); ++i) {
+    added[static_cast<size_t>(many[i])] += src_values[i];
+    copied[static_cast<size_t>(many[i])] = src_values[i];
+  }
+  x.scatter_add_(0, idx(many), src);
+  EXPECT_EQ(values(x), added);
+  EXPECT_EQ(x.version(), 1u);
+  Tensor y = dev(arange(10, kFloat64));
+  y.scatter_(0, idx(many), src);
+  EXPECT_EQ(values(y), copied);
+  EXPECT_EQ(y.version(), 1u);
+}
+
 }  // namespace
 }  // namespace mutagrad

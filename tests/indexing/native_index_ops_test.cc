@@ -665,5 +665,90 @@ TEST(NativeMaskedFill, SameResultForAnyThreadCount) {
   EXPECT_LT(count, 0.3 * 120000);
 }
 
+// Note [Staged writes] (tensor/native/index_ops.cc): many index values into a small tensor are
+// written into a copy by a kernel that checks each value (Backend::index_put_checked), then the
+// copy is written back after the bump. Each geometry that takes another loop of that kernel
+// (1-D with negatives that wrap or out of bounds, a strided view, two index tensors, whole
+// rows, a sliced dim split between threads, an index that overlaps self), with and without
+// accumulate, on one and two threads: bitwise equal to the unstaged write; an offender at the
+// start, in the middle or at the end throws the unstaged write's error and leaves self as it was.
+TEST(NativeIndexPut, StagedWritesMatchTheUnstagedWrite) {
+  Generator gen(11);
+  struct Case {
+    const char* name;
+    Tensor base;                                     // copied for every run
+    std::function<Tensor(Tensor)> self;              // the destination, a view of the copy
+    std::function<std::vector<Tensor>(Tensor)> idx;  // the index list, given the copy
+    Tensor values;
+    bool negative_wraps;
+  };
+  const auto whole = [](Tensor t) { return t; };
+  const auto fixed = [](std::vector<Tensor> list) { return [list](Tensor) { return list; }; };
+  const Tensor big_index = randint(0, 100, {5000}, gen);
+  std::vector<Case> cases = {
+      {"1-D, negatives wrap", rand({1000}, gen, kFloat32), whole,
+       fixed({randint(-1000, 1000, {20000}, gen)}), rand({20000}, gen, kFloat32), true},
+      {"1-D, scatter (no wrap)", randint(-50, 50, {700}, gen, kInt64), whole,
+       fixed({randint(0, 700, {20000}, gen)}), randint(-50, 50, {20000}, gen, kInt64), false},
+      {"strided", rand({3000}, gen, kBFloat16),
+       [](Tensor t) { return native::slice(t, 0, 1, std::nullopt, 3); },
+       fixed({randint(0, 1000, {9000}, gen)}), rand({9000}, gen, kBFloat16), true},
+      {"two index tensors", rand({40, 25}, gen, kFloat64), whole,
+       fixed({randint(-40, 40, {9000}, gen), randint(0, 25, {9000}, gen)}),
+       rand({9000}, gen, kFloat64), true},
+      {"whole rows", rand({64, 32}, gen, kFloat32), whole, fixed({randint(0, 64, {4096}, gen)}),
+       rand({4096, 32}, gen, kFloat32), true},
+      {"sliced dim split", rand({8, 200}, gen, kFloat32),
+       [](Tensor t) { return native::transpose(t, 0, 1); }, fixed({randint(0, 200, {4000}, gen)}),
+       rand({4000, 8}, gen, kFloat32), true},
+      {"index overlaps self", big_index, [](Tensor t) { return native::slice(t, 0, 0, 100); },
+       [](Tensor t) { return std::vector<Tensor>{t}; }, randint(0, 100, {5000}, gen, kInt64), true},
+  };
+  for (const Case& c : cases) {
+    for (bool acc : {false, true}) {
+      for (int threads : {1, 2}) {
+        ThreadCount tc(threads);
+        const std::string at = str(c.name, ", accumulate ", acc, ", threads ", threads);
+        Tensor plain_copy = native::clone(c.base);
+        Tensor staged_copy = native::clone(c.base);
+        const Tensor plain_self = c.self(plain_copy);
+        const Tensor staged_self = c.self(staged_copy);
+        native::AdvancedIndex plain = native::prepare_index_put(
+            plain_self, c.idx(plain_copy), c.values, acc, c.negative_wraps, /*may_stage=*/false);
+        native::AdvancedIndex staged = native::prepare_index_put(staged_self, c.idx(staged_copy),
+                                                                 c.values, acc, c.negative_wraps);
+        ASSERT_FALSE(plain.staged.defined()) << at;
+        ASSERT_TRUE(staged.staged.defined()) << at;  // the geometry stages
+        EXPECT_EQ(bytes(staged_copy), bytes(native::clone(c.base))) << at << ": wrote early";
+        native::index_put_validated(plain_self, plain, c.values, acc);
+        native::index_put_validated(staged_self, staged, c.values, acc);
+        EXPECT_EQ(bytes(staged_copy), bytes(plain_copy)) << at;
+        // An offender at the start, in the middle, at the end of the first index tensor.
+        const std::vector<Tensor> list = c.idx(staged_copy);
+        const int64_t n = list[0].numel();
+        const int64_t size = staged_self.size(0);
+        for (int64_t pos : {int64_t{0}, n / 2, n - 1}) {
+          Tensor wrong = native::clone(native::detach(list[0]));
+          wrong.data_ptr<int64_t>()[pos] = c.negative_wraps ? -size - 1 : -1;
+          std::vector<Tensor> bad = list;
+          bad[0] = wrong;
+          Tensor y = native::clone(c.base);
+          const std::vector<unsigned char> before = bytes(y);
+          const std::string want = error_text([&] {
+            native::prepare_index_put(c.self(y), bad, c.values, acc, c.negative_wraps, false);
+          });
+          EXPECT_NE(want.find("is out of bounds for dimension 0"), std::string::npos) << at;
+          EXPECT_EQ(error_text([&] {
+                      native::prepare_index_put(c.self(y), bad, c.values, acc, c.negative_wraps);
+                    }),
+                    want)
+              << at << ", offender at " << pos;
+          EXPECT_EQ(bytes(y), before) << at << ", offender at " << pos;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mutagrad
