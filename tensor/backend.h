@@ -198,7 +198,7 @@ class Backend {
   // of its dim (lower = -size when negative_wraps, else 0), out then unspecified and no memory
   // outside self touched; the caller throws (native::index). `unexpanded` are the index
   // tensors before broadcasting. The default screens each with index_in_range, then calls
-  // index(); the CPU checks inside its loop (Note [Bounds checked in the gather loop]).
+  // index(); the CPU checks inside its loop (Note [Bounds checked in the loop]).
   virtual bool index_checked(const Tensor& out, const Tensor& self,
                              const std::vector<Tensor>& indices,
                              const std::vector<Tensor>& unexpanded, bool negative_wraps);

@@ -139,8 +139,9 @@ inline void prefetch_line(bool write, const char* p) {
 }
 
 Loop make_loop(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& dense) {
-  // The screen's kernel table (any_out_of_range), resolved here, on the calling thread: an
-  // invalid MUTAGRAD_CPU_CAPABILITY throws before any write, never on a kernel thread.
+  // The kernel table (vec_kernels), resolved here on the calling thread by every indexing
+  // kernel whether its path uses it or not: an invalid MUTAGRAD_CPU_CAPABILITY throws before
+  // any write, on every path, never on a kernel thread.
   static_cast<void>(vec_kernels());
   native::IndexLoop g = native::make_index_loop(self, indices, dense);
   Loop loop;
@@ -156,17 +157,19 @@ Loop make_loop(const Tensor& self, const std::vector<Tensor>& indices, const Ten
   return loop;
 }
 
-// Note [Bounds checked in the gather loop]
-// A write checks every index value before its first store (the strong guarantee), in a pass of
-// its own (Backend::index_in_range). A gather writes only its fresh output, which is dropped
-// when a value is out of range, so its loop checks each value as it reads it instead: one read
-// of the index tensor, not two (the separate screen was a fifth of a 2-D gather's time). A
-// unit-stride run checks a chunk at a time just before its loop (Note [Plain chunks]), which
-// then reads the chunk from L1. How a loop turns an index value into a position along its dim
-// is its Wrap:
+// Note [Bounds checked in the loop]
+// A write checks every index value before its first store (the strong guarantee): in a pass of
+// its own (Backend::index_in_range) before the version bump, or, when it is staged (Note
+// [Staged writes] in tensor/native/index_ops.cc), in the loop that writes the copy. A gather
+// writes only its fresh output, which is dropped when a value is out of range, so its loop
+// checks each value as it reads it: one read of the index tensor, not two (the separate screen
+// was a fifth of a 2-D gather's time). How a loop turns an index value into a position along
+// its dim is its Wrap:
 //   Screened: the values were checked already; negatives wrap (they are >= -size).
-//   Checked:  a value outside [lower, size) is remembered in `bad` and reads position 0 (in
-//             range, so no access strays); the caller then throws (native::index).
+//   Checked:  a value outside [lower, size) sets `bad`, and the caller drops what was written
+//             and throws (native::index, native::prepare_index_put). A unit-stride run ends at
+//             it (Note [Plain loops]); other runs read position 0 for it (in range, so no
+//             access strays); run_range stops after a run that found one.
 // peek() converts a value for a prefetch, which must not overflow but may point anywhere.
 struct Screened {
   static constexpr bool bad = false;
@@ -190,14 +193,6 @@ struct Checked {
   }
 };
 
-// Stopping: a write into a staged copy, which is dropped when a value is out of range (Note
-// [Staged writes] in tensor/native/index_ops.cc). A unit-stride run checks each value with one
-// compare and a never-taken branch, and ends at the first offender (libtorch's scatter loop
-// checks so: perf on a 1M scatter_add_ put no time on it, where a screen of its own, by chunk
-// or whole, added 60%); other runs write position 0 for it, as Checked. run_range stops after
-// a run that found one.
-struct Stopping : Checked {};
-
 // GCC's -O2 vectorizes only loops it needs no runtime checks for; these blends pay for them.
 #if defined(__GNUC__) && !defined(__clang__)
 #define MG_VECTORIZE __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
@@ -211,23 +206,20 @@ inline bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uin
   return vec_kernels().any_out_of_range(data, n, lower, span);
 }
 
-// Note [Plain chunks]
+// Note [Plain loops]
 // A random read into memory waits on it, and the out-of-order core overlaps as many such reads
-// as it holds loop iterations: fewer instructions per element, more reads in flight. Turning
-// an index value into a position (Screened's wrap of negatives; Checked's test, flag and
-// select) made the gather's row loop 18 instructions where a plain a[i[k]] loop is 7, and a
-// 2-D gather (random elements of 16 KiB rows) 1.4-1.65x slower than that loop on one thread
-// (then 1.04-1.14x with the chunks). So
-// a unit-stride run screens each chunk of kChunk values first (vectorized, any_out_of_range
-// over [0, size)); a chunk whose values are all in [0, size) (the usual one) takes the plain
-// loop, any other the Wrap's loop. The screen's read of the chunk also brings it into L1.
-// With a unit stride along the indexed dim (a gather or scatter along the last dim of a
-// contiguous tensor, x[idx] of a 1-D x) the plain loop has no multiply and is unrolled 4 times:
-// 2-D gather / libtorch 1.13 in one binary, alternated 8 times: 0.87-1.08 against 0.96-1.25.
-// A write's values were screened before it (native::check_index_bounds), which screens [0,
-// size) first and says when all were there (IndexPutDescriptor::nonnegative): its runs then
-// take the plain loop without a second screen.
-constexpr int64_t kChunk = 512;
+// as it holds loop iterations: fewer instructions per element, more reads in flight. Checked's
+// flag and select and Screened's wrap of negatives made a 2-D gather's row loop 18
+// instructions where a plain a[i[k]] loop is 7, and the gather 1.4-1.65x slower than that loop
+// (one thread, an Intel Xeon VM). So a unit-stride run (a gather or scatter along the last dim
+// of a contiguous tensor, x[idx] of a 1-D x) takes a plain loop: a Checked run tests each value
+// with one compare and a never-taken branch and ends at an offender, as libtorch's loops check;
+// a Screened write whose values all lie in [0, size) (IndexPutDescriptor::nonnegative:
+// native::check_index_bounds screens [0, size) first) tests nothing and is unrolled 4 times.
+// Before, a Checked run screened each chunk of 512 values (vectorized) just before a plain
+// loop over it. On an AMD EPYC VM the screens took 22% of a 2-D gather's samples, and without
+// them the one-CPU time of the 2-D gather, the 1-D gather and x[idx] fell by 10-25% (three
+// alternations; docs/performance.md).
 
 // Note [Whole rows]
 // A run whose index is constant along it writes one contiguous row of self from one of the
@@ -249,15 +241,15 @@ struct HasRow<Op, std::void_t<decltype(&Op::row)>> : std::true_type {};
 // and Checked's flag was read, or-ed and stored back (a store-to-load chain per element). So
 // run_one_operand copies them into locals first (wrap's state is copied back at the end).
 
-// A unit-stride run of a Stopping write (Note [Staged writes]): the index of the first value
+// A unit-stride run of a Checked loop (Note [Plain loops]): the index of the first value
 // outside [lower, size), or n.
 template <typename Op>
-int64_t run_stopping(const int64_t* ip, int64_t so, int64_t oo, int64_t stride, int64_t n,
-                     const Bounds& b, const Op& op) {
+int64_t run_checked(const int64_t* ip, int64_t so, int64_t oo, int64_t stride, int64_t n,
+                    const Bounds& b, const Op& op) {
   const uint64_t lower = static_cast<uint64_t>(b.lower);
   const uint64_t span = static_cast<uint64_t>(b.size) - lower;
   int64_t k = 0;
-  if (lower == 0 && stride == 1) {  // scatter_add_ into a 1-D self
+  if (lower == 0 && stride == 1) {  // gather and scatter_add_ along the last dim
     for (; k < n; ++k) {
       const int64_t v = ip[k];
       if (__builtin_expect(static_cast<uint64_t>(v) >= span, 0)) break;
@@ -310,31 +302,22 @@ void run_one_operand(const Loop& loop, const IndexOperand& ix, const int64_t* ip
     } else {
       for (; k < n; ++k) op(base + k * s_in, oo + k * o_in);
     }
-  } else if (std::is_same_v<Wrap, Stopping> && i_in == 1 && s_in == 0 && o_in == 1) {
-    if constexpr (std::is_same_v<Wrap, Stopping>) {
-      wrap.bad |= run_stopping(ip + k, so, oo + k, stride, n - k, b, op) < n - k;
-    }
   } else if (i_in == 1 && s_in == 0 && o_in == 1) {
-    // The common run (a gather's or scatter's row, x[idx] of a 1-D x): unit strides, so the
-    // loop keeps no stride multiplies. Note [Plain chunks]
-    // A write known nonnegative is one chunk that needs no screen.
-    const bool screened = loop.nonnegative;
-    const uint64_t span = static_cast<uint64_t>(b.size);
-    while (k < n) {
-      const int64_t m = screened ? n - k : std::min(n - k, kChunk);
+    // The common run: unit strides, so the loop keeps no stride multiplies (Note [Plain loops]).
+    if constexpr (std::is_same_v<Wrap, Checked>) {
+      wrap.bad |= run_checked(ip + k, so, oo + k, stride, n - k, b, op) < n - k;
+    } else if (loop.nonnegative) {
       const int64_t* const p = ip + k;
       const int64_t o = oo + k;
-      if (screened || !any_out_of_range(p, m, 0, span)) {
-        if (stride == 1) {
+      const int64_t m = n - k;
+      if (stride == 1) {
 #pragma GCC unroll 4
-          for (int64_t j = 0; j < m; ++j) op(so + p[j], o + j);
-        } else {
-          for (int64_t j = 0; j < m; ++j) op(so + p[j] * stride, o + j);
-        }
+        for (int64_t j = 0; j < m; ++j) op(so + p[j], o + j);
       } else {
-        for (int64_t j = 0; j < m; ++j) op(so + wrap(p[j], b) * stride, o + j);
+        for (int64_t j = 0; j < m; ++j) op(so + p[j] * stride, o + j);
       }
-      k += m;
+    } else {
+      for (; k < n; ++k) op(so + wrap(ip[k], b) * stride, oo + k);
     }
   } else {
     for (; k < n; ++k) op(so + k * s_in + wrap(ip[k * i_in], b) * stride, oo + k * o_in);
@@ -429,7 +412,7 @@ void run_range(const Loop& loop, int64_t begin, int64_t end, const Op& op, Wrap&
         }
       }
     }
-    if constexpr (std::is_same_v<Wrap, Stopping>) {
+    if constexpr (std::is_same_v<Wrap, Checked>) {
       if (wrap.bad) return;
     }
     pos += n;
@@ -713,7 +696,7 @@ void rows_sorted_by_destination(T* d, const T* v, const Loop& loop, int nthreads
 }
 
 // Whether every index value of `loop` lies in its bounds: a pass of its own, for the paths of
-// a Stopping write that read the indices before writing (Note [Staged writes]).
+// a Checked write that read the indices before writing (Note [Staged writes]).
 bool all_in_range(const Loop& loop, int64_t total) {
   Loop plain = loop;
   plain.prefetch = nullptr;
@@ -725,11 +708,11 @@ bool all_in_range(const Loop& loop, int64_t total) {
 
 // `combine` (math::AddValues, ...) folds a value into its destination when accumulating;
 // integers wrap (defined: unsigned arithmetic), as every integer kernel does. Wrap is Screened
-// (the values were screened) or Stopping (they were not: false when one is out of range, the
+// (the values were screened) or Checked (they were not: false when one is out of range, the
 // destination then partly written; Note [Staged writes]).
 template <typename T, bool kAccumulate, typename Wrap, typename Combine>
 bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, Combine combine) {
-  constexpr bool kChecks = std::is_same_v<Wrap, Stopping>;
+  constexpr bool kChecks = std::is_same_v<Wrap, Checked>;
   T* d = static_cast<T*>(dst.raw_data());
   const T* v = static_cast<const T*>(values.raw_data());
   const int64_t total = compute_numel(loop.sizes);
@@ -880,7 +863,7 @@ bool index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tenso
     T* dst = static_cast<T*>(out.raw_data());
     run_parallel(nthreads, [&](int t) {
       auto [a, b] = part(total, t, nthreads);
-      Checked checked;  // Note [Bounds checked in the gather loop]
+      Checked checked;  // Note [Bounds checked in the loop]
       run(
           loop, a, b, [src, dst](int64_t s, int64_t o) { dst[o] = src[s]; }, checked);
       if (checked.bad) bad.store(true, std::memory_order_relaxed);
@@ -891,7 +874,7 @@ bool index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tenso
 
 namespace {
 
-// The kernel of index_put_kernel (Screened) and index_put_checked_kernel (Stopping).
+// The kernel of index_put_kernel (Screened) and index_put_checked_kernel (Checked).
 template <typename Wrap>
 bool index_put_with(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
                     const IndexPutDescriptor& desc, bool negative_wraps) {
@@ -911,14 +894,14 @@ bool index_put_with(const Tensor& dst, const std::vector<Tensor>& indices, const
     });
     return ok;
   }
-  constexpr bool kChecks = std::is_same_v<Wrap, Stopping>;
+  constexpr bool kChecks = std::is_same_v<Wrap, Checked>;
   dispatch_dtype(dst.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (kChecks && desc.reduce == ReduceOp::kSum) {
       ok = index_put_typed<T, true, Wrap>(dst, loop, values, math::AddValues{});
       return;
     }
-    // Products, max and min are never staged: no Stopping instantiations; screen, then write.
+    // Products, max and min are never staged: no Checked instantiations; screen, then write.
     if (kChecks && !(ok = all_in_range(loop, compute_numel(loop.sizes)))) return;
     native::dispatch_combine(desc.reduce, [&](auto combine) {
       index_put_typed<T, true, Screened>(dst, loop, values, combine);
@@ -939,7 +922,7 @@ bool index_put_checked_kernel(const Tensor& dst, const std::vector<Tensor>& indi
                               bool negative_wraps) {
   IndexPutDescriptor d = desc;
   d.nonnegative = false;
-  return index_put_with<Stopping>(dst, indices, values, d, negative_wraps);
+  return index_put_with<Checked>(dst, indices, values, d, negative_wraps);
 }
 
 void masked_fill_kernel(const Tensor& dst, const Tensor& mask, const Scalar& value) {

@@ -20,7 +20,7 @@ namespace mutagrad::cpu {
 
 // out (contiguous, the indexed shape) = self[indices]. Index values may be negative (they wrap).
 // False when a value lies outside [-size, size) (negative_wraps) or [0, size): out is then
-// unspecified (Note [Bounds checked in the gather loop]).
+// unspecified (Note [Bounds checked in the loop]).
 bool index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices,
                   bool negative_wraps);
 // dst[indices] = values (or combined by desc.reduce when accumulating); values already expanded

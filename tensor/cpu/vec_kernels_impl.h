@@ -165,11 +165,11 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, bool a_t, co
 }
 
 // Note [Vectorized bounds screen]
-// Every advanced write reads all its indices once before writing (the strong guarantee), so
-// this loop is on the hot path of index_put_ and the scatters (26% of scatter_add_'s time when
-// it compared; 23% of a gather's), and a gather screens each chunk of a run with it (Note
-// [Plain chunks] in tensor/cpu/indexing.cc). x86-64's baseline (SSE2) has no 64-bit compare,
-// so a comparison does not vectorize: the loop instead computes the borrow of u - span (u = x
+// An advanced write that is not staged reads all its indices once before writing (the strong
+// guarantee; Note [Staged writes] in tensor/native/index_ops.cc), so this loop is on the hot
+// path of index_put_ and the scatters (26% of scatter_add_'s time when it compared). x86-64's
+// baseline (SSE2) has no 64-bit compare, so a comparison does not vectorize: the loop instead
+// computes the borrow of u - span (u = x
 // - lower, unsigned) from subtraction and bit operations only, which SSE2 has, and ANDs the
 // borrows: every index is in range exactly when every borrow's top bit is set (u < span). The
 // AVX2 build runs the same operations four lanes wide instead of two. GCC's -O2 cost model

@@ -219,7 +219,7 @@ TEST(NativeIndexErrors, LargeAndStridedIndicesAreScreenedEverywhere) {
   }
 }
 
-// Note [Bounds checked in the gather loop]: every loop shape of the CPU gather checks the values
+// Note [Bounds checked in the loop]: every loop shape of the CPU gather checks the values
 // it reads, with and without negative wrapping, with the offender at both ends of both threads'
 // halves: whole rows at random (the index constant along the run, the row prefetch); a
 // gather's row coordinate and column index (a fixed and a varying operand); two varying
@@ -528,13 +528,13 @@ TEST(NativeIndexPutDeterminism, PartitionedScatterMatchesOneThread) {
 // x[idx] += v and x[idx] over whole rows of a destination beyond 1 MiB: the row loop and its
 // prefetch of the row kAheadRows ahead (tensor/cpu/indexing.cc), on one and two threads, for
 // a contiguous and a transposed x, against a naive loop in index order (bitwise).
-// Note [Plain chunks]: a unit-stride run is screened chunk by chunk (512 values) and a chunk
-// with every value in [0, size) skips the wrap; a write skips the screen when the bounds check
-// found no negative (IndexPutDescriptor::nonnegative). One negative (which wraps) or one
-// offender placed on either side of every chunk boundary, and at the ends, must send its own
-// chunk, and only it, the slow way: reads, writes and accumulating writes, on one and two
-// threads, equal a naive loop; an offender is named and leaves x unchanged.
-TEST(NativeIndexErrors, PlainAndWrappingChunksMatchANaiveLoop) {
+// Note [Plain loops]: a unit-stride run takes a plain loop. A gather (and a staged write)
+// tests each value and ends at an offender; a write whose values all lie in [0, size)
+// (IndexPutDescriptor::nonnegative) tests none, one with a negative wraps each. One negative
+// (which wraps) or one offender at the ends of the run and on both sides of 512-value
+// boundaries (where an earlier form screened chunks): reads, writes and accumulating writes,
+// on one and two threads, equal a naive loop; an offender is named and leaves x unchanged.
+TEST(NativeIndexErrors, PlainAndWrappingRunsMatchANaiveLoop) {
   constexpr int64_t kSize = 1000, kN = 5 * 512 + 17;
   const Tensor x0 = iota({kSize}, kFloat32);
   std::vector<int64_t> base(kN);
