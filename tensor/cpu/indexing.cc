@@ -216,10 +216,8 @@ inline bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uin
 // with one compare and a never-taken branch and ends at an offender, as libtorch's loops check;
 // a Screened write whose values all lie in [0, size) (IndexPutDescriptor::nonnegative:
 // native::check_index_bounds screens [0, size) first) tests nothing and is unrolled 4 times.
-// Before, a Checked run screened each chunk of 512 values (vectorized) just before a plain
-// loop over it. On an AMD EPYC VM the screens took 22% of a 2-D gather's samples, and without
-// them the one-CPU time of the 2-D gather, the 1-D gather and x[idx] fell by 10-25% (three
-// alternations; docs/performance.md).
+// (A vectorized screen of each 512-value chunk before a plain loop, the earlier form, took 22%
+// of a 2-D gather's samples on an AMD EPYC VM: docs/performance.md.)
 
 // Note [Whole rows]
 // A run whose index is constant along it writes one contiguous row of self from one of the
@@ -504,13 +502,10 @@ std::pair<int64_t, int64_t> offset_range(IntArrayRef sizes, IntArrayRef strides)
 // Every destination element is then written by one thread, in index order: last-wins and the
 // order of accumulation are those of one thread walking R (bitwise the same for any thread
 // count: Note [Deterministic index_put_ on the CPU]). The price is one more pass over the
-// indices and 8 bytes per write (float32) of temporary memory. Measured here (2 threads, 1M
-// into 4M float32, libtorch 1.13 in the same runs): this took 6.15 ms (libtorch 4.91 ms) and
-// 7.0-7.5 ms (libtorch 7.2 ms); one std::vector bucket per (thread, block), filled in one
-// pass, took 7.3-8.3 ms (libtorch 4.3-6.3 ms): GCC did not inline its push_back into the loop,
-// a call per write. Marking each later thread's destinations in a bitmap and writing directly,
-// skipping the marked ones, took 9-10 ms: this VM's random writes into 16 MiB cost more than
-// the streaming passes.
+// indices and 8 bytes per write (float32) of temporary memory. On an Intel Xeon VM (2 threads,
+// 1M into 4M float32) this took 6.15-7.5 ms, libtorch 1.13 4.9-7.2 ms in the same runs;
+// per-(thread, block) std::vector buckets and a bitmap of later threads' destinations were
+// slower (docs/performance.md, with later designs).
 constexpr int64_t kBlockBytes = int64_t{1} << 19;
 
 // Passes 1 and 2 of Note [Partitioned scatter] (they depend on no element type): the number of
@@ -594,6 +589,17 @@ void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t 
   });
 }
 
+// Note [Copies into the shared cache]
+// The partition (Note [Partitioned scatter]) pays for two extra passes and 8 bytes per write
+// where a random write waits on memory. Into a destination that fits in the last-level cache
+// (1M values into 4M float32, 16 MiB, on a VM with 32 MiB of L3) a write waits on L3 only: one
+// thread writing in index order, without the prefetch, took 1.75-1.85 ms where the partition
+// took 1.77-2.28 ms when the VM was quiet, and 1.85-1.92 ms against 2.67-3.36 ms while other
+// tenants loaded it (libtorch 1.13's racy writes from two threads: 1.26-1.63 and 1.51-2.16 ms
+// in the same runs), using one core and no temporary memory. Two threads that each walk every
+// index and write their own half did no better than one (docs/performance.md). So a write
+// without accumulate into a destination of at most half that cache (shared_cache_bytes in
+// tensor/cpu/parallel.h) takes one thread; an accumulating one keeps the partition.
 // d[k] = combine(d[k], v[k]) for k < n: vectorized (Note [Whole rows]); d and v never overlap.
 template <typename T, typename Combine>
 MG_VECTORIZE void combine_row(T* __restrict d, const T* __restrict v, int64_t n, Combine combine) {
@@ -736,10 +742,19 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
     }
   }
   const auto [lo, hi] = offset_range(dst.sizes(), dst.strides());
+  const int64_t span_bytes = (hi - lo + 1) * dst.element_size();
   // Random scatter does not scale to a second core by splitting the destination (Note
   // [Partitioned scatter]): without a sliced dim to split, the writes are partitioned by block
   // when the destination exceeds L2; into a smaller one, one thread writes.
-  const bool partition = split < 0 && (hi - lo + 1) * dst.element_size() > kPrefetchBytes;
+  const bool partition = split < 0 && span_bytes > kPrefetchBytes;
+  if (!kAccumulate && partition && span_bytes <= shared_cache_bytes() / 2) {
+    // Note [Copies into the shared cache]
+    Loop direct = loop;
+    direct.prefetch = nullptr;
+    Wrap wrap;
+    run(direct, 0, total, write, wrap);
+    return !wrap.bad;
+  }
   if (nthreads <= 1 || (split < 0 && !partition)) {
     Wrap wrap;
     run(loop, 0, total, write, wrap);

@@ -1,6 +1,8 @@
 #include "tensor/cpu/parallel.h"
 
+#include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -82,6 +84,35 @@ void parallel_run(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t n) {
   static Worker* worker = new Worker();  // never destroyed: the detached thread outlives main
   int64_t mid = n / 2;
   if (!worker->try_run(fn, ctx, mid, n, fn, 0, mid)) fn(ctx, 0, n);
+}
+
+namespace {
+
+std::atomic<int64_t>& shared_cache_slot() {
+  static std::atomic<int64_t> bytes{-1};  // -1: not read yet
+  return bytes;
+}
+
+}  // namespace
+
+int64_t shared_cache_bytes() {
+  int64_t bytes = shared_cache_slot().load(std::memory_order_relaxed);
+  if (bytes >= 0) return bytes;
+  bytes = 0;
+  if (std::FILE* f = std::fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r")) {
+    long long n = 0;
+    char unit = 0;
+    if (std::fscanf(f, "%lld%c", &n, &unit) >= 1 && n > 0) {
+      bytes = unit == 'K' ? n << 10 : unit == 'M' ? n << 20 : n;
+    }
+    std::fclose(f);
+  }
+  shared_cache_slot().store(bytes, std::memory_order_relaxed);
+  return bytes;
+}
+
+void set_shared_cache_bytes(int64_t bytes) {
+  shared_cache_slot().store(bytes < 0 ? -1 : bytes, std::memory_order_relaxed);
 }
 
 }  // namespace mutagrad::cpu

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tensor/cpu/indexing.h"
+#include "tensor/cpu/parallel.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/index_ops.h"
 #include "tensor/native/pointwise.h"
@@ -480,8 +481,14 @@ TEST(NativeIndexPutDeterminism, BitwiseEqualToSequentialForAnyThreadCount) {
 // destination beyond L2 without a sliced dim are sorted by destination block and replayed per
 // block. Bitwise equal to the one-thread loop (which writes directly) for each geometry that
 // changes the blocks: a last partial block, a strided view, two index tensors, 8-byte and
-// 2-byte elements, every write in one block, every write on one element.
+// 2-byte elements, every write in one block, every write on one element. Writes without
+// accumulate into a destination that fits in the shared cache take one thread instead (Note
+// [Copies into the shared cache]): both paths, whatever this machine's cache.
 TEST(NativeIndexPutDeterminism, PartitionedScatterMatchesOneThread) {
+  struct SharedCache {
+    explicit SharedCache(int64_t bytes) { cpu::set_shared_cache_bytes(bytes); }
+    ~SharedCache() { cpu::set_shared_cache_bytes(-1); }
+  };
   const int64_t n = (int64_t{1} << 19) + 13;  // float32: 2 MiB, four blocks and a partial one
   const int64_t m = 300000;
   for (ScalarType dt : {kFloat32, kFloat64, kInt64, kBFloat16}) {
@@ -512,13 +519,17 @@ TEST(NativeIndexPutDeterminism, PartitionedScatterMatchesOneThread) {
     for (const Case& c : cases) {
       for (bool acc : {false, true}) {
         std::vector<unsigned char> expect;
-        for (int threads : {1, 2, 3, 8}) {
-          ThreadCount tc(threads);
-          Tensor copy = native::clone(c.base);
-          native::index_put_(c.view(copy), c.idx, v, acc);
-          if (threads == 1) expect = bytes(copy);
-          ASSERT_EQ(bytes(copy), expect)
-              << dtype_name(dt) << " " << c.name << " accumulate=" << acc << " threads=" << threads;
+        for (int64_t cache : {int64_t{0}, int64_t{1} << 40}) {
+          SharedCache sc(cache);
+          for (int threads : {1, 2, 3, 8}) {
+            ThreadCount tc(threads);
+            Tensor copy = native::clone(c.base);
+            native::index_put_(c.view(copy), c.idx, v, acc);
+            if (expect.empty()) expect = bytes(copy);
+            ASSERT_EQ(bytes(copy), expect)
+                << dtype_name(dt) << " " << c.name << " accumulate=" << acc
+                << " threads=" << threads << " cache=" << cache;
+          }
         }
       }
     }
