@@ -600,6 +600,7 @@ void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t 
 // index and write their own half did no better than one (docs/performance.md). So a write
 // without accumulate into a destination of at most half that cache (shared_cache_bytes in
 // tensor/cpu/parallel.h) takes one thread; an accumulating one keeps the partition.
+
 // d[k] = combine(d[k], v[k]) for k < n: vectorized (Note [Whole rows]); d and v never overlap.
 template <typename T, typename Combine>
 MG_VECTORIZE void combine_row(T* __restrict d, const T* __restrict v, int64_t n, Combine combine) {
@@ -747,17 +748,16 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
   // [Partitioned scatter]): without a sliced dim to split, the writes are partitioned by block
   // when the destination exceeds L2; into a smaller one, one thread writes.
   const bool partition = split < 0 && span_bytes > kPrefetchBytes;
-  if (!kAccumulate && partition && span_bytes <= shared_cache_bytes() / 2) {
-    // Note [Copies into the shared cache]
-    Loop direct = loop;
-    direct.prefetch = nullptr;
+  // Note [Copies into the shared cache]: one thread, without the prefetch.
+  const bool in_shared_cache = !kAccumulate && partition && span_bytes <= shared_cache_bytes() / 2;
+  if (nthreads <= 1 || (split < 0 && !partition) || in_shared_cache) {
+    Loop direct;
+    if (in_shared_cache) {
+      direct = loop;
+      direct.prefetch = nullptr;
+    }
     Wrap wrap;
-    run(direct, 0, total, write, wrap);
-    return !wrap.bad;
-  }
-  if (nthreads <= 1 || (split < 0 && !partition)) {
-    Wrap wrap;
-    run(loop, 0, total, write, wrap);
+    run(in_shared_cache ? direct : loop, 0, total, write, wrap);
     return !wrap.bad;
   }
   if (partition) {

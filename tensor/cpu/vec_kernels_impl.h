@@ -169,12 +169,12 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, bool a_t, co
 // guarantee; Note [Staged writes] in tensor/native/index_ops.cc), so this loop is on the hot
 // path of index_put_ and the scatters (26% of scatter_add_'s time when it compared). x86-64's
 // baseline (SSE2) has no 64-bit compare, so a comparison does not vectorize: the loop instead
-// computes the borrow of u - span (u = x
-// - lower, unsigned) from subtraction and bit operations only, which SSE2 has, and ANDs the
-// borrows: every index is in range exactly when every borrow's top bit is set (u < span). The
-// AVX2 build runs the same operations four lanes wide instead of two. GCC's -O2 cost model
-// vectorizes no loop that needs a scalar epilogue, hence the optimize attribute. The screen is a
-// streaming read: halves of a large index run on two threads (CpuBackend::index_in_range).
+// computes the borrow of u - span (u = x - lower, unsigned) from subtraction and bit
+// operations only, which SSE2 has, and ANDs the borrows: every index is in range exactly when every
+// borrow's top bit is set (u < span). The AVX2 build runs the same operations four lanes wide
+// instead of two. GCC's -O2 cost model vectorizes no loop that needs a scalar epilogue, hence the
+// optimize attribute. The screen is a streaming read: halves of a large index run on two threads
+// (CpuBackend::index_in_range).
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
 #endif

@@ -608,16 +608,28 @@ IndexLoop make_index_loop(const Tensor& self, const std::vector<Tensor>& indices
 
 namespace mutagrad {
 
-// The default checked gather, for backends whose kernel does not check: the screen, then index().
-bool Backend::index_checked(const Tensor& out, const Tensor& self,
-                            const std::vector<Tensor>& indices,
-                            const std::vector<Tensor>& unexpanded, bool negative_wraps) {
+namespace {
+
+// Whether every value of each index tensor lies in its dim of self ([-size, size) when
+// negative_wraps, else [0, size)): the screen of the default checked kernels below.
+bool all_indices_in_range(Backend& backend, const Tensor& self,
+                          const std::vector<Tensor>& unexpanded, bool negative_wraps) {
   for (size_t p = 0; p < unexpanded.size(); ++p) {
     const Tensor& idx = unexpanded[p];
     if (!idx.defined() || idx.numel() == 0) continue;
     const int64_t size = self.size(static_cast<int64_t>(p));
-    if (!index_in_range(idx, negative_wraps ? -size : 0, size)) return false;
+    if (!backend.index_in_range(idx, negative_wraps ? -size : 0, size)) return false;
   }
+  return true;
+}
+
+}  // namespace
+
+// The default checked gather, for backends whose kernel does not check: the screen, then index().
+bool Backend::index_checked(const Tensor& out, const Tensor& self,
+                            const std::vector<Tensor>& indices,
+                            const std::vector<Tensor>& unexpanded, bool negative_wraps) {
+  if (!all_indices_in_range(*this, self, unexpanded, negative_wraps)) return false;
   index(out, self, indices);
   return true;
 }
@@ -627,12 +639,7 @@ bool Backend::index_checked(const Tensor& out, const Tensor& self,
 bool Backend::index_put_checked(const Tensor& dst, const std::vector<Tensor>& indices,
                                 const Tensor& values, const std::vector<Tensor>& unexpanded,
                                 const IndexPutDescriptor& desc, bool negative_wraps) {
-  for (size_t p = 0; p < unexpanded.size(); ++p) {
-    const Tensor& idx = unexpanded[p];
-    if (!idx.defined() || idx.numel() == 0) continue;
-    const int64_t size = dst.size(static_cast<int64_t>(p));
-    if (!index_in_range(idx, negative_wraps ? -size : 0, size)) return false;
-  }
+  if (!all_indices_in_range(*this, dst, unexpanded, negative_wraps)) return false;
   IndexPutDescriptor screened = desc;
   screened.nonnegative = false;
   index_put(dst, indices, values, screened);
