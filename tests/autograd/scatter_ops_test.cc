@@ -379,6 +379,36 @@ TEST(ScatterOps, RefusedWritesChangeNothing) {
   EXPECT_THROW(e.scatter_(0, idx({0}), 1.0), ValueError);
 }
 
+// Backend::index_put_checked on this device: the CPU's checking loop, and on the CUDA device
+// the default (the screen, then index_put). In range: the bits of index_put in index order, with
+// negatives wrapping only when asked; an offender: false (what was written is the caller's to
+// drop; the default writes nothing).
+TEST(ScatterOps, CheckedWriteKernelOnThisDevice) {
+  Backend& backend = backend_for(dev(zeros({1})).device());
+  const std::vector<double> v = {1.5, 2.5, 3.5, 4.5};
+  const Tensor vals = dev(from_vector(v, {4}));
+  const std::vector<Tensor> good = {idx({3, 9, 3, 0})};
+  Tensor x = dev(arange(10, kFloat64));
+  ASSERT_TRUE(backend.index_put_checked(x, good, vals, good, IndexPutDescriptor{true}, false));
+  std::vector<double> added = {4.5, 1, 2, 3 + 1.5 + 3.5, 4, 5, 6, 7, 8, 9 + 2.5};
+  EXPECT_EQ(values(x), added);
+  const std::vector<Tensor> wrapping = {idx({3, -1, 3, 0})};
+  Tensor y = dev(arange(10, kFloat64));
+  ASSERT_TRUE(
+      backend.index_put_checked(y, wrapping, vals, wrapping, IndexPutDescriptor{false}, true));
+  EXPECT_EQ(values(y), (std::vector<double>{4.5, 1, 2, 3.5, 4, 5, 6, 7, 8, 2.5}));
+  for (const std::vector<int64_t>& wrong :
+       {std::vector<int64_t>{3, 10, 3, 0}, std::vector<int64_t>{3, 9, 3, -11}}) {
+    const std::vector<Tensor> list = {idx(wrong)};
+    Tensor z = dev(arange(10, kFloat64));
+    EXPECT_FALSE(backend.index_put_checked(z, list, vals, list, IndexPutDescriptor{true}, true));
+  }
+  const std::vector<Tensor> negative = {idx({3, -1, 3, 0})};
+  Tensor w = dev(arange(10, kFloat64));
+  EXPECT_FALSE(
+      backend.index_put_checked(w, negative, vals, negative, IndexPutDescriptor{false}, false));
+}
+
 // Many values into a small tensor are written into a copy first on the CPU (Note [Staged
 // writes] in tensor/native/index_ops.cc): an offender anywhere still changes nothing and moves
 // no version, and a good write is the naive loop's with one bump.
