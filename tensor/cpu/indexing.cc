@@ -6,10 +6,12 @@
 // destination element: when R has a dim that is sliced whole (not indexed), the threads split
 // that dim (distinct coordinates there are distinct elements of a tensor without internal
 // overlap); otherwise, into a destination beyond L2, the writes are sorted by destination block
-// first and each thread replays whole blocks (Note [Partitioned scatter]). Either way each
-// element is written by one thread, in index order, so "last occurrence wins" and the
-// accumulation order do not depend on the thread count. Gathers and masked fills split their
-// output / destination into ranges.
+// first and each thread replays whole blocks (Note [Partitioned scatter]), or, without
+// accumulate into one that fits in the shared cache, the earlier writes skip the destinations
+// of the later ones (Note [Earlier writes skip later destinations]). Either way each element is
+// written by one thread, in index order, so "last occurrence wins" and the accumulation order
+// do not depend on the thread count. Gathers split their output into ranges. (masked_fill_'s
+// kernel: tensor/cpu/masked_fill.cc.)
 #include "tensor/cpu/indexing.h"
 
 #include <algorithm>
@@ -599,7 +601,9 @@ void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t 
 // in the same runs), using one core and no temporary memory. Two threads that each walk every
 // index and write their own half did no better than one (docs/performance.md). So a write
 // without accumulate into a destination of at most half that cache (shared_cache_bytes in
-// tensor/cpu/parallel.h) takes one thread; an accumulating one keeps the partition.
+// tensor/cpu/parallel.h) skips the partition and its prefetch: one thread writes in index
+// order, or two split the writes as Note [Earlier writes skip later destinations] says. An
+// accumulating write keeps the partition.
 
 // d[k] = combine(d[k], v[k]) for k < n: vectorized (Note [Whole rows]); d and v never overlap.
 template <typename T, typename Combine>
@@ -629,6 +633,64 @@ struct PutOp {
     }
   }
 };
+
+// Note [Earlier writes skip later destinations]
+// One thread writing in index order leaves the second core idle; two threads writing halves
+// race where the halves share a destination (libtorch 1.13's writes: either value may win).
+// Here the writes R[0, cut) and R[cut, total) split between two threads that share no
+// destination element: thread 1 writes the later part at once; thread 0 first marks the later
+// part's destinations in a bitmap over the destination's span (512 KiB for 4M elements: it
+// stays in L2), then writes the earlier part, storing to a dummy instead where a later write
+// lands (a select, not a branch: the hits are random). So each element is written by one
+// thread, and the write that stays is its last in index order: the bits of one thread walking
+// R, for any thread count. Thread 0 also reads the later part's indices, so it takes the
+// smaller share (3/10 measured best of 2/10-4/10). 1M into 4M float32, AMD EPYC VM, medians of
+// 8 repetitions: one thread 1.73-1.83 ms, the two parts 1.30-1.34 ms, libtorch 1.13's racy
+// halves 1.31-1.45 ms in the same runs (docs/performance.md, run 16).
+constexpr int64_t kEarlierShareTenths = 3;
+
+// The write of one element of the earlier part: to a dummy where a later write lands.
+template <typename T>
+struct SkipLaterOp {
+  T* d;
+  const T* v;
+  const uint64_t* later;
+  int64_t lo;
+  T* dummy;
+  void operator()(int64_t s, int64_t o) const {
+    const uint64_t bit = static_cast<uint64_t>(s - lo);
+    const bool skip = (later[bit >> 6] >> (bit & 63)) & 1;
+    *(skip ? dummy : d + s) = v[o];
+  }
+};
+
+template <typename T, typename Wrap>
+bool two_part_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t lo, int64_t hi) {
+  const int64_t cut = total * kEarlierShareTenths / 10;
+  const size_t words = static_cast<size_t>((hi - lo) / 64 + 1);
+  std::unique_ptr<uint64_t[]> later(new uint64_t[words]);
+  std::atomic<bool> bad{false};
+  run_parallel(2, [&](int t) {
+    Wrap wrap;
+    if (t == 1) {
+      run(loop, cut, total, PutOp<T, false, math::AddValues>{d, v, {}}, wrap);
+    } else {
+      uint64_t* bits = later.get();
+      std::memset(bits, 0, words * sizeof(uint64_t));
+      run(
+          loop, cut, total,
+          [bits, lo](int64_t s, int64_t) {
+            const uint64_t bit = static_cast<uint64_t>(s - lo);
+            bits[bit >> 6] |= uint64_t{1} << (bit & 63);
+          },
+          wrap);
+      T dummy;
+      if (!wrap.bad) run(loop, 0, cut, SkipLaterOp<T>{d, v, bits, lo, &dummy}, wrap);
+    }
+    if (wrap.bad) bad.store(true, std::memory_order_relaxed);
+  });
+  return !bad.load(std::memory_order_relaxed);
+}
 
 // Note [Rows sorted by destination]
 // index_add_ of many rows into a table beyond L2 (1M rows of 64 float32 into 100000 rows: each
@@ -750,14 +812,17 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
   const bool partition = split < 0 && span_bytes > kPrefetchBytes;
   // Note [Copies into the shared cache]: one thread, without the prefetch.
   const bool in_shared_cache = !kAccumulate && partition && span_bytes <= shared_cache_bytes() / 2;
-  if (nthreads <= 1 || (split < 0 && !partition) || in_shared_cache) {
-    Loop direct;
-    if (in_shared_cache) {
-      direct = loop;
-      direct.prefetch = nullptr;
-    }
+  if (in_shared_cache) {
+    Loop direct = loop;
+    direct.prefetch = nullptr;
+    if (nthreads >= 2) return two_part_put<T, Wrap>(d, v, direct, total, lo, hi);
     Wrap wrap;
-    run(in_shared_cache ? direct : loop, 0, total, write, wrap);
+    run(direct, 0, total, write, wrap);
+    return !wrap.bad;
+  }
+  if (nthreads <= 1 || (split < 0 && !partition)) {
+    Wrap wrap;
+    run(loop, 0, total, write, wrap);
     return !wrap.bad;
   }
   if (partition) {
@@ -779,75 +844,6 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
     if (wrap.bad) bad.store(true, std::memory_order_relaxed);
   });
   return !bad.load(std::memory_order_relaxed);
-}
-
-// Unsigned integers of an element's width that may alias it (the blend works on its bits).
-template <size_t kBytes>
-struct BitsOf;
-template <>
-struct BitsOf<1> {
-  typedef uint8_t __attribute__((may_alias)) type;
-};
-template <>
-struct BitsOf<2> {
-  typedef uint16_t __attribute__((may_alias)) type;
-};
-template <>
-struct BitsOf<4> {
-  typedef uint32_t __attribute__((may_alias)) type;
-};
-template <>
-struct BitsOf<8> {
-  typedef uint64_t __attribute__((may_alias)) type;
-};
-
-// d[i] = m[i] ? value : d[i] as a branch-free bit blend (m[i] is 0 or 1), which vectorizes.
-template <typename Bits>
-MG_VECTORIZE void masked_fill_bits(Bits* d, const unsigned char* m, Bits value, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const Bits keep = static_cast<Bits>(static_cast<Bits>(m[i]) - 1);  // all ones where m == 0
-    d[i] = static_cast<Bits>((d[i] & keep) | (value & static_cast<Bits>(~keep)));
-  }
-}
-
-template <typename T>
-void masked_fill_typed(const Tensor& dst, const Tensor& mask, T value) {
-  T* d = static_cast<T*>(dst.raw_data());
-  const bool* m = static_cast<const bool*>(mask.raw_data());
-  const int64_t n = dst.numel();
-  const int nthreads = threads_for(n);
-  if (dst.is_contiguous() && mask.is_contiguous()) {
-    using Bits = typename BitsOf<sizeof(T)>::type;
-    Bits bits;
-    std::memcpy(&bits, &value, sizeof(T));
-    run_parallel(nthreads, [&](int t) {
-      auto [a, b] = part(n, t, nthreads);
-      masked_fill_bits(reinterpret_cast<Bits*>(d) + a,
-                       reinterpret_cast<const unsigned char*>(m) + a, bits, b - a);
-    });
-    return;
-  }
-  Loop loop;
-  loop.sizes = DimVector(dst.sizes());
-  loop.self_strides = DimVector(dst.strides());
-  loop.dense_strides = DimVector(mask.strides());
-  loop.is_index_dim = DimVector(loop.sizes.size(), 0);
-  if (loop.sizes.empty()) {
-    loop.sizes.push_back(1);
-    loop.self_strides.push_back(0);
-    loop.dense_strides.push_back(0);
-    loop.is_index_dim.push_back(0);
-  }
-  run_parallel(nthreads, [&](int t) {
-    auto [a, b] = part(n, t, nthreads);
-    Screened screened;
-    run_range<false>(
-        loop, a, b,
-        [&](int64_t s, int64_t o) {
-          if (m[o]) d[s] = value;
-        },
-        screened);
-  });
 }
 
 }  // namespace
@@ -938,13 +934,6 @@ bool index_put_checked_kernel(const Tensor& dst, const std::vector<Tensor>& indi
   IndexPutDescriptor d = desc;
   d.nonnegative = false;
   return index_put_with<Checked>(dst, indices, values, d, negative_wraps);
-}
-
-void masked_fill_kernel(const Tensor& dst, const Tensor& mask, const Scalar& value) {
-  dispatch_dtype(dst.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    masked_fill_typed<T>(dst, mask, value.to<T>());
-  });
 }
 
 void CpuBackend::index(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices) {

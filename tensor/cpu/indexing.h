@@ -33,7 +33,7 @@ void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, con
 bool index_put_checked_kernel(const Tensor& dst, const std::vector<Tensor>& indices,
                               const Tensor& values, const IndexPutDescriptor& desc,
                               bool negative_wraps);
-// dst[mask] = value; mask (bool) already expanded to dst's shape.
+// dst[mask] = value; mask (bool) already expanded to dst's shape (tensor/cpu/masked_fill.cc).
 void masked_fill_kernel(const Tensor& dst, const Tensor& mask, const Scalar& value);
 
 // How many threads these kernels may use (default: the hardware's, at most 8). Results do not
