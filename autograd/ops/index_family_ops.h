@@ -2,7 +2,7 @@
 // (writes, with out-of-place forms). Each is advanced indexing along one dim, x[:, ..., index],
 // so each runs on index_put_'s kernels and inherits their determinism on every backend:
 // index_add_ sums duplicates in index order, index_copy_ keeps the last occurrence (Note
-// [Deterministic index_put_ on the CPU] in tensor/cpu/indexing.cc; the same bits on CUDA).
+// [Deterministic index_put_ on the CPU] in tensor/cpu/index_put.cc; the same bits on CUDA).
 //
 //   x.index_add_(0, idx, src, /*alpha=*/2);   // x[idx[i]] += 2 * src[i], duplicates summed
 //   Tensor rows = x.index_select(0, idx);      // IndexSelectBackward0

@@ -1,6 +1,6 @@
 // CpuBackend's allocator and its registration for DeviceType::CPU at load time. The kernels
 // live in files named after their op family (copy.cc, pointwise.cc, reduce.cc, matmul.cc,
-// misc.cc, indexing.cc).
+// misc.cc, indexing.cc and index_put.cc over index_loop.h, masked_fill.cc).
 #include "tensor/cpu/cpu_backend.h"
 
 #include <algorithm>

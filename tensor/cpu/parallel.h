@@ -31,7 +31,7 @@ void parallel_for(int64_t n, const F& f, int64_t threshold = kParallelThreshold)
 }
 
 // The size of the last-level cache a core shares, for kernels that plan by it (Note [Copies
-// into the shared cache] in tensor/cpu/indexing.cc): sysfs's L3 of cpu0, read once (glibc's
+// into the shared cache] in tensor/cpu/index_put.cc): sysfs's L3 of cpu0, read once (glibc's
 // sysconf reports the whole chip's on some VMs), or 0 when it cannot be read. Tests set it with
 // set_shared_cache_bytes to take either path (-1: read it again); no result depends on it.
 int64_t shared_cache_bytes();

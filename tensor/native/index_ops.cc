@@ -342,7 +342,7 @@ bool check_index_bounds(const Tensor& self, const AdvancedIndex& index) {
     int64_t size = self.size(static_cast<int64_t>(p));
     // Screen first (a backend kernel); locate the offender only when there is one. [0, size)
     // first: the usual values, and the kernels skip the wrap when all are there (Note [Plain
-    // chunks] in tensor/cpu/indexing.cc). Negatives that wrap cost a second screen.
+    // loops] in tensor/cpu/index_loop.h). Negatives that wrap cost a second screen.
     Backend& backend = backend_for(idx.device());
     if (backend.index_in_range(idx, 0, size)) continue;
     const int64_t lower = index.negative_wraps ? -size : 0;

@@ -447,7 +447,7 @@ std::vector<float> reference_put(std::vector<float> dst, const std::vector<int64
 }
 
 // Destinations of 4 KB (many duplicates; the kernels' loop without prefetch) and of 2 MiB (past
-// L2: the loop that prefetches, Note [Prefetch only past L2] in tensor/cpu/indexing.cc), against
+// L2: the loop that prefetches, Note [Prefetch only past L2] in tensor/cpu/index_loop.h), against
 // a sequential reference, for writes and the gather of the same indices.
 TEST(NativeIndexPutDeterminism, BitwiseEqualToSequentialForAnyThreadCount) {
   for (const int64_t n : {int64_t{1000}, int64_t{1} << 19}) {
@@ -478,7 +478,7 @@ TEST(NativeIndexPutDeterminism, BitwiseEqualToSequentialForAnyThreadCount) {
   }
 }
 
-// Note [Partitioned scatter] (tensor/cpu/indexing.cc): on two or more threads, writes into a
+// Note [Partitioned scatter] (tensor/cpu/index_put.cc): on two or more threads, writes into a
 // destination beyond L2 without a sliced dim are sorted by destination block and replayed per
 // block. Bitwise equal to the one-thread loop (which writes directly) for each geometry that
 // changes the blocks: a last partial block, a strided view, two index tensors, 8-byte and
@@ -539,8 +539,55 @@ TEST(NativeIndexPutDeterminism, PartitionedScatterMatchesOneThread) {
   }
 }
 
+// Note [Prefetch the next row] (tensor/cpu/index_loop.h): a run whose index varies within one
+// row of a self beyond L2 requests the next run's row, a few lines before each chunk of 128
+// values. Runs of 300 values (three chunks, the last partial) over 600 rows of 1000 float32
+// (2.4 MB): the gather along dim 1 (two index operands: the row coordinate and the index),
+// x[:, idx] (one operand, negatives wrap) and the scatter along dim 1 with and without
+// accumulate, on 1, 2 and 3 threads (runs that start mid-row), against naive loops; an
+// offender in the last chunk of a late row is an IndexError and leaves x as it was.
+TEST(NativeIndexDeterminism, NextRowPrefetchMatchesANaiveLoop) {
+  constexpr int64_t kRows = 600, kCols = 1000, kN = 300;
+  Generator gen(21);
+  const Tensor x0 = rand({kRows, kCols}, gen);
+  const Tensor rows = native::view(arange(kRows, kInt64), {kRows, 1});
+  const Tensor idx = randint(0, kCols, {kRows, kN}, gen);
+  const Tensor cols = randint(-kCols, kCols, {kN}, gen);
+  const Tensor v = rand({kRows, kN}, gen);
+  const V x = doubles(x0), ix = doubles(idx), cx = doubles(cols), vv = doubles(v);
+  V gathered, taken, put = x, added = x;
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t k = 0; k < kN; ++k) {
+      const size_t e = size_t(r * kN + k);
+      const int64_t c = int64_t(cx[size_t(k)] < 0 ? cx[size_t(k)] + kCols : cx[size_t(k)]);
+      const size_t at = size_t(r * kCols + int64_t(ix[e]));
+      gathered.push_back(x[at]);
+      taken.push_back(x[size_t(r * kCols + c)]);
+      put[at] = vv[e];
+      added[at] = double(float(added[at]) + float(vv[e]));  // float32 sums, in index order
+    }
+  }
+  for (int threads : {1, 2, 3}) {
+    ThreadCount tc(threads);
+    EXPECT_EQ(doubles(native::index(x0, {rows, idx}, /*negative_wraps=*/false)), gathered)
+        << threads;
+    EXPECT_EQ(doubles(native::index(x0, {Tensor(), cols})), taken) << threads;
+    for (bool acc : {false, true}) {
+      Tensor y = native::clone(x0);
+      native::index_put_(y, {rows, idx}, v, acc);
+      EXPECT_EQ(doubles(y), acc ? added : put) << "accumulate=" << acc << " threads=" << threads;
+    }
+    Tensor bad = native::clone(idx);
+    native::index_put_(bad, {i64({550}), i64({290})}, i64({kCols}), false);
+    EXPECT_THROW(native::index(x0, {rows, bad}, /*negative_wraps=*/false), IndexError);
+    Tensor y = native::clone(x0);
+    EXPECT_THROW(native::index_put_(y, {rows, bad}, v, false), IndexError);
+    EXPECT_EQ(doubles(y), x);
+  }
+}
+
 // x[idx] += v and x[idx] over whole rows of a destination beyond 1 MiB: the row loop and its
-// prefetch of the row kAheadRows ahead (tensor/cpu/indexing.cc), on one and two threads, for
+// prefetch of the row kAheadRows ahead (tensor/cpu/index_loop.h), on one and two threads, for
 // a contiguous and a transposed x, against a naive loop in index order (bitwise).
 // Note [Plain loops]: a unit-stride run takes a plain loop. A gather (and a staged write)
 // tests each value and ends at an offender; a write whose values all lie in [0, size)
