@@ -332,12 +332,18 @@ void run_one_operand(const Loop& loop, const IndexOperand& ix, const int64_t* ip
 // region is dense (the index's stride at most a line) and the run's values cover its lines.
 constexpr int64_t kRowChunk = 128;
 
-// run_one_operand over n values in chunks, requesting the lines of the region of `ix` at
-// self offset next_so (position 0) before each (Note [Prefetch the next row]).
+// run_one_operand over n values in chunks, requesting the lines of the next run's region of
+// `ix` (its position 0 at self offset next_so) before each (Note [Prefetch the next row]); a
+// plain run when that is this run's region (at this_so: the dim before the run's is an index
+// dim that leaves the row as it is).
 template <typename Op, typename Wrap>
 void run_prefetching_next(const Loop& loop, const IndexOperand& ix, const int64_t* ip, int64_t i_in,
                           int64_t so, int64_t s_in, int64_t oo, int64_t o_in, int64_t n,
-                          int64_t next_so, const Op& op, Wrap& wrap) {
+                          int64_t this_so, int64_t next_so, const Op& op, Wrap& wrap) {
+  if (next_so == this_so) {
+    run_one_operand(loop, ix, ip, i_in, so, s_in, oo, o_in, n, op, wrap);
+    return;
+  }
   const int64_t es = loop.element_size;
   const int64_t bytes = ((ix.bounds.size - 1) * (ix.stride < 0 ? -ix.stride : ix.stride) + 1) * es;
   const char* const first =
@@ -410,9 +416,9 @@ void run_range(const Loop& loop, int64_t begin, int64_t end, const Op& op, Wrap&
       }
       if (ix.strides[in] != 0 && in > 0 && counter[in - 1] + 1 < loop.sizes[in - 1] &&
           prefetch_next_row(loop, ix, inner)) {
-        const int64_t next_so = so - counter[in] * s_in + loop.self_strides[in - 1];
+        const int64_t start = so - counter[in] * s_in;  // this run's row
         run_prefetching_next(loop, ix, ix.data + io[0], ix.strides[in], so, s_in, oo, o_in, n,
-                             next_so, op, wrap);
+                             start, start + loop.self_strides[in - 1], op, wrap);
       } else {
         run_one_operand(loop, ix, ix.data + io[0], ix.strides[in], so, s_in, oo, o_in, n, op, wrap);
       }
@@ -447,15 +453,17 @@ void run_range(const Loop& loop, int64_t begin, int64_t end, const Op& op, Wrap&
           const IndexOperand& ix = loop.idx[varying];
           if (in > 0 && counter[in - 1] + 1 < loop.sizes[in - 1] &&
               prefetch_next_row(loop, ix, inner)) {
-            // The next run's offset: the constant operands one step along dim in - 1.
-            int64_t next_so = so - counter[in] * s_in + loop.self_strides[in - 1];
+            // The next run's row: the constant operands one step along dim in - 1.
+            const int64_t start = so - counter[in] * s_in + fixed;
+            int64_t next = so - counter[in] * s_in + loop.self_strides[in - 1];
             for (size_t j = 0; j < ni; ++j) {
               const IndexOperand& c = loop.idx[j];
-              if (j != varying)
-                next_so += wrap.peek(c.data[io[j] + c.strides[in - 1]], c.bounds) * c.stride;
+              if (j != varying) {
+                next += wrap.peek(c.data[io[j] + c.strides[in - 1]], c.bounds) * c.stride;
+              }
             }
             run_prefetching_next(loop, ix, ix.data + io[varying], ix.strides[in], so + fixed, s_in,
-                                 oo, o_in, n, next_so, op, wrap);
+                                 oo, o_in, n, start, next, op, wrap);
           } else {
             run_one_operand(loop, ix, ix.data + io[varying], ix.strides[in], so + fixed, s_in, oo,
                             o_in, n, op, wrap);

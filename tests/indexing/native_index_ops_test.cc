@@ -543,9 +543,9 @@ TEST(NativeIndexPutDeterminism, PartitionedScatterMatchesOneThread) {
 // row of a self beyond L2 requests the next run's row, a few lines before each chunk of 128
 // values. Runs of 300 values (three chunks, the last partial) over 600 rows of 1000 float32
 // (2.4 MB): the gather along dim 1 (two index operands: the row coordinate and the index),
-// x[:, idx] (one operand, negatives wrap) and the scatter along dim 1 with and without
-// accumulate, on 1, 2 and 3 threads (runs that start mid-row), against naive loops; an
-// offender in the last chunk of a late row is an IndexError and leaves x as it was.
+// x[:, idx] (one operand, negatives wrap; and a 2-D idx, whose runs share a row) and the scatter
+// along dim 1 with and without accumulate, on 1, 2 and 3 threads (runs that start mid-row), against
+// naive loops; an offender in the last chunk of a late row is an IndexError and leaves x as it was.
 TEST(NativeIndexDeterminism, NextRowPrefetchMatchesANaiveLoop) {
   constexpr int64_t kRows = 600, kCols = 1000, kN = 300;
   Generator gen(21);
@@ -554,8 +554,10 @@ TEST(NativeIndexDeterminism, NextRowPrefetchMatchesANaiveLoop) {
   const Tensor idx = randint(0, kCols, {kRows, kN}, gen);
   const Tensor cols = randint(-kCols, kCols, {kN}, gen);
   const Tensor v = rand({kRows, kN}, gen);
+  const Tensor cols2 = randint(0, kCols, {3, 100}, gen);  // runs of 100 that share a row
   const V x = doubles(x0), ix = doubles(idx), cx = doubles(cols), vv = doubles(v);
-  V gathered, taken, put = x, added = x;
+  const V c2 = doubles(cols2);
+  V gathered, taken, taken2, put = x, added = x;
   for (int64_t r = 0; r < kRows; ++r) {
     for (int64_t k = 0; k < kN; ++k) {
       const size_t e = size_t(r * kN + k);
@@ -566,12 +568,14 @@ TEST(NativeIndexDeterminism, NextRowPrefetchMatchesANaiveLoop) {
       put[at] = vv[e];
       added[at] = double(float(added[at]) + float(vv[e]));  // float32 sums, in index order
     }
+    for (double c : c2) taken2.push_back(x[size_t(r * kCols + int64_t(c))]);
   }
   for (int threads : {1, 2, 3}) {
     ThreadCount tc(threads);
     EXPECT_EQ(doubles(native::index(x0, {rows, idx}, /*negative_wraps=*/false)), gathered)
         << threads;
     EXPECT_EQ(doubles(native::index(x0, {Tensor(), cols})), taken) << threads;
+    EXPECT_EQ(doubles(native::index(x0, {Tensor(), cols2})), taken2) << threads;
     for (bool acc : {false, true}) {
       Tensor y = native::clone(x0);
       native::index_put_(y, {rows, idx}, v, acc);
