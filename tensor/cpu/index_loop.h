@@ -325,11 +325,12 @@ void run_one_operand(const Loop& loop, const IndexOperand& ix, const int64_t* ip
 // prefetchers do not follow random order). The region of the next run (the same operand one
 // step along the next outer dim) is known before this run starts, so this run requests its
 // lines in order, a few before each chunk of kRowChunk values, and the next run finds them in
-// cache. Probe on the AMD EPYC VM (two threads, that gather, medians of 200): 0.62-0.77 ms
-// without, 0.20-0.21 ms with, against 0.30-0.33 ms for all of the next row's lines at once
-// before the run and 0.21-0.32 ms for the line one or two rows ahead, one per 4 values. Only
-// where the per-value prefetch is off (the region fits in L2), self spans more than L2, the
-// region is dense (the index's stride at most a line) and the run's values cover its lines.
+// cache. Probe on the AMD EPYC VM (two threads, that gather, medians of 200): 0.62-0.88 ms
+// without, 0.20-0.21 ms with, against 0.32-0.42 ms for all of the next row's lines at once
+// before the run and 0.21-0.33 ms for one line of a row one to four ahead every 4 values; in
+// the library 0.30-0.34 ms against 0.72-0.81 (libtorch 1.13: 0.56-0.90). Only where the
+// per-value prefetch is off (the region fits in L2), self spans more than L2, the region is
+// dense (the index's stride at most a line) and the run's values cover its lines.
 constexpr int64_t kRowChunk = 128;
 
 // run_one_operand over n values in chunks, requesting the lines of the next run's region of
@@ -522,8 +523,9 @@ void run(const Loop& loop, int64_t begin, int64_t end, const Op& op) {
 }
 
 // An element's bytes. The gather and the non-accumulating writes only move elements, so one
-// instantiation per width serves every dtype of that width (this file is the slowest of the
-// library to compile). Read and written as unsigned char, which may alias any element type.
+// instantiation per width serves every dtype of that width (the indexing kernels are the
+// slowest of the library to compile). Read and written as unsigned char, which may alias any
+// element type.
 template <size_t kBytes>
 struct alignas(kBytes) ElementBytes {
   unsigned char b[kBytes];

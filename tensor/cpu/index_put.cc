@@ -190,7 +190,7 @@ struct PutOp {
 // R, for any thread count. Thread 0 also reads the later part's indices, so it takes the
 // smaller share (3/10 measured best of 2/10-4/10). 1M into 4M float32, AMD EPYC VM, medians of
 // 8 repetitions: one thread 1.73-1.83 ms, the two parts 1.30-1.34 ms, libtorch 1.13's racy
-// halves 1.31-1.45 ms in the same runs (docs/performance.md, run 16).
+// halves 1.31-1.45 ms in the same runs (docs/performance.md, issue 12).
 constexpr int64_t kEarlierShareTenths = 3;
 
 // The write of one element of the earlier part: to a dummy where a later write lands.
