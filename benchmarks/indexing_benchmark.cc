@@ -169,5 +169,25 @@ void BM_Gather1MFrom4M(benchmark::State& state) {
 }
 BENCHMARK(BM_Gather1MFrom4M)->ArgName("dims")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
+// x.scatter_(1, idx, src) (add:0) or x.scatter_add_(1, idx, src) (add:1): 1024 random values
+// into each 16 KiB row of a [1024, 4096] float32 x (the writes of BM_Gather1MFrom4M/dims:2).
+void BM_Scatter2DAlongDim1(benchmark::State& state) {
+  Generator gen(53);
+  Tensor x = rand({1024, 4096}, gen, kFloat32);
+  Tensor idx = randint(0, 4096, {1024, 1024}, gen);
+  Tensor src = rand({1024, 1024}, gen, kFloat32);
+  const bool add = state.range(0) != 0;
+  for (auto _ : state) {
+    if (add) {
+      x.scatter_add_(1, idx, src);
+    } else {
+      x.scatter_(1, idx, src);
+    }
+    benchmark::DoNotOptimize(x.raw_data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
+}
+BENCHMARK(BM_Scatter2DAlongDim1)->ArgName("add")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace mutagrad

@@ -148,5 +148,30 @@ BENCHMARK(BM_Libtorch_Gather1MFrom4M)
     ->Arg(2)
     ->Unit(benchmark::kMicrosecond);
 
+// x.scatter_(1, idx, src) or x.scatter_add_(1, idx, src) on [1024, 4096] (ours:
+// BM_Scatter2DAlongDim1).
+void BM_Libtorch_Scatter2DAlongDim1(benchmark::State& state) {
+  use_two_threads();
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(53);
+  at::Tensor x = at::rand({1024, 4096}, gen, at::kFloat);
+  at::Tensor idx = at::randint(0, 4096, {1024, 1024}, gen, at::kLong);
+  at::Tensor src = at::rand({1024, 1024}, gen, at::kFloat);
+  const bool add = state.range(0) != 0;
+  for (auto _ : state) {
+    if (add) {
+      x.scatter_add_(1, idx, src);
+    } else {
+      x.scatter_(1, idx, src);
+    }
+    benchmark::DoNotOptimize(x.data_ptr());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
+}
+BENCHMARK(BM_Libtorch_Scatter2DAlongDim1)
+    ->ArgName("add")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace mutagrad_vs_libtorch

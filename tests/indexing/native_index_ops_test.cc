@@ -539,6 +539,57 @@ TEST(NativeIndexPutDeterminism, PartitionedScatterMatchesOneThread) {
   }
 }
 
+// Note [Rows named by a coordinate] (tensor/cpu/index_put.cc): an index operand that is the
+// coordinate 0, 1, ..., n - 1 along one loop dim (a scatter's c_d) lets the threads split that
+// dim. Scatters along dim 1 and dim 0 of a 2.4 MB x, along the last dim of a 3-D x, and a
+// coordinate with one value repeated across the two threads' boundary (row 299 written twice,
+// which must not be split), with and without accumulate: bitwise equal to one thread, which
+// walks R in order (BitwiseEqualToSequentialForAnyThreadCount: a naive loop).
+TEST(NativeIndexPutDeterminism, CoordinateOperandsSplitRows) {
+  Generator gen(33);
+  auto coordinate = [](int64_t n, S shape) { return native::view(arange(n, kInt64), shape); };
+  std::vector<int64_t> near(600);
+  for (int64_t r = 0; r < 600; ++r) near[size_t(r)] = r == 300 ? 299 : r;
+  struct Case {
+    const char* name;
+    S shape;
+    std::vector<Tensor> idx;
+    S values;
+  };
+  const std::vector<Case> cases = {
+      {"along dim 1",
+       {600, 1000},
+       {coordinate(600, {600, 1}), randint(0, 1000, {600, 300}, gen)},
+       {600, 300}},
+      {"along dim 0",
+       {600, 1000},
+       {randint(0, 600, {300, 1000}, gen), coordinate(1000, {1, 1000})},
+       {300, 1000}},
+      {"3-D",
+       {20, 30, 1000},
+       {coordinate(20, {20, 1, 1}), coordinate(30, {1, 30, 1}),
+        randint(0, 1000, {20, 30, 200}, gen)},
+       {20, 30, 200}},
+      {"a repeated coordinate",
+       {600, 1000},
+       {i64(near, {600, 1}), randint(0, 1000, {600, 300}, gen)},
+       {600, 300}}};
+  for (const Case& c : cases) {
+    const Tensor x0 = rand(c.shape, gen);
+    const Tensor v = rand(c.values, gen);
+    for (bool acc : {false, true}) {
+      std::vector<unsigned char> expect;
+      for (int threads : {1, 2, 3, 8}) {
+        ThreadCount tc(threads);
+        Tensor x = native::clone(x0);
+        native::index_put_(x, c.idx, v, acc);
+        if (threads == 1) expect = bytes(x);
+        EXPECT_EQ(bytes(x), expect) << c.name << " accumulate=" << acc << " threads=" << threads;
+      }
+    }
+  }
+}
+
 // Note [Prefetch the next row] (tensor/cpu/index_loop.h): a run whose index varies within one
 // row of a self beyond L2 requests the next run's row, a few lines before each chunk of 128
 // values. Runs of 300 values (three chunks, the last partial) over 600 rows of 1000 float32
