@@ -365,12 +365,13 @@ void run_prefetching_next(const Loop& loop, const IndexOperand& ix, const int64_
   prefetch_line(write, first + bytes - 1);  // the last line, where the steps of 64 skipped it
 }
 
-// Whether a run of `ix` varying along the inner dim (of size `inner`) takes
-// run_prefetching_next: Note [Prefetch the next row].
-inline bool prefetch_next_row(const Loop& loop, const IndexOperand& ix, int64_t inner) {
+// Whether a run of `ix` varying along the inner dim `in`, at loop coordinates `counter`, takes
+// run_prefetching_next: Note [Prefetch the next row]. (A next run along dim in - 1 exists.)
+inline bool prefetch_next_row(const Loop& loop, const IndexOperand& ix, const DimVector& counter,
+                              size_t in) {
   const int64_t step = (ix.stride < 0 ? -ix.stride : ix.stride) * loop.element_size;
-  return loop.prefetch != nullptr && ix.reach_bytes <= kPrefetchBytes && step <= 64 &&
-         inner * 64 >= ix.reach_bytes;
+  return in > 0 && counter[in - 1] + 1 < loop.sizes[in - 1] && loop.prefetch != nullptr &&
+         ix.reach_bytes <= kPrefetchBytes && step <= 64 && loop.sizes[in] * 64 >= ix.reach_bytes;
 }
 
 // Calls op(self_offset, dense_offset) for the elements [begin, end) of the loop, row-major.
@@ -415,8 +416,7 @@ void run_range(const Loop& loop, int64_t begin, int64_t end, const Op& op, Wrap&
         for (int64_t b = 0; b < std::max<int64_t>(bytes, 1); b += 64)
           prefetch_line(loop.prefetch_write != 0, row + b);
       }
-      if (ix.strides[in] != 0 && in > 0 && counter[in - 1] + 1 < loop.sizes[in - 1] &&
-          prefetch_next_row(loop, ix, inner)) {
+      if (ix.strides[in] != 0 && prefetch_next_row(loop, ix, counter, in)) {
         const int64_t start = so - counter[in] * s_in;  // this run's row
         run_prefetching_next(loop, ix, ix.data + io[0], ix.strides[in], so, s_in, oo, o_in, n,
                              start, start + loop.self_strides[in - 1], op, wrap);
@@ -452,8 +452,7 @@ void run_range(const Loop& loop, int64_t begin, int64_t end, const Op& op, Wrap&
           }
         } else {
           const IndexOperand& ix = loop.idx[varying];
-          if (in > 0 && counter[in - 1] + 1 < loop.sizes[in - 1] &&
-              prefetch_next_row(loop, ix, inner)) {
+          if (prefetch_next_row(loop, ix, counter, in)) {
             // The next run's row: the constant operands one step along dim in - 1.
             const int64_t start = so - counter[in] * s_in + fixed;
             int64_t next = so - counter[in] * s_in + loop.self_strides[in - 1];
