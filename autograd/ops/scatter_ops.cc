@@ -242,8 +242,11 @@ ScatterPlan plan(const ScatterWrite& w, const Tensor& self) {
   p.values = w.kind == Kind::kScatterValue
                  ? native::wrap_scalar(w.value, dtype, self.device(), w.op)
                  : narrow_to(as_nonempty(native::detach(w.src)), index.sizes());
+  // scatter_reduce_ writes with p.adv twice (its identity, then its values): src is read before
+  // the first (the index is copied by prepare_index_put: Note [Operands read before the write]
+  // in tensor/native/index_ops.cc), and the write is not staged.
+  if (native::may_overlap(p.self, p.values)) p.values = native::clone(p.values);
   const bool accumulate = w.kind == Kind::kAdd || w.kind == Kind::kReduce;
-  // scatter_reduce_ writes with p.adv twice (its identity, then its values): not staged.
   p.adv = native::prepare_index_put(p.self, list, p.values, accumulate,
                                     /*negative_wraps=*/false,
                                     /*may_stage=*/w.kind != Kind::kReduce);

@@ -64,7 +64,10 @@ struct PutPlan {
 // other layout is written through a 1-D view of the storage span it covers, with each index
 // mapped to its element's storage offset (a gather from the table of offsets, which also checks
 // the index's bounds against self's element count). Elements outside self in that span are
-// never targeted, so every alias sees exactly the writes to self's elements.
+// never targeted, so every alias sees exactly the writes to self's elements. Such a write is
+// never staged (Note [Staged writes] in tensor/native/index_ops.cc): its copy back would
+// rewrite the whole span, elements of other tensors included, with the values they had before
+// the bump (a write to them in between, by another thread or the pre-write hook, would be lost).
 PutPlan plan_put(const char* op, const Tensor& self, const Tensor& index, const Tensor& source,
                  bool accumulate) {
   check_long_index(op, self, index);
@@ -93,7 +96,8 @@ PutPlan plan_put(const char* op, const Tensor& self, const Tensor& index, const 
     targets = native::index(native::view(offsets, {n}), {index1});
     p.dest = native::as_strided(s, {span}, {1}, s.storage_offset());
   }
-  p.adv = native::prepare_index_put(p.dest, {targets}, p.values, accumulate);
+  p.adv = native::prepare_index_put(p.dest, {targets}, p.values, accumulate,
+                                    /*negative_wraps=*/true, /*may_stage=*/s.is_contiguous());
   return p;
 }
 

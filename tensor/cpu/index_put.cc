@@ -359,6 +359,18 @@ int64_t coordinate_dim(const Loop& loop) {
   return best;
 }
 
+// Note [Self with overlapping strides]
+// The splits above rest on distinct loop coordinates being distinct elements of self, and the
+// row sort on distinct rows being distinct memory. A self whose non-zero strides make elements
+// share memory (as_strided({2, 3}, {1, 1}): has_internal_overlap says kTooHard; a zero stride,
+// kYes, is refused before any kernel, as PyTorch) breaks both: two threads would write one
+// element, racing, and the row sort would combine in row order. PyTorch accepts such a self and
+// lets its threads race; here one thread walks R in order (the partition and the two-part write
+// would be right, as they key by memory offset, but one thread is simpler to show right): the
+// last write in index order wins, and accumulation runs in index order, per memory location. A
+// self that merely cannot be proved free of overlap (kTooHard without overlap) takes this path
+// too: correct, on one thread.
+
 // `combine` (math::AddValues, ...) folds a value into its destination when accumulating;
 // integers wrap (defined: unsigned arithmetic), as every integer kernel does. Wrap is Screened
 // (the values were screened) or Checked (they were not: false when one is out of range, the
@@ -369,8 +381,10 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
   T* d = static_cast<T*>(dst.raw_data());
   const T* v = static_cast<const T*>(values.raw_data());
   const int64_t total = compute_numel(loop.sizes);
+  // Note [Self with overlapping strides]
+  const bool distinct = has_internal_overlap(dst.sizes(), dst.strides()) == MemOverlap::kNo;
   if constexpr (kAccumulate) {
-    if (whole_rows_beyond_l2(loop, static_cast<int64_t>(sizeof(T)))) {
+    if (distinct && whole_rows_beyond_l2(loop, static_cast<int64_t>(sizeof(T)))) {
       if (kChecks && !all_in_range(loop, total)) return false;
       rows_sorted_by_destination(d, v, loop, threads_for(total), combine);
       return true;
@@ -379,7 +393,7 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
   // Only the instantiations a call can take (compile time: this file is the slowest to build).
   const PutOp<T, kAccumulate, Combine> write{d, v, combine};
 
-  int nthreads = threads_for(total);
+  int nthreads = distinct ? threads_for(total) : 1;
   // A sliced dim (not indexed) of size >= 2 to split between threads, the largest one; else a
   // dim a coordinate operand names (Note [Rows named by a coordinate]).
   int64_t split = -1;

@@ -395,12 +395,28 @@ Tensor index(const Tensor& self, TensorList indices, bool negative_wraps) {
 constexpr int64_t kStagedBytes = int64_t{1} << 20;
 constexpr int64_t kStageRatio = 4;
 
+// Note [Operands read before the write]
+// Every write of the indexing family reads its operands (values, index tensors, masks) as if
+// they were copied before the write (docs/indexing.md, "Operands that alias the written
+// tensor"). prepare_index_put() copies the index tensors and the fill mask that share memory
+// with self, so the values it checks are the values every pass of the write reads: a write of
+// more than one pass (scatter_reduce_ without include_self: its identity, then its values)
+// cannot read an index that its first pass overwrote, and no index is used unchecked.
+// index_put_validated() copies overlapping values at its pass; a caller that writes self
+// between prepare_index_put() and a pass must copy the values itself, before its first write.
+// A staged write (Note [Staged writes]) reads everything at prepare time. Only a self that
+// provably has no internal overlap is staged: its staged copy gives elements that share memory
+// separate slots, and the copy back would let the last slot in row-major order win rather than
+// the last write.
+
 namespace {
 
 bool worth_staging(const Tensor& self, const AdvancedIndex& adv) {
   if (!self.device().is_cpu() || self.version_counter().has_pending()) return false;
   const int64_t bytes = self.numel() * self.element_size();
   if (bytes == 0 || bytes > kStagedBytes || compute_numel(adv.result_shape) == 0) return false;
+  // Note [Operands read before the write]: a staged copy would separate shared elements.
+  if (has_internal_overlap(self.sizes(), self.strides()) != MemOverlap::kNo) return false;
   int64_t index_bytes = 0;
   for (const Tensor& idx : adv.unexpanded) {
     if (idx.defined()) index_bytes += idx.numel() * static_cast<int64_t>(sizeof(int64_t));
@@ -429,7 +445,8 @@ AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Te
     if (mask.defined()) {
       assert_no_internal_overlap(self, "index_put_");
       AdvancedIndex adv;
-      adv.fill_mask = std::move(mask);
+      // Note [Operands read before the write]: a mask sharing memory with self is copied here.
+      adv.fill_mask = may_overlap(self, mask) ? clone(mask) : std::move(mask);
       return adv;
     }
   }
@@ -453,6 +470,14 @@ AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Te
     check_same_device("index_put_", self.device(), values.device());
   }
   assert_no_internal_overlap(self, "index_put_");
+  // Note [Operands read before the write]: index tensors sharing memory with self are copied
+  // now, so the values checked below are the ones every later pass reads.
+  for (size_t p = 0; p < adv.indices.size(); ++p) {
+    if (adv.indices[p].defined() && may_overlap(self, adv.unexpanded[p])) {
+      adv.unexpanded[p] = clone(adv.unexpanded[p]);
+      adv.indices[p] = expand_to(adv.unexpanded[p], adv.index_shape);
+    }
+  }
   adv.negative_wraps = negative_wraps;
   if (may_stage && worth_staging(self, adv)) {  // Note [Staged writes]
     Tensor staged = new_empty(self.sizes(), self.dtype(), self.device());
@@ -485,8 +510,8 @@ void index_put_validated(const Tensor& self, const AdvancedIndex& index, const T
                          const IndexPutDescriptor& desc) {
   if (index.fill_mask.defined()) {
     if (self.numel() == 0) return;
-    Tensor m = may_overlap(self, index.fill_mask) ? clone(index.fill_mask) : index.fill_mask;
-    backend_for(self.device()).masked_fill(self, expand_to(m, self.sizes()), values.item());
+    backend_for(self.device())
+        .masked_fill(self, expand_to(index.fill_mask, self.sizes()), values.item());
     return;
   }
   if (compute_numel(index.result_shape) == 0) return;
@@ -497,19 +522,14 @@ void index_put_validated(const Tensor& self, const AdvancedIndex& index, const T
     copy_staged(self, index.staged);
     return;
   }
-  // Values or indices sharing memory with the destination are read as if copied first.
+  // Values sharing memory with the destination are read as if copied first (the indices were
+  // copied by prepare_index_put: Note [Operands read before the write]).
   Tensor v = values.device() != self.device() ? to(values, self.device())
              : may_overlap(self, values)      ? clone(values)
                                               : values;
-  std::vector<Tensor> idx = index.indices;
-  for (size_t p = 0; p < idx.size(); ++p) {
-    if (idx[p].defined() && may_overlap(self, index.unexpanded[p])) {
-      idx[p] = expand_to(clone(index.unexpanded[p]), index.index_shape);
-    }
-  }
   IndexPutDescriptor d = desc;
   d.nonnegative = index.nonnegative;
-  backend_for(self.device()).index_put(self, idx, expand_to(v, index.result_shape), d);
+  backend_for(self.device()).index_put(self, index.indices, expand_to(v, index.result_shape), d);
 }
 
 void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value,

@@ -120,11 +120,14 @@ void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bo
 // whose value has one element on the CPU is a masked fill: only the mask is checked, and the
 // value is converted to self's dtype. `may_stage`: the result feeds exactly one
 // index_put_validated() with these values and this accumulate (a sum), so the write may be
-// done here into a copy (Note [Staged writes]).
+// done here into a copy (Note [Staged writes]). Index tensors and a mask that share memory with
+// self are copied here: every pass with the result reads the values checked here, whatever the
+// passes before it wrote (Note [Operands read before the write]).
 AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Tensor& values,
                                 bool accumulate, bool negative_wraps = true, bool may_stage = true);
 // index_put_ on an already validated normal form (values already of self's dtype and
-// broadcastable, bounds checked); of a staged one, the copy into self.
+// broadcastable, bounds checked); of a staged one, the copy into self. Values that overlap
+// self are read as if copied at this call.
 void index_put_validated(const Tensor& self, const AdvancedIndex& index, const Tensor& values,
                          bool accumulate);
 // The same with every kernel option (accumulate with a product, max or min: scatter_reduce_).
