@@ -4,7 +4,9 @@
 //
 //   ./bazelw run //examples:explain_mutation -- "$PWD/docs/images"
 //
-// writes safe.svg, stale.svg, snapshot.svg, check.txt and writes.jsonl into that folder.
+// writes safe.svg, stale.svg, snapshot.svg, check.txt and writes.jsonl into that folder, which
+// it creates if needed.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -22,10 +24,8 @@ void write_text(const std::string& path, const std::string& text) {
   out << text;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const std::string dir = argc > 1 ? argv[1] : ".";
+// The three programs, their pictures and reports in `dir`; 0 when the stale write was found.
+int explain(const std::string& dir) {
   autograd::MutationLog log;
 
   // 1. A safe write into a view of a non-leaf: CopySlices takes over the base's history.
@@ -65,4 +65,23 @@ int main(int argc, char** argv) {
   std::cout << log.summary() << "\nwrote safe.svg, stale.svg, snapshot.svg, check.txt and "
             << "writes.jsonl to " << dir << "\n";
   return check.ok() ? 1 : 0;  // the stale write must have been found
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string dir = argc > 1 ? argv[1] : ".";
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    std::cerr << "explain_mutation: cannot create the folder " << dir << " (" << error.message()
+              << "); pass a folder that can be created or written\n";
+    return 2;
+  }
+  try {
+    return explain(dir);
+  } catch (const std::exception& e) {
+    std::cerr << "explain_mutation: " << e.what() << "\n";
+    return 2;
+  }
 }

@@ -42,4 +42,9 @@ def main(folder):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "."))
+    target = sys.argv[1] if len(sys.argv) > 1 else "."
+    try:
+        sys.exit(main(target))
+    except (OSError, RuntimeError) as e:  # an unwritable folder; a library error
+        print(f"explain_mutation.py: {e}", file=sys.stderr)
+        sys.exit(2)

@@ -197,10 +197,8 @@ bool step_between_forward_and_backward(Mlp& model, optim::Optimizer& opt, const 
   return true;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const Config config = parse_args(argc, argv);
+// The training run, its report and the two demonstrations; the process's exit status.
+int train(const Config& config) {
   // Data-parallel: every rank runs this program on the same data and the same random stream;
   // each trains on its contiguous share of every batch (see the loop).
   int rank = 0, world = 1;
@@ -308,4 +306,16 @@ int main(int argc, char** argv) {
     status = 1;
   }
   return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Config config = parse_args(argc, argv);
+  try {
+    return train(config);
+  } catch (const std::exception& e) {  // a library error no demonstration expected
+    std::cerr << "train_digits: " << e.what() << "\n";
+    return 2;
+  }
 }
