@@ -25,3 +25,18 @@ def pytest_configure(config):
         raise pytest.UsageError(
             f"MUTAGRAD_EXPECT_TORCH={expected}, but torch {torch.__version__} was imported from "
             f"{torch.__file__}: check the interpreter (tools/torch2/run_python_suite.sh)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Bazel's test sharding (shard_count in tests/python/BUILD.bazel): shard i of n runs the
+    collected tests i, i + n, i + 2n, ... (a round robin keeps the shards' times close whatever
+    the files' sizes). Without TEST_TOTAL_SHARDS every test runs."""
+    total = int(os.environ.get("TEST_TOTAL_SHARDS", "1"))
+    if total <= 1:
+        return
+    index = int(os.environ["TEST_SHARD_INDEX"])
+    status_file = os.environ.get("TEST_SHARD_STATUS_FILE")
+    if status_file:  # tells Bazel that this runner shards
+        open(status_file, "w").close()
+    config.hook.pytest_deselected(items=[t for i, t in enumerate(items) if i % total != index])
+    items[:] = [t for i, t in enumerate(items) if i % total == index]
