@@ -57,6 +57,11 @@ class ProblemCollector final : public SavedVisitor {
 
 std::string BackwardProblem::message() const {
   std::ostringstream os;
+  if (kind == Kind::kView) {
+    os << "a root " << IntArrayRef(shape) << " " << dtype_name(dtype)
+       << " is a view whose grad_fn backward cannot rebuild; backward would raise: " << view_error;
+    return os.str();
+  }
   os << node;
   if (!wrapper.empty()) os << " (in " << wrapper << ")";
   if (kind == Kind::kReleased) {
@@ -82,12 +87,25 @@ std::string BackwardProblem::message() const {
 BackwardCheck check_backward(TensorList roots) {
   std::vector<Edge> edges;
   edges.reserve(roots.size());
+  BackwardCheck check;
   for (const Tensor& root : roots) {
     if (!root.defined()) continue;
-    Edge edge = gradient_edge(root);
+    // Note [Observers change nothing]: read the graph as it is; backward's first step, the
+    // regeneration of a stale view's grad_fn, is predicted, not taken.
+    std::string view_error = observed_view_error(root);
+    if (!view_error.empty()) {
+      BackwardProblem p;
+      p.kind = BackwardProblem::Kind::kView;
+      p.order = -1;  // before any node runs
+      p.shape = DimVector(root.sizes());
+      p.dtype = root.dtype();
+      p.current_version = root.version();
+      p.view_error = std::move(view_error);
+      check.problems.push_back(std::move(p));
+    }
+    Edge edge = observed_gradient_edge(root);
     if (edge.is_valid()) edges.push_back(std::move(edge));
   }
-  BackwardCheck check;
   const std::vector<Node*> order = execution_order(edges);
   check.nodes_checked = static_cast<int64_t>(order.size());
   for (size_t i = 0; i < order.size(); ++i) {

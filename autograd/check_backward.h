@@ -35,13 +35,16 @@ namespace mutagrad::autograd {
 // the in-place op's node it wraps (`wrapper` says so).
 // Double backward: the graph of a gradient computed with create_graph holds the first graph's
 // nodes, so check_backward on that gradient checks what the second backward would unpack.
+// A root that is a view made in no_grad mode or by a multi-output op, whose base was written in
+// place since, is reported too (kind kView): backward would raise before running any node.
 struct BackwardProblem {
-  enum class Kind { kStale, kReleased };
+  enum class Kind { kStale, kReleased, kView };
   Kind kind = Kind::kStale;
   std::string node;          // the node that saved the tensor, e.g. "MulBackward0"
   std::string wrapper;       // "CopySlices" when `node` is the in-place op a CopySlices wraps
   uint64_t sequence_nr = 0;  // that node's creation number (Node::sequence_nr)
-  int64_t order = 0;         // its position in backward's execution order (0 runs first)
+  int64_t order = 0;         // its position in backward's execution order (0 runs first;
+                             // -1: kView, raised before any node runs)
   std::string field;         // the saved field, e.g. "self"
   DimVector shape;           // of the saved tensor (empty when released)
   ScalarType dtype = kFloat32;
@@ -49,6 +52,7 @@ struct BackwardProblem {
   uint32_t current_version = 0;
   std::optional<MutationSite> write;  // the first write after the save, if still remembered
   bool packed = false;                // kept by saved-tensor hooks (see the Note)
+  std::string view_error;             // kView: the error backward would raise
 
   // One sentence: what backward would say, and the write that caused it.
   std::string message() const;

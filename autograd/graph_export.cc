@@ -12,6 +12,7 @@
 #include "autograd/accumulate_grad.h"
 #include "autograd/autograd_meta.h"
 #include "autograd/copy_slices.h"
+#include "autograd/history.h"
 #include "autograd/node.h"
 #include "autograd/saved_variable.h"
 
@@ -140,8 +141,14 @@ std::string to_dot(TensorList roots) {
   };
   for (const Tensor& root : roots) {
     Vertex r = boost::add_vertex(VertexInfo{"tensor\n" + describe(root), VertexKind::kTensor}, g);
-    const std::shared_ptr<Node>& fn = root.grad_fn();
-    if (fn) boost::add_edge(r, node_vertex(fn.get()), EdgeInfo{EdgeKind::kGradient}, g);
+    // Note [Observers change nothing]: a stale view's grad_fn is not regenerated here; its
+    // root links to where backward would go on, its base's node. A leaf root links to nothing.
+    const Edge edge = observed_gradient_edge(root);
+    const bool leaf = get_view_info(root) == nullptr &&
+                      dynamic_cast<const AccumulateGrad*>(edge.function.get()) != nullptr;
+    if (edge.is_valid() && !leaf) {
+      boost::add_edge(r, node_vertex(edge.function.get()), EdgeInfo{EdgeKind::kGradient}, g);
+    }
     if (const ViewInfo* info = get_view_info(root)) {
       std::string label = "base\n" + describe(info->base);
       if (info->base.grad_fn()) label += std::string("\n") + info->base.grad_fn()->name();

@@ -98,11 +98,11 @@ void set_view_history(const Tensor& base, const Tensor& view, CreationMeta creat
 
 namespace {
 
-// PyTorch's handle_view_on_rebase: views that cannot be rebased raise here. `indirect`: the
-// write went through the base or another view, not through this view.
-void handle_view_on_rebase(const AutogradMeta& meta, bool indirect) {
+// What PyTorch's handle_view_on_rebase raises for a view that cannot be rebased, or "" when it
+// can. `indirect`: the write went through the base or another view, not through this view.
+std::string view_rebase_error(const AutogradMeta& meta, bool indirect) {
   const CreationMeta creation_meta = meta.view_->creation_meta;
-  if (creation_meta == CreationMeta::kDefault) return;
+  if (creation_meta == CreationMeta::kDefault) return "";
   const char* modified = indirect ? "its base or another view of its base has been" : "is being";
   std::string msg;
   if (meta.grad_fn_) {
@@ -129,10 +129,44 @@ void handle_view_on_rebase(const AutogradMeta& meta, bool indirect) {
         "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
         "want the inplace to be tracked).";
   }
-  throw AutogradError(msg);
+  return msg;
+}
+
+void handle_view_on_rebase(const AutogradMeta& meta, bool indirect) {
+  std::string msg = view_rebase_error(meta, indirect);
+  if (!msg.empty()) throw AutogradError(msg);
+}
+
+// Whether view_grad_fn() would regenerate the grad_fn of the view `view` (meta.view_ set).
+bool view_grad_fn_is_stale(const Tensor& view, const AutogradMeta& meta) {
+  const ViewInfo& info = *meta.view_;
+  if (!meta.grad_fn_ && !tensor_requires_grad(info.base)) return false;
+  return info.attr_version != view.version();
 }
 
 }  // namespace
+
+Edge observed_gradient_edge(const Tensor& t) {
+  AutogradMeta* meta = get_autograd_meta(t);
+  if (meta == nullptr) return Edge();
+  if (meta->view_ != nullptr && view_grad_fn_is_stale(t, *meta)) {
+    // The node grad_fn() would make is the view op's over the base's history (it saves no
+    // tensor); backward goes on from the base's edge. The base is never a view.
+    return observed_gradient_edge(meta->view_->base);
+  }
+  if (meta->grad_fn_) return Edge(meta->grad_fn_, meta->output_nr_);
+  if (meta->requires_grad_) {
+    std::lock_guard<std::mutex> lock(meta->accumulator_mutex_);
+    if (std::shared_ptr<Node> acc = meta->grad_accumulator_.lock()) return Edge(acc, 0);
+  }
+  return Edge();
+}
+
+std::string observed_view_error(const Tensor& t) {
+  AutogradMeta* meta = get_autograd_meta(t);
+  if (meta == nullptr || meta->view_ == nullptr || !view_grad_fn_is_stale(t, *meta)) return "";
+  return view_rebase_error(*meta, /*indirect=*/true);
+}
 
 std::shared_ptr<Node> replace_grad_fn(const Tensor& self, AutogradMeta& meta,
                                       std::shared_ptr<Node> node, uint32_t output_nr) {
@@ -146,9 +180,8 @@ std::shared_ptr<Node> replace_grad_fn(const Tensor& self, AutogradMeta& meta,
 
 const std::shared_ptr<Node>& view_grad_fn(const Tensor& view, AutogradMeta& meta) {
   ViewInfo& info = *meta.view_;
-  if (!meta.grad_fn_ && !tensor_requires_grad(info.base)) return meta.grad_fn_;
-  const uint32_t current = view.version();
-  if (info.attr_version != current) {
+  if (view_grad_fn_is_stale(view, meta)) {
+    const uint32_t current = view.version();
     // The base or another view was written in place: replay this view on the base.
     handle_view_on_rebase(meta, /*indirect=*/true);
     std::shared_ptr<Node> old =

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "autograd/autograd_meta.h"
@@ -36,6 +37,24 @@ bool compute_requires_grad_list(TensorList tensors);
 Edge gradient_edge(const Tensor& t);
 // The AccumulateGrad node of a leaf that requires grad (created on first use), else null.
 std::shared_ptr<Node> grad_accumulator(const Tensor& leaf);
+
+// Note [Observers change nothing]
+// What inspects a graph without running it (check_backward, MutationLog's saved_by, to_dot and
+// render, anomaly mode's records) only reads: it must not regenerate a view's grad_fn, create
+// an AccumulateGrad, raise where the program would not, or change any tensor, version or
+// grad_fn, so that a program behaves the same with and without it (tests/autograd/
+// observer_test.cc runs a corpus both ways). gradient_edge() is not such a reader: through
+// Tensor::grad_fn() it replaces a stale view's grad_fn (and raises for a view that cannot be
+// rebased), and it creates a leaf's accumulator. Observers start from observed_gradient_edge:
+// - a view whose grad_fn grad_fn() would regenerate: its base's observed edge (the node that
+//   backward would make is the view op's over the base's history, and saves no tensor);
+// - a leaf without an AccumulateGrad yet: no edge (an accumulator saves nothing either);
+// - otherwise the tensor's gradient edge as it is.
+Edge observed_gradient_edge(const Tensor& t);
+// The AutogradError message that t.grad_fn() (and so backward from t) would raise because t is
+// a view, made in no_grad mode or by a multi-output op, whose base was written in place; ""
+// when it would not raise. Changes nothing.
+std::string observed_view_error(const Tensor& t);
 
 template <typename... Ts>
 EdgeList collect_next_edges(const Ts&... tensors) {

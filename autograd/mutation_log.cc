@@ -99,7 +99,7 @@ std::vector<std::string> MutationLogAccess::saved_by(const MutationLog& log,
   if (log.watched_.empty()) return out;
   std::vector<Edge> edges;
   for (const Tensor& root : log.watched_) {
-    Edge edge = gradient_edge(root);
+    Edge edge = observed_gradient_edge(root);  // Note [Observers change nothing]
     if (edge.is_valid()) edges.push_back(std::move(edge));
   }
   for (Node* node : execution_order(edges)) {

@@ -45,20 +45,30 @@ Tensor Tensor::grad() const {
 }
 
 void Tensor::set_grad(const Tensor& grad) const {
+  // torch 1.13's checks (THPVariable_set_grad), in its order: identity, type (dtype and device
+  // type), device index, size. Nothing changes when one fails.
   if (grad.defined()) {
+    if (grad.is_same(*this)) {
+      throw autograd::AutogradError(
+          "set_grad(): can't assign Variable as its own grad: backward would accumulate into "
+          "the tensor itself; assign a separate tensor (x.detach().clone(), or "
+          "zeros_like(x))");
+    }
+    if (grad.dtype() != dtype() || grad.device().type() != device().type()) {
+      throw DTypeError(str("set_grad(): assigned grad has data of a different type: got ",
+                           dtype_name(grad.dtype()), " on ", grad.device(), ", expected ",
+                           dtype_name(dtype()), " on ", device(),
+                           " like the tensor; convert it with .to()"));
+    }
+    if (grad.device() != device()) {
+      throw DeviceError(
+          str("set_grad(): assigned grad has data located on a different device: ", grad.device(),
+              ", but the tensor is on ", device(), "; move it with .to(", device(), ")"));
+    }
     if (!grad.sizes().equals(sizes())) {
       throw ShapeError(str("set_grad(): assigned grad has data of a different size: got ",
                            grad.sizes(), ", expected ", sizes(),
                            "; a gradient has the shape of its tensor"));
-    }
-    if (grad.dtype() != dtype()) {
-      throw DTypeError(str("set_grad(): assigned grad has data of a different type: got ",
-                           dtype_name(grad.dtype()), ", expected ", dtype_name(dtype()),
-                           "; convert it with .to()"));
-    }
-    if (grad.device() != device()) {
-      throw DeviceError(str("set_grad(): assigned grad is on ", grad.device(),
-                            " but the tensor is on ", device(), "; move it first"));
     }
   }
   AutogradMeta* meta = get_autograd_meta(*this);

@@ -64,7 +64,7 @@ Work::~Work() {
 }
 
 void Work::finish() {
-  for (VersionCounter& vc : pending_) vc.set_pending(nullptr);
+  pending_.clear();  // clears the marks
   done_ = true;
   for (auto& f : after_) f();
   after_.clear();
@@ -270,8 +270,13 @@ std::shared_ptr<Work> ProcessGroup::run(Call& call, bool async) {
       if (call.kind == Kind::kReduceScatter) {
         touched.insert(touched.end(), call.list.begin(), call.list.end());
       }
+      // Note [Pending collective]: the written memory must be free of every unfinished op; the
+      // memory read must not be written by one.
+      for (const Tensor& w : written) {
+        check_pending(*w.unsafe_impl(), PendingAccess::kWrite, call.name);
+      }
       for (const Tensor& x : touched) {
-        if (x.version_counter().has_pending()) x.version_counter().throw_pending_access(call.name);
+        check_pending(*x.unsafe_impl(), PendingAccess::kRead, call.name);
       }
       for (const Tensor& w : written) {
         const bool requires_grad = autograd::compute_requires_grad(w);
@@ -365,8 +370,12 @@ std::shared_ptr<Work> ProcessGroup::run(Call& call, bool async) {
   if (async) {
     const MutationSite site{call.name, call.site.file, call.site.line};
     for (const Tensor& w : written) {
-      w.version_counter().set_pending(&site);
-      work->pending_.push_back(w.version_counter());
+      work->pending_.emplace_back(w.storage(), PendingAccess::kWrite, site);
+    }
+    // all_gather reads its input while it runs (unless it was staged: then the mark costs
+    // nothing); reduce_scatter_'s inputs were copied into `send` above.
+    if (call.kind == Kind::kAllGather) {
+      work->pending_.emplace_back(t.storage(), PendingAccess::kRead, site);
     }
   }
   work->after_ = std::move(after);
@@ -390,7 +399,7 @@ std::shared_ptr<Work> ProcessGroup::run(Call& call, bool async) {
         break;
     }
   } catch (...) {
-    for (VersionCounter& vc : work->pending_) vc.set_pending(nullptr);
+    work->pending_.clear();
     work->done_ = true;
     throw;
   }

@@ -34,9 +34,10 @@ class DistributedError : public Error {
   using Error::Error;
 };
 
-// A started collective that has not finished. Until wait() returns, the tensors it writes refuse
-// reads and writes (PendingWriteError, Note [Pending collective] in
-// docs/notes/version-counter.md). Destroying an unfinished Work waits for it.
+// A started collective that has not finished. Until wait() returns, the memory it writes refuses
+// reads and writes, and all_gather's input refuses writes, through every alias (PendingWriteError,
+// Note [Pending collective] in docs/notes/version-counter.md). Destroying an unfinished Work
+// waits for it.
 class Work {
  public:
   // Something the transport runs: wait() blocks until done, test() polls.
@@ -63,7 +64,7 @@ class Work {
 
   std::mutex* group_mutex_ = nullptr;  // the group's: serializes calls into the transport
   std::unique_ptr<Request> request_;
-  std::vector<VersionCounter> pending_;       // the written tensors' counters, marked pending
+  std::vector<PendingMark> pending_;          // on the memory it writes and reads
   std::vector<std::function<void()>> after_;  // copy-backs into non-contiguous tensors, AVG
   bool done_ = false;
 };

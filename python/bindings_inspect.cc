@@ -24,8 +24,15 @@ void bind_inspect(py::module_& m) {
   py::class_<BackwardProblem>(m, "_BackwardProblem")
       .def_property_readonly("kind",
                              [](const BackwardProblem& p) {
-                               return p.kind == BackwardProblem::Kind::kStale ? "stale"
-                                                                              : "released";
+                               switch (p.kind) {
+                                 case BackwardProblem::Kind::kStale:
+                                   return "stale";
+                                 case BackwardProblem::Kind::kReleased:
+                                   return "released";
+                                 case BackwardProblem::Kind::kView:
+                                   return "view";
+                               }
+                               return "?";
                              })
       .def_readonly("node", &BackwardProblem::node)
       .def_readonly("wrapper", &BackwardProblem::wrapper)

@@ -90,7 +90,15 @@ void bind_tensor(py::module_& m) {
   // Autograd attributes.
   t.def_property(
        "grad", [](const Tensor& s) { return wrap_tensor(s.grad()); },
-       [](const Tensor& s, py::handle g) { s.set_grad(optional_tensor(g)); })
+       [](const Tensor& s, py::handle g) {
+         if (!g.is_none() && !py::isinstance<Tensor>(g)) {  // torch's TypeError
+           throw py::type_error(
+               str("assigned grad expected to be a Tensor or None but got grad of type ",
+                   Py_TYPE(g.ptr())->tp_name,
+                   "; convert it with mutagrad.tensor(...) (of the tensor's dtype and shape)"));
+         }
+         s.set_grad(optional_tensor(g));
+       })
       .def_property_readonly("grad_fn",
                              [](const Tensor& s) -> py::object {
                                const auto& fn = s.grad_fn();

@@ -12,6 +12,7 @@
 
 #include "tensor/device.h"
 #include "tensor/dtype.h"
+#include "tensor/pending.h"
 #include "tensor/small_vector.h"
 #include "tensor/storage.h"
 #include "tensor/version_counter.h"
@@ -42,11 +43,10 @@ class TensorImpl {
   const Storage& storage() const { return storage_; }
   bool is_contiguous() const { return is_contiguous_; }
   // Address of element [0, ..., 0]. PendingWriteError while an asynchronous collective still
-  // writes the storage (Note [Pending collective] in docs/notes/version-counter.md).
+  // writes the storage's memory, through any alias (Note [Pending collective] in
+  // docs/notes/version-counter.md).
   void* data() const {
-    if (__builtin_expect(version_counter_.has_pending(), 0)) {
-      version_counter_.throw_pending_access("a read or write of its data");
-    }
+    check_pending(*this, PendingAccess::kRead, "a read or write of its data");
     return static_cast<char*>(storage_.data()) + storage_offset_ * element_size(dtype_);
   }
 

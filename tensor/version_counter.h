@@ -17,6 +17,8 @@
 #include <string>
 #include <thread>
 
+#include "tensor/pending.h"
+
 namespace mutagrad {
 
 class TensorImpl;
@@ -76,8 +78,11 @@ class VersionCounter {
   // `written`: the tensor the write goes through, for the pre-write hook's observers (its shape
   // appears in a MutationLog); every in-place op of the library passes it.
   void bump(const MutationSite& site, const TensorImpl* written = nullptr) {
-    if (__builtin_expect(impl_->pending_op.load(std::memory_order_relaxed) != nullptr, 0)) {
-      throw_pending_access(site.op != nullptr ? site.op : "an in-place write");
+    // Note [Pending collective]: the write is refused, before anything changes, while an
+    // unfinished op reads or writes the memory of `written`'s storage.
+    if (__builtin_expect(any_pending_marks(), 0) && written != nullptr) {
+      detail::check_pending_slow(*written, PendingAccess::kWrite,
+                                 site.op != nullptr ? site.op : "an in-place write");
     }
     if (PreWriteHook hook = g_pre_write_hook.load(std::memory_order_relaxed)) {
       hook(*this, site, written);
@@ -93,22 +98,6 @@ class VersionCounter {
     if (from >= now || now - from > kSiteHistory) return std::nullopt;
     return impl_->sites[from % kSiteHistory].read(from);
   }
-
-  // See Note [Pending collective] in docs/notes/version-counter.md. While set, every write
-  // (bump) and every data access (TensorImpl::data) of the storage family throws
-  // PendingWriteError naming `site`; clear it with nullptr once the writer has finished.
-  void set_pending(const MutationSite* site) {
-    if (site == nullptr) {
-      impl_->pending_op.store(nullptr, std::memory_order_release);
-      return;
-    }
-    impl_->pending_file.store(site->file, std::memory_order_relaxed);
-    impl_->pending_line.store(site->line, std::memory_order_relaxed);
-    impl_->pending_op.store(site->op != nullptr ? site->op : "?", std::memory_order_release);
-  }
-  bool has_pending() const { return impl_->pending_op.load(std::memory_order_relaxed) != nullptr; }
-  // Throws PendingWriteError: `access` ("data_ptr", "add_", ...) met an unfinished writer.
-  [[noreturn]] void throw_pending_access(const char* access) const;
 
   bool is_same(const VersionCounter& other) const { return impl_ == other.impl_; }
   // Identity of the shared counter (one per storage family); stable while any alias lives.
@@ -175,10 +164,6 @@ class VersionCounter {
   struct Impl {
     std::atomic<uint32_t> version{0};
     SiteSlot sites[kSiteHistory];
-    // The unfinished asynchronous writer (a collective), null when there is none.
-    std::atomic<const char*> pending_op{nullptr};
-    std::atomic<const char*> pending_file{nullptr};
-    std::atomic<int> pending_line{0};
   };
   std::shared_ptr<Impl> impl_;
 };

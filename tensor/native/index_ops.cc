@@ -412,7 +412,8 @@ constexpr int64_t kStageRatio = 4;
 namespace {
 
 bool worth_staging(const Tensor& self, const AdvancedIndex& adv) {
-  if (!self.device().is_cpu() || self.version_counter().has_pending()) return false;
+  if (!self.device().is_cpu()) return false;
+  if (is_pending(*self.unsafe_impl(), PendingAccess::kWrite)) return false;  // the bump refuses
   const int64_t bytes = self.numel() * self.element_size();
   if (bytes == 0 || bytes > kStagedBytes || compute_numel(adv.result_shape) == 0) return false;
   // Note [Operands read before the write]: a staged copy would separate shared elements.

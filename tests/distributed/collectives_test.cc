@@ -320,6 +320,60 @@ TEST(Async, PendingTensorRefusesReadsAndWritesUntilWait) {
   EXPECT_EQ((base.index({0, 0}).item<double>()), rank() + 1.0);  // the other row is untouched
 }
 
+// Issue 34 item 4: x.data (variable_data(), a fresh version counter) and a tensor made over the
+// same bytes (from_blob, as Python's from_numpy) reach the memory without the written tensor's
+// version counter; the pending mark is on the memory, so they are refused too, and no write is
+// lost when the all_reduce lands.
+TEST(Async, EveryAliasOfThePendingMemoryIsRefused) {
+  Tensor t = full({4}, rank() + 1.0, kFloat64);
+  Tensor data = t.variable_data();
+  Tensor blob = from_blob(t.data_ptr<double>(), {4}, {1}, kFloat64, nullptr);
+  Tensor views[] = {t.detach(), t.narrow(0, 1, 2), data, data.narrow(0, 2, 2), blob};
+  auto work = pg().all_reduce_async_(t, RO::kSum);
+  for (Tensor& v : views) {
+    const uint32_t version = v.version();
+    EXPECT_THROW(v.add_(1000.0), PendingWriteError);
+    EXPECT_THROW((void)v.sum(), PendingWriteError);
+    EXPECT_EQ(v.version(), version);
+  }
+  work->wait();
+  const double sum = world() * (world() + 1) / 2.0;
+  expect_values(t, {sum, sum, sum, sum}, "no write lost");
+  data.add_(1.0);  // free again
+  expect_values(t, {sum + 1, sum + 1, sum + 1, sum + 1}, "after wait");
+}
+
+// all_gather_async reads its input until wait(): writes through any alias are refused, reads
+// are not; the gathered values are the input's at the call.
+TEST(Async, AllGatherInputRefusesWritesUntilWait) {
+  Tensor input = full({3}, 10.0 * rank(), kFloat32);
+  Tensor data = input.variable_data();
+  std::vector<Tensor> out;
+  for (int r = 0; r < world(); ++r) out.push_back(zeros({3}, kFloat32));
+  const int line = __LINE__ + 1;
+  auto work = pg().all_gather_async(out, input);
+  try {
+    data.add_(1.0);
+    FAIL() << "expected PendingWriteError";
+  } catch (const PendingWriteError& e) {
+    EXPECT_NE(std::string(e.what()).find(str("still being read by all_gather started at ")),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(str("collectives_test.cc:", line)), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(input.narrow(0, 0, 1).fill_(5.0), PendingWriteError);
+  EXPECT_THROW(input.copy_(ones({3}, kFloat32)), PendingWriteError);
+  EXPECT_EQ(input.version(), 0u);
+  EXPECT_NEAR((input.sum().item<double>()), 30.0 * rank(), 1e-6);  // reads are allowed
+  work->wait();
+  for (int r = 0; r < world(); ++r) {
+    expect_values(out[static_cast<size_t>(r)], {10.0 * r, 10.0 * r, 10.0 * r}, "gathered");
+  }
+  data.add_(1.0);
+  expect_values(input, {10.0 * rank() + 1, 10.0 * rank() + 1, 10.0 * rank() + 1}, "after wait");
+}
+
 TEST(Async, EveryCollectiveAndNonContiguousCopyBack) {
   Tensor m = zeros({3, 2}, kFloat64) + rank();
   Tensor col = m.select(1, 0);

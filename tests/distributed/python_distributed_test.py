@@ -68,6 +68,46 @@ def test_pending_async_refuses_reads():
     assert work.is_completed() and t.tolist() == [float(world)] * 4
 
 
+def refused(fn, what):
+    try:
+        fn()
+    except RuntimeError as e:
+        assert what in str(e), str(e)
+    else:
+        raise AssertionError(f"expected the pending-access error ({what})")
+
+
+def test_every_alias_of_a_pending_tensor_is_refused():
+    # Issue 34 item 4: t.data.add_(1000) during the all_reduce was lost when it landed.
+    t = mg.ones(4)
+    before = t.numpy()  # a NumPy array taken before: its memory is t's
+    aliases = [t.data, t.detach(), t[1:3], t.data[2:], mg.from_numpy(before), mg.from_numpy(before[2:])]
+    work = dist.all_reduce(t, async_op=True)
+    for a in aliases:
+        version = a._version
+        refused(lambda: a.add_(1000), "still being written by all_reduce_")
+        refused(lambda: a.sum(), "still being written by all_reduce_")
+        assert a._version == version
+    refused(lambda: t.numpy(), "still being written by all_reduce_")
+    work.wait()
+    assert t.tolist() == [float(world)] * 4, t.tolist()
+    t.data.add_(1)
+    assert before.tolist() == [world + 1.0] * 4
+
+
+def test_all_gather_input_refuses_writes_until_wait():
+    x = mg.full((3,), 10.0 * rank)
+    out = [mg.zeros(3) for _ in range(world)]
+    work = dist.all_gather(out, x, async_op=True)
+    for a in (x, x.data, x[0:1], mg.from_numpy(x.numpy())):
+        refused(lambda: a.add_(1), "still being read by all_gather")
+    assert x.sum().item() == 30.0 * rank  # reads are allowed
+    work.wait()
+    assert [o.tolist() for o in out] == [[10.0 * r] * 3 for r in range(world)]
+    x.data.add_(1)
+    assert x.tolist() == [10.0 * rank + 1] * 3
+
+
 def test_ddp_matches_one_process():
     def model_params(seed):
         mg.manual_seed(seed)

@@ -84,7 +84,9 @@ class BackwardCheck:
     """What check() found: `problems` (one per saved tensor backward would refuse, in the order
     backward meets them; each has kind "stale" or "released", node, field, shape, dtype,
     saved_version, current_version and the first write after the save as write_op, write_file,
-    write_line), and `ok` (True when backward would succeed). str() is the report."""
+    write_line; kind "view" first for a root that is a no_grad or multi-output view whose base
+    was written since, which backward refuses before running anything), and `ok` (True when
+    backward would succeed). str() is the report."""
 
     def __init__(self, problems, nodes_checked, saved_checked, text):
         self.problems = list(problems)
