@@ -223,5 +223,40 @@ TEST(PendingAccess, MarksAreIndependentAndMovable) {
   EXPECT_NO_THROW(t.add_(1.0));
 }
 
+// Note [Pending marks are found without a lock]: marks beyond the lock-free table's slots are
+// still found, slots freed by cleared marks are reused, and marks set and cleared in any order
+// leave none behind.
+TEST(PendingAccess, ManyMarksSpillBeyondTheSlotsAndAreAllFound) {
+  constexpr int kMarks = 300;  // more than the table's 128 slots
+  std::vector<Tensor> targets;
+  std::vector<PendingMark> marks;
+  for (int i = 0; i < kMarks; ++i) {
+    targets.push_back(make_target());
+    marks.emplace_back(targets.back().storage(),
+                       i % 2 == 0 ? PendingAccess::kWrite : PendingAccess::kRead, kSite);
+  }
+  for (int i = 0; i < kMarks; ++i) {
+    Tensor& t = targets[static_cast<size_t>(i)];
+    EXPECT_THROW(t.variable_data().add_(1.0), PendingWriteError) << "mark " << i;
+    if (i % 2 == 0) {
+      EXPECT_THROW((void)t.sum(), PendingWriteError) << "mark " << i;
+    } else {
+      EXPECT_NO_THROW((void)t.sum()) << "mark " << i;
+    }
+  }
+  // Clear the first half (freeing slots), set new marks into them, then clear from the back.
+  for (int i = 0; i < kMarks / 2; ++i) marks[static_cast<size_t>(i)].clear();
+  for (int i = 0; i < kMarks / 2; ++i) EXPECT_NO_THROW(targets[static_cast<size_t>(i)].add_(1.0));
+  Tensor fresh = make_target();
+  PendingMark late(fresh.storage(), PendingAccess::kWrite, kSite);
+  EXPECT_THROW(fresh.add_(1.0), PendingWriteError);
+  EXPECT_THROW(targets[kMarks - 2].add_(1.0), PendingWriteError);  // a spilled mark
+  late.clear();
+  for (int i = kMarks - 1; i >= kMarks / 2; --i) marks[static_cast<size_t>(i)].clear();
+  EXPECT_FALSE(any_pending_marks());
+  for (Tensor& t : targets) EXPECT_NO_THROW(t.add_(1.0));
+  EXPECT_NO_THROW(fresh.add_(1.0));
+}
+
 }  // namespace
 }  // namespace mutagrad
