@@ -61,6 +61,14 @@ void check_value_broadcasts(const Tensor& dst, const Tensor& value) {
   }
 }
 
+// Note [Advanced sets keep the value's dtype]
+// As PyTorch 1.13: a basic write (Path A) converts a tensor value to self's dtype (copy_), and
+// so does a number; an advanced write (Path B) gives the tensor value to index_put_ as it is,
+// which refuses another dtype (DTypeError "Index put requires the source and destination dtypes
+// match") before anything is written -- except for a bool mask with a one-element CPU value,
+// index_put_'s masked fill, which converts (x[mask] = tensor(1.5) on an int64 x writes 1).
+// Converting here would silently truncate int_x[idx] = float_tensor.
+
 // Path A / Path B writes without autograd: validate everything, bump once, then write.
 void write_native(const Tensor& self, const Sliced& sliced, const Tensor* value,
                   const Scalar* scalar, const MutationSite& site) {
@@ -79,9 +87,10 @@ void write_native(const Tensor& self, const Sliced& sliced, const Tensor* value,
   // A mask with a scalar (or one-element) value becomes a masked fill inside index_put_. The
   // scalar stays a CPU tensor for a CUDA destination too: index_put_ takes the masked fill only
   // for a CPU value (reading a device one would cost a synchronization) and moves it otherwise.
+  // A tensor value keeps its dtype (Note [Advanced sets keep the value's dtype]).
   if (scalar != nullptr) check_scalar_fits(*scalar, dst.dtype(), kSetItem);
   Tensor v = scalar != nullptr ? full({}, *scalar, dst.dtype(), kCPU)
-                               : strip_leading_ones_view(native::to(*value, dst.dtype()), false);
+                               : strip_leading_ones_view(*value, false);
   native::AdvancedIndex adv =
       native::prepare_index_put(dst, sliced.indices, v, /*accumulate=*/false);
   self.version_counter().bump(site, self.unsafe_impl());
@@ -97,11 +106,17 @@ void set_item_impl(const Tensor& self, ArrayRef<TensorIndex> indices, const Tens
   // (x[3:3], an empty index tensor, an all-false mask, (False,)) is a write of no elements: it
   // runs the checks and bumps once, as PyTorch does.
   if (indices.size() == 1 && indices[0].is_boolean() && !indices[0].boolean()) return;
+  // PyTorch's set_item reads a lone `true` (Python's bare x[True] = v) as x.unsqueeze(0) = v: a
+  // basic write, which converts the value's dtype (x[None] = v here). In a longer list (Python's
+  // (True,)) `true` is an advanced index.
+  const TensorIndex new_dim(None);
+  const ArrayRef<TensorIndex> list =
+      indices.size() == 1 && indices[0].is_boolean() ? ArrayRef<TensorIndex>(new_dim) : indices;
   if (!needs_autograd(self, value)) {
-    write_native(self, apply_slicing(self, indices, ViewMode::kNative), value, scalar, ms);
+    write_native(self, apply_slicing(self, list, ViewMode::kNative), value, scalar, ms);
     return;
   }
-  Sliced sliced = apply_slicing(self, indices, ViewMode::kDifferentiable);
+  Sliced sliced = apply_slicing(self, list, ViewMode::kDifferentiable);
   const Tensor& dst = sliced.tensor;
   if (!sliced.has_advanced()) {
     if (scalar != nullptr) {
@@ -115,7 +130,7 @@ void set_item_impl(const Tensor& self, ArrayRef<TensorIndex> indices, const Tens
   }
   if (scalar != nullptr) check_scalar_fits(*scalar, self.dtype(), kSetItem);
   Tensor v = scalar != nullptr ? full({}, *scalar, self.dtype(), self.device())
-                               : strip_leading_ones_view(value->to(self.dtype()), true);
+                               : strip_leading_ones_view(*value, true);
   autograd::index_put_(dst, sliced.indices, v, /*accumulate=*/false, ms);
 }
 

@@ -94,7 +94,7 @@ Sliced apply_slicing(const Tensor& self, ArrayRef<TensorIndex> indices, ViewMode
     check_dim_exists(result, dim, 0, "an integer index");
     int64_t size = result.size(dim);
     if (i < -size || i >= size) {
-      throw IndexError(native::out_of_bounds_message(i, orig, size));
+      throw IndexOutOfRangeError(native::out_of_bounds_message(i, orig, size));
     }
     result = views.select(result, dim, i < 0 ? i + size : i);
     ++orig;

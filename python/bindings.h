@@ -29,7 +29,7 @@ namespace py = pybind11;
 class IntOverflow : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-// The same for an integer index: mutagrad.IndexOverflowError, also an IndexError.
+// The same for an integer index: mutagrad.IndexOverflowError, also an IndexOutOfRangeError.
 class IndexOverflow : public IntOverflow {
   using IntOverflow::IntOverflow;
 };

@@ -36,7 +36,10 @@ int64_t int_index(py::handle h) {
   return index.cast<int64_t>();
 }
 
-TensorIndex to_tensor_index(py::handle h) {
+// `device`: the indexed tensor's. A list or array becomes an index tensor there, as torch makes
+// it with the tensor's options: x_cuda[..., [True]] = tensor(1.5) is then torch's masked fill
+// (a mask on x's device), which converts the value's dtype.
+TensorIndex to_tensor_index(py::handle h, Device device) {
   PyObject* p = h.ptr();
   if (p == Py_None) return TensorIndex(indexing::None);
   if (p == Py_Ellipsis) return TensorIndex(indexing::Ellipsis);
@@ -70,7 +73,7 @@ TensorIndex to_tensor_index(py::handle h) {
     if ((t.numel() == 0 && t.is_floating_point()) || t.dtype() == kInt8 || t.dtype() == kInt16) {
       t = native::to(t, kInt64);
     }
-    return TensorIndex(t);
+    return TensorIndex(t.device() == device ? t : t.to(device));
   }
   throw IndexError(
       str("a ", std::string(py::str(h.get_type().attr("__name__"))),
@@ -108,18 +111,19 @@ bool sequence_is_tuple(py::handle index) {
   return false;
 }
 
-std::vector<TensorIndex> to_index_list(py::handle index) {
+std::vector<TensorIndex> to_index_list(py::handle index, Device device) {
   std::vector<TensorIndex> out;
   if (sequence_is_tuple(index)) {
     py::sequence seq = py::reinterpret_borrow<py::sequence>(index);
-    for (size_t i = 0; i < seq.size(); ++i) out.push_back(to_tensor_index(seq[i]));
-    // C++ reads the one-entry list {false} as torch's bare x[False] (writes and checks
-    // nothing). A tuple (False,) is not bare in torch, so add the no-op trailing Ellipsis.
-    if (out.size() == 1 && out[0].is_boolean() && !out[0].boolean()) {
+    for (size_t i = 0; i < seq.size(); ++i) out.push_back(to_tensor_index(seq[i], device));
+    // C++ reads the one-entry list {false} as torch's bare x[False] (a set writes and checks
+    // nothing) and {true} as its bare x[True] (a set is the basic write x.unsqueeze(0) = v). A
+    // tuple (False,) or (True,) is not bare in torch, so add the no-op trailing Ellipsis.
+    if (out.size() == 1 && out[0].is_boolean()) {
       out.push_back(TensorIndex(indexing::Ellipsis));
     }
   } else {
-    out.push_back(to_tensor_index(index));
+    out.push_back(to_tensor_index(index, device));
   }
   return out;
 }
@@ -317,14 +321,14 @@ void bind_indexing(py::module_& m) {
   tensor.def(
       "__getitem__",
       [](const Tensor& self, py::handle index) {
-        std::vector<TensorIndex> indices = to_index_list(index);
+        std::vector<TensorIndex> indices = to_index_list(index, self.device());
         return indexing_call(indices, [&] { return self.index(indices); });
       },
       py::arg("index"));
   tensor.def(
       "__setitem__",
       [](Tensor& self, py::handle index, py::handle value) {
-        std::vector<TensorIndex> indices = to_index_list(index);
+        std::vector<TensorIndex> indices = to_index_list(index, self.device());
         CallSite site = python_call_site();
         if (py::isinstance<Tensor>(value)) {
           Tensor v = value.cast<Tensor>();

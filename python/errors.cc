@@ -1,7 +1,8 @@
 // How errors reach Python. A mutagrad::Error becomes a RuntimeError (an IndexError stays an
-// IndexError) with the C++ spellings in its message rewritten as Python ones (python_message);
-// a Python int outside int64 becomes mutagrad.IntOverflowError / IndexOverflowError; and
-// pybind11's own argument errors become torch-like TypeErrors (install_argument_errors):
+// IndexError; an IndexOutOfRangeError is mutagrad.IndexOutOfRangeError, both) with the C++
+// spellings in its message rewritten as Python ones (python_message); a Python int outside int64
+// becomes mutagrad.IntOverflowError / IndexOverflowError; and pybind11's own argument errors become
+// torch-like TypeErrors (install_argument_errors):
 //
 //   x.sum(foo=1)
 //   TypeError: sum() received an invalid combination of arguments - got (foo=int), but
@@ -88,8 +89,9 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 
 // ---- exception types ------------------------------------------------------------------------
 
-PyObject* int_overflow_type = nullptr;    // mutagrad.IntOverflowError
-PyObject* index_overflow_type = nullptr;  // mutagrad.IndexOverflowError
+PyObject* int_overflow_type = nullptr;        // mutagrad.IntOverflowError
+PyObject* index_overflow_type = nullptr;      // mutagrad.IndexOverflowError
+PyObject* index_out_of_range_type = nullptr;  // mutagrad.IndexOutOfRangeError
 
 PyObject* new_exception_type(const char* name, const char* doc, py::tuple bases) {
   PyObject* type = PyErr_NewExceptionWithDoc(name, doc, bases.ptr(), nullptr);
@@ -528,7 +530,10 @@ std::string python_message(const std::string& cpp_message) {
 }
 
 void bind_errors(py::module_& m) {
-  // IndexError stays IndexError; every other mutagrad::Error (ValueError included: torch
+  // IndexOutOfRangeError is both an IndexError and a RuntimeError: torch raises IndexError for
+  // an out-of-range index of x[idx], index_put_, take, put_, index_select, index_add_, ... and
+  // RuntimeError for gather and the scatters, and code catches either (docs/python.md).
+  // Any other IndexError stays IndexError; every other mutagrad::Error (ValueError included: torch
   // raises RuntimeError for nearly all of those conditions, e.g. zeros(-1), permute(0, 0),
   // an in-place write to overlapping memory) is a RuntimeError, its message with Python
   // spellings. The few places where torch raises TypeError or ValueError (item() of many
@@ -542,12 +547,20 @@ void bind_errors(py::module_& m) {
       "ValueError as torch 1.13 and 2.x raise for it.",
       py::make_tuple(py::handle(PyExc_OverflowError), py::handle(PyExc_RuntimeError),
                      py::handle(PyExc_ValueError)));
+  index_out_of_range_type = new_exception_type(
+      "mutagrad.IndexOutOfRangeError",
+      "An index value outside the range its op accepts (x[idx], index_put_, gather, scatter_, "
+      "take, put_, index_select, index_add_, ...). An IndexError and a RuntimeError: torch "
+      "raises one or the other depending on the op.",
+      py::make_tuple(py::handle(PyExc_IndexError), py::handle(PyExc_RuntimeError)));
   index_overflow_type = new_exception_type(
       "mutagrad.IndexOverflowError",
-      "An integer index that does not fit in int64: an IndexError and an IntOverflowError.",
-      py::make_tuple(py::handle(PyExc_IndexError), py::handle(int_overflow_type)));
+      "An integer index that does not fit in int64: an IndexOutOfRangeError and an "
+      "IntOverflowError.",
+      py::make_tuple(py::handle(index_out_of_range_type), py::handle(int_overflow_type)));
   m.attr("IntOverflowError") = py::handle(int_overflow_type);
   m.attr("IndexOverflowError") = py::handle(index_overflow_type);
+  m.attr("IndexOutOfRangeError") = py::handle(index_out_of_range_type);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -555,6 +568,8 @@ void bind_errors(py::module_& m) {
       PyErr_SetString(index_overflow_type, e.what());
     } catch (const IntOverflow& e) {
       PyErr_SetString(int_overflow_type, e.what());
+    } catch (const IndexOutOfRangeError& e) {
+      PyErr_SetString(index_out_of_range_type, python_message(e.what()).c_str());
     } catch (const IndexError& e) {
       PyErr_SetString(PyExc_IndexError, python_message(e.what()).c_str());
     } catch (const Error& e) {

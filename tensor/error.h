@@ -26,6 +26,15 @@ class Error : public std::runtime_error {
 class IndexError : public Error {
   using Error::Error;
 };
+// An index value outside the range its op accepts: an element of an index tensor (x[idx],
+// index_put_, gather, scatter_*, take, put_, index_select, index_add_/copy_/fill_), an integer
+// index or select(), a class index (nll_loss). Both an IndexError and (through Error) a
+// std::runtime_error, as Python's mutagrad.IndexOutOfRangeError is both an IndexError and a
+// RuntimeError: torch raises IndexError for some of these ops and RuntimeError for others
+// (docs/indexing.md, "Errors").
+class IndexOutOfRangeError : public IndexError {
+  using IndexError::IndexError;
+};
 // Shapes that do not match, broadcast, or fit a view.
 class ShapeError : public Error {
   using Error::Error;

@@ -15,6 +15,7 @@
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/index_ops.h"
+#include "tensor/native/index_rules.h"
 #include "tensor/native/pointwise.h"
 #include "tensor/native/views.h"
 #include "tensor/shape.h"
@@ -123,6 +124,20 @@ DimWrite validate_fill_tensor(const char* op, const Tensor& self, int64_t dim, c
   return w;
 }
 
+// The op's rule for negative indices (tensor/native/index_rules.h): index_add_ and index_copy_
+// refuse them, index_fill_ wraps them, as PyTorch.
+bool negative_wraps(Kind kind) {
+  switch (kind) {
+    case Kind::kAdd:
+      return native::negative_index_wraps(native::IndexedOp::kIndexAdd);
+    case Kind::kCopy:
+      return native::negative_index_wraps(native::IndexedOp::kIndexCopy);
+    case Kind::kFill:
+      break;
+  }
+  return native::negative_index_wraps(native::IndexedOp::kIndexFill);
+}
+
 // What index_put_ writes: the source (scaled by alpha) or the fill value as a 0-dim tensor.
 Tensor kernel_values(const DimWrite& w, const Tensor& self) {
   switch (w.kind) {
@@ -220,7 +235,8 @@ void write_in_place(const DimWrite& w, const Tensor& self, const MutationSite& s
   const Tensor values = kernel_values(w, self);
   const std::vector<Tensor> list = dim_indices(w.dim, w.index);
   const bool accumulate = w.kind == Kind::kAdd;
-  native::AdvancedIndex adv = native::prepare_index_put(self, list, values, accumulate);
+  native::AdvancedIndex adv =
+      native::prepare_index_put(self, list, values, accumulate, negative_wraps(w.kind));
   std::shared_ptr<Node> node = requires_grad ? make_write_node(w, self) : nullptr;
   self.version_counter().bump(site, self.unsafe_impl());  // every check passed
   native::index_put_validated(self, adv, values, accumulate);
@@ -233,7 +249,8 @@ Tensor write_copy(const DimWrite& w, const Tensor& self) {
   const Tensor values = kernel_values(w, result);
   const std::vector<Tensor> list = dim_indices(w.dim, w.index);
   const bool accumulate = w.kind == Kind::kAdd;
-  native::AdvancedIndex adv = native::prepare_index_put(result, list, values, accumulate);
+  native::AdvancedIndex adv =
+      native::prepare_index_put(result, list, values, accumulate, negative_wraps(w.kind));
   native::index_put_validated(result, adv, values, accumulate);
   const bool requires_grad = w.kind == Kind::kFill ? compute_requires_grad(self, w.value_tensor)
                                                    : compute_requires_grad(self, w.source);
@@ -247,7 +264,8 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   const char* op = "index_select";
   const int64_t d = wrap_dim_of(op, self, dim);
   const Tensor idx = vector_index(op, self, index);
-  Tensor result = native::index(self, dim_indices(d, idx));
+  Tensor result = native::index(self, dim_indices(d, idx),
+                                native::negative_index_wraps(native::IndexedOp::kIndexSelect));
   if (compute_requires_grad(self)) {
     auto node = make_node<IndexSelectBackward0>(self);
     node->index_ = SavedVariable(idx, /*is_output=*/false);

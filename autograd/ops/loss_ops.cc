@@ -119,10 +119,10 @@ void check_nll(const Tensor& input, const Tensor& target, int64_t ignore_index, 
   for (int64_t i = 0; i < host.numel(); ++i) {
     const int64_t v = p[i];
     if (v != ignore_index && (v < 0 || v >= classes)) {
-      throw IndexError(str(op, "(): target ", v, " is out of bounds: class indices must be in [0, ",
-                           classes - 1, "] for an input with ", classes,
-                           " classes, or equal ignore_index (", ignore_index,
-                           "); found at flat position ", i, " of the target"));
+      throw IndexOutOfRangeError(
+          str(op, "(): target ", v, " is out of bounds: class indices must be in [0, ", classes - 1,
+              "] for an input with ", classes, " classes, or equal ignore_index (", ignore_index,
+              "); found at flat position ", i, " of the target"));
     }
   }
 }

@@ -30,6 +30,7 @@
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/index_ops.h"
+#include "tensor/native/index_rules.h"
 #include "tensor/native/pointwise.h"
 #include "tensor/native/reduce.h"
 #include "tensor/native/views.h"
@@ -248,7 +249,7 @@ ScatterPlan plan(const ScatterWrite& w, const Tensor& self) {
   if (native::may_overlap(p.self, p.values)) p.values = native::clone(p.values);
   const bool accumulate = w.kind == Kind::kAdd || w.kind == Kind::kReduce;
   p.adv = native::prepare_index_put(p.self, list, p.values, accumulate,
-                                    /*negative_wraps=*/false,
+                                    native::negative_index_wraps(native::IndexedOp::kScatter),
                                     /*may_stage=*/w.kind != Kind::kReduce);
   if (w.kind != Kind::kReduce) return p;
   if (!w.include_self) {
@@ -549,7 +550,7 @@ Tensor gather_impl(const Tensor& self, int64_t dim, const Tensor& index) {
   check_gather_shape(op, self, d, index);
   const Tensor index1 = as_nonempty(index);
   Tensor result = native::index(as_nonempty(native::detach(self)), coordinate_indices(index1, d),
-                                /*negative_wraps=*/false);
+                                native::negative_index_wraps(native::IndexedOp::kGather));
   if (index.dim() == 0) result = native::view(result, {});
   if (compute_requires_grad(self)) {
     auto node = make_node<GatherBackward0>(self);

@@ -14,6 +14,7 @@
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/index_ops.h"
+#include "tensor/native/index_rules.h"
 #include "tensor/native/pointwise.h"
 #include "tensor/native/views.h"
 #include "tensor/shape.h"
@@ -93,11 +94,13 @@ PutPlan plan_put(const char* op, const Tensor& self, const Tensor& index, const 
     for (int64_t d = 0; d < s.dim(); ++d) span += (s.size(d) - 1) * s.stride(d);
     const Tensor offsets = native::contiguous(
         native::as_strided(arange(span, kInt64, s.device()), s.sizes(), s.strides(), 0));
-    targets = native::index(native::view(offsets, {n}), {index1});
+    targets = native::index(native::view(offsets, {n}), {index1},
+                            native::negative_index_wraps(native::IndexedOp::kPut));
     p.dest = native::as_strided(s, {span}, {1}, s.storage_offset());
   }
   p.adv = native::prepare_index_put(p.dest, {targets}, p.values, accumulate,
-                                    /*negative_wraps=*/true, /*may_stage=*/s.is_contiguous());
+                                    native::negative_index_wraps(native::IndexedOp::kPut),
+                                    /*may_stage=*/s.is_contiguous());
   return p;
 }
 
@@ -192,7 +195,9 @@ MaskedScatterPlan plan_masked_scatter(const char* op, const Tensor& self, const 
   std::vector<Tensor> columns;
   for (int64_t d = 0; d < coords.size(1); ++d) columns.push_back(native::select(coords, 1, d));
   p.values = native::narrow(native::reshape(native::detach(source), {source.numel()}), 0, 0, count);
-  p.adv = native::prepare_index_put(p.self, columns, p.values, /*accumulate=*/false);
+  p.adv =
+      native::prepare_index_put(p.self, columns, p.values, /*accumulate=*/false,
+                                native::negative_index_wraps(native::IndexedOp::kMaskedScatter));
   return p;
 }
 
@@ -256,7 +261,10 @@ Tensor take(const Tensor& self, const Tensor& index) {
   const char* op = "take";
   check_long_index(op, self, index);
   const Tensor flat = native::reshape(native::detach(self), {self.numel()});
-  Tensor result = native::view(native::index(flat, {as_nonempty(index)}), index.sizes());
+  Tensor result =
+      native::view(native::index(flat, {as_nonempty(index)},
+                                 native::negative_index_wraps(native::IndexedOp::kTake)),
+                   index.sizes());
   if (compute_requires_grad(self)) {
     auto node = make_node<TakeBackward0>(self);
     node->index_ = SavedVariable(index, /*is_output=*/false);

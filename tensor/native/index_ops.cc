@@ -172,10 +172,18 @@ std::string too_many_indices_message(int64_t ndim, int64_t got) {
              ndim, " dims, or add dims first with None / unsqueeze()");
 }
 
-std::string out_of_bounds_message(int64_t index, int64_t dim, int64_t size) {
+std::string out_of_bounds_message(int64_t index, int64_t dim, int64_t size, bool negative_wraps) {
   if (size == 0) {
     return str("index ", index, " is out of bounds for dimension ", dim,
                " with size 0; the dimension is empty, so no index is valid there");
+  }
+  if (!negative_wraps) {
+    return str("index ", index, " is out of bounds for dimension ", dim, " with size ", size,
+               "; valid indices are in [0, ", size - 1, "]",
+               index < 0 ? str(" (this op does not count negative indices from the end, as "
+                               "torch; to count from the end, add the size: index + ",
+                               size, ")")
+                         : std::string());
   }
   return str("index ", index, " is out of bounds for dimension ", dim, " with size ", size,
              "; valid indices are in [", -size, ", ", size - 1, "]");
@@ -316,8 +324,9 @@ AdvancedIndex make_advanced_index(const Tensor& self, TensorList given_indices) 
   if (compute_numel(shape) > 0) {
     for (size_t p = 0; p < list.size(); ++p) {
       if (list[p].defined() && self.size(static_cast<int64_t>(p)) == 0) {
-        throw IndexError(str("index is out of bounds for dimension ", p,
-                             " with size 0; the dimension is empty, so no index is valid there"));
+        throw IndexOutOfRangeError(
+            str("index is out of bounds for dimension ", p,
+                " with size 0; the dimension is empty, so no index is valid there"));
       }
     }
   }
@@ -355,7 +364,8 @@ bool check_index_bounds(const Tensor& self, const AdvancedIndex& index) {
                             ? first_out_of_bounds_cpu(idx, lower, size, &value)
                             : first_out_of_bounds_on_device(idx, lower, size, &value);
     MG_INTERNAL_ASSERT(pos >= 0, "index_in_range and the search for the offender disagree");
-    throw IndexError(out_of_bounds_message(value, static_cast<int64_t>(p), size));
+    throw IndexOutOfRangeError(
+        out_of_bounds_message(value, static_cast<int64_t>(p), size, index.negative_wraps));
   }
   return nonnegative;
 }

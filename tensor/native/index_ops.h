@@ -55,10 +55,11 @@ struct AdvancedIndex {
 // an empty dim (IndexError). Other values are NOT range checked here; call
 // check_index_bounds() once the other arguments are validated too.
 AdvancedIndex make_advanced_index(const Tensor& self, TensorList indices);
-// IndexError "index 5 is out of bounds for dimension 0 with size 3" for the first index value
-// outside [-size, size) (negative values wrap, as in Python), or [0, size) when
-// !index.negative_wraps. Nothing is checked when the result is empty (nothing is accessed
-// then), as PyTorch. Returns whether every value lies in [0, size) (false for an empty result).
+// IndexOutOfRangeError "index 5 is out of bounds for dimension 0 with size 3" for the first
+// index value outside [-size, size) (negative values wrap, as in Python), or [0, size) when
+// !index.negative_wraps (the op's rule: tensor/native/index_rules.h). Nothing is checked when the
+// result is empty (nothing is accessed then), as PyTorch. Returns whether every value lies in [0,
+// size) (false for an empty result).
 bool check_index_bounds(const Tensor& self, const AdvancedIndex& index);
 
 // Note [The index loop]
@@ -148,6 +149,9 @@ DimVector strip_leading_ones(IntArrayRef sizes);
 
 // Error texts shared with indexing/ (each one states the rule and how to fix it).
 std::string too_many_indices_message(int64_t ndim, int64_t got);
-std::string out_of_bounds_message(int64_t index, int64_t dim, int64_t size);
+// "index 5 is out of bounds for dimension 0 with size 3; valid indices are in [-3, 2]" (or [0, 2]
+// and a word on negatives, for an op whose rule refuses them: tensor/native/index_rules.h).
+std::string out_of_bounds_message(int64_t index, int64_t dim, int64_t size,
+                                  bool negative_wraps = true);
 
 }  // namespace mutagrad::native

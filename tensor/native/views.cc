@@ -80,9 +80,9 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
   int64_t d = wrap_dim(dim, self.dim(), "select");
   int64_t size = self.sizes()[d];
   if (index < -size || index >= size) {
-    throw IndexError(str("select(): index ", index, " out of range for tensor of size ",
-                         self.sizes(), " at dimension ", d, "; expected an index in [", -size, ", ",
-                         size - 1, "]"));
+    throw IndexOutOfRangeError(str("select(): index ", index, " out of range for tensor of size ",
+                                   self.sizes(), " at dimension ", d, "; expected an index in [",
+                                   -size, ", ", size - 1, "]"));
   }
   if (index < 0) index += size;
   DimVector sizes = to_dims(self.sizes());
@@ -129,8 +129,8 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   // As PyTorch: start may equal size (an empty narrow at the end); otherwise it wraps.
   if (start != size) {
     if (start < -size || start >= size) {
-      throw IndexError(str("narrow(): start out of range (expected to be in range of [", -size,
-                           ", ", size, "], but got ", start, ")"));
+      throw IndexOutOfRangeError(str("narrow(): start out of range (expected to be in range of [",
+                                     -size, ", ", size, "], but got ", start, ")"));
     }
     if (start < 0) start += size;
   }

@@ -7,7 +7,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "indexing/indexing.h"
@@ -129,16 +132,63 @@ TEST(SetItem, BoolScalars) {
   EXPECT_EQ(doubles(y.index({Slice(), 1})), (V{1, 1, 1}));
 }
 
-TEST(SetItem, ConvertsTheValueToTheDestinationDtype) {
+// As PyTorch 1.13 (Note [Advanced sets keep the value's dtype] in indexing/get_set.cc): basic
+// writes and numbers convert, an advanced write refuses a tensor of another dtype before
+// writing anything, except a lone bool mask with a one-element CPU value (a masked fill).
+TEST(SetItem, BasicWritesConvertTheValueAdvancedOnesRefuseAnotherDtype) {
   Tensor x = dev(zeros({4}, kInt64));
-  x[{i64({1, 2})}] = f64({2.7, -3.2}, {2});
-  EXPECT_EQ(doubles(x), (V{0, 2, -3, 0}));
   x[{Slice(2, None)}] = f64({9.9, 8.1}, {2});
-  EXPECT_EQ(doubles(x), (V{0, 2, 9, 8}));
+  EXPECT_EQ(doubles(x), (V{0, 0, 9, 8}));
   x[{0}] = 4.8;
+  x[{i64({1})}] = 2.7;  // a number converts on every path
   EXPECT_EQ(doubles(x), (V{4, 2, 9, 8}));
-  // index_put_ itself requires equal dtypes, as PyTorch.
-  EXPECT_THROW(x.index_put_({i64({0})}, f64({1}, {1})), DTypeError);
+  x[{true}] = f64({1.5, 2.5, 3.5, 4.5}, {4});  // a lone true is x.unsqueeze(0) = v: basic
+  EXPECT_EQ(doubles(x), (V{1, 2, 3, 4}));
+  // The masked fill converts a one-element CPU value (for a CUDA x too, as torch).
+  const Tensor one = from_vector<double>({7.9}, {});
+  const Tensor m = mask({true, false, false, true}, {4});
+  x[{m}] = one;
+  EXPECT_EQ(doubles(x), (V{7, 2, 3, 7}));
+  const std::vector<unsigned char> before = bytes(x);
+  const uint32_t version = x.version();
+  // Each as torch: "Index put requires the source and destination dtypes match".
+  const std::vector<std::pair<std::vector<indexing::TensorIndex>, Tensor>> sets = {
+      {{i64({1, 2})}, f64({2.7, -3.2}, {2})},
+      {{i64({1, 2})}, dev(one)},            // a 0-dim value
+      {{i64({1, 2})}, one},                 // a 0-dim CPU value
+      {{m}, f64({2.7, -3.2}, {2})},         // a mask with several values
+      {{true, i64({1})}, f64({2.7}, {1})},  // true in a longer list: advanced
+      {{Ellipsis, i64({1})}, dev(full({1}, 1, kInt32))},
+  };
+  std::vector<std::function<void()>> refused = {
+      [&] { x.index_put_({i64({0})}, f64({1}, {1})); },
+      [&] { x.index_put_({i64({0})}, f64({1}, {1}), /*accumulate=*/true); },
+  };
+  for (const auto& [index, value] : sets) {
+    refused.push_back([&x, &index = index, &value = value] { x.set_item_(index, value); });
+  }
+  for (size_t k = 0; k < refused.size(); ++k) {
+    try {
+      refused[k]();
+      ADD_FAILURE() << "write " << k << " was accepted";
+    } catch (const DTypeError& e) {
+      EXPECT_NE(std::string(e.what()).find("Index put requires the source and destination "
+                                           "dtypes match"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(bytes(x), before) << k;
+    EXPECT_EQ(x.version(), version) << k;
+  }
+  // With autograd: a float32 tensor that requires grad and a float64 value.
+  Tensor a = dev(zeros({3}, kFloat32)).requires_grad_();
+  Tensor y = a.clone();
+  Tensor v = f64({1.5}, {1}).requires_grad_();
+  EXPECT_THROW((y[{i64({1})}] = v), DTypeError);
+  EXPECT_EQ(doubles(y), (V{0, 0, 0}));
+  EXPECT_EQ(y.version(), 0u);
+  y[{i64({1})}] = v.to(kFloat32);
+  EXPECT_EQ(doubles(y), (V{0, 1.5, 0}));
 }
 
 TEST(SetItem, OverlappingValueIsReadAsIfCopiedFirst) {

@@ -9,8 +9,8 @@ what PyTorch gave (the result / the tensor after the write, or the error kind).
 Where mutagrad deliberately differs from PyTorch 1.13 (docs/indexing.md), the oracle applies
 our rule before asking torch, so every case has one expected outcome:
   * int32 index tensors are accepted (torch 1.13 rejects them): they are given to torch as int64;
-  * set_item_ converts the value to the destination's dtype (torch 1.13 refuses a different
-    dtype on the advanced path): the value is converted before the write;
+  * a set with a lone bool is given to torch bare (x[True] = v), as C++'s {true} is torch's
+    C++ set_item with {true}, a basic write;
   * a k-dim mask covers k dims (later PyTorch; 1.13 moved its dim pointer by one): torch is
     given the mask's k nonzero() columns instead (see torch_index());
   * on error, the strong guarantee is checked by the C++ side (torch may have written).
@@ -320,9 +320,15 @@ def main():
                 lines.append("error " + error_kind(e, invalid_mask))
         else:
             value, vdesc = gen.value(x, index)
-            lines.append(vdesc)
-            if isinstance(value, torch.Tensor):
+            # Mostly x's dtype; else torch's rule: a basic write (and a mask with one element)
+            # converts, an advanced one refuses another dtype.
+            if isinstance(value, torch.Tensor) and gen.r.random() < 0.8:
                 value = value.to(x.dtype)
+                vdesc = "value tensor " + fmt_tensor(value)
+            lines.append(vdesc)
+            # C++'s lone {true} / {false} is torch's bare x[True] / x[False], not (True,).
+            if len(index) == 1 and isinstance(index[0], bool):
+                index = index[0]
             try:
                 x[index] = value
                 if invalid_mask:

@@ -175,6 +175,7 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
     logspace,
     IntOverflowError,
     IndexOverflowError,
+    IndexOutOfRangeError,
 )
 from mutagrad._types import Size, device  # noqa: F401
 from mutagrad.grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: F401
