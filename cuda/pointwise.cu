@@ -17,7 +17,7 @@ namespace mutagrad::cuda {
 namespace {
 
 // The scalar operands of pow (a), clamp (a = min, b = max) and nan_to_num (a, b, c), in the
-// compute dtype; round's decimals.
+// compute dtype; round's decimals and polygamma's order (int_arg).
 template <typename T>
 struct UnaryParams {
   UnaryOp op;
@@ -26,7 +26,7 @@ struct UnaryParams {
   T c;
   bool has_a;
   bool has_b;
-  int64_t decimals;
+  int64_t int_arg;
 };
 
 template <typename T>
@@ -120,9 +120,23 @@ MG_HOST_DEVICE T unary_value(const UnaryParams<T>& p, T x) {
       case UnaryOp::kFrac:
         return x - std::trunc(x);
       case UnaryOp::kRound:
-        return math::round_decimals<T>(x, p.decimals);
+        return math::round_decimals<T>(x, p.int_arg);
       case UnaryOp::kNanToNum:
         return x != x ? p.a : math::is_inf<T>(x) ? (x > T(0) ? p.b : p.c) : x;
+      case UnaryOp::kTan:
+        return std::tan(x);
+      case UnaryOp::kErf:
+        return std::erf(x);
+      case UnaryOp::kErfinv:
+        return math::erfinv<T>(x);
+      case UnaryOp::kLgamma:
+        return math::log_gamma<T>(x);
+      case UnaryOp::kDigamma:
+        return math::digamma<T>(x);
+      case UnaryOp::kPolygamma:
+        return math::polygamma<T>(p.int_arg, x);
+      case UnaryOp::kReciprocal:
+        return T(1) / x;
       default:
         break;
     }
@@ -235,6 +249,9 @@ MG_HOST_DEVICE T binary_value(BinaryOp op, T x, T y) {
     case BinaryOp::kShiftRight:
       if constexpr (!kFloat && !kBool) return math::shift_right<T>(x, y);
       break;
+    case BinaryOp::kAtan2:
+      if constexpr (kFloat) return std::atan2(x, y);
+      break;
     default:
       break;  // comparisons go through compare_value
   }
@@ -320,10 +337,11 @@ void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryAr
              PredicateFunctor<T>{device_data(out), device_data(in), calc, op});
       return;
     }
-    const int64_t decimals = op == UnaryOp::kRound && args.has_arg ? args.arg.to<int64_t>() : 0;
+    const bool int_op = op == UnaryOp::kRound || op == UnaryOp::kPolygamma;
+    const int64_t int_arg = int_op && args.has_arg ? args.arg.to<int64_t>() : 0;
     const UnaryParams<T> params{
-        op,           args.arg.to<T>(), args.arg2.to<T>(), args.arg3.to<T>(),
-        args.has_arg, args.has_arg2,    decimals};
+        op,     args.arg.to<T>(), args.arg2.to<T>(), args.arg3.to<T>(), args.has_arg, args.has_arg2,
+        int_arg};
     launch(unary_op_name(op), out.numel(),
            UnaryFunctor<T>{device_data(out), device_data(in), calc, params});
   });

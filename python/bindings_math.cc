@@ -75,6 +75,15 @@ Tensor in_place_operand(py::handle other, const char* fn) {
   bad_operand(fn, other);
 }
 
+// x itself when it is a Tensor; torch's TypeError naming fn otherwise.
+py::object tensor_argument(py::object x, const char* fn) {
+  if (!py::isinstance<Tensor>(x)) {
+    throw py::type_error(
+        str(fn, "(): argument 'input' (position 1) must be Tensor, not ", type_name(x)));
+  }
+  return x;
+}
+
 // div's rounding_mode: None or a str (kept alive by the Python object it views).
 std::optional<std::string_view> rounding(py::handle mode) {
   if (mode.is_none()) return std::nullopt;
@@ -96,11 +105,18 @@ void bind_unary(py::module_& m, py::class_<Tensor>& t) {
     const char* name;
     Tensor (*fn)(const Tensor&);
   };
-  static const Unary kUnary[] = {
-      {"rsqrt", &rsqrt}, {"exp2", &exp2},   {"expm1", &expm1},       {"log1p", &log1p},
-      {"log2", &log2},   {"log10", &log10}, {"sign", &sign},         {"floor", &floor},
-      {"ceil", &ceil},   {"trunc", &trunc}, {"fix", &trunc},         {"frac", &frac},
-      {"isnan", &isnan}, {"isinf", &isinf}, {"isfinite", &isfinite}, {"bitwise_not", &bitwise_not}};
+  static const Unary kUnary[] = {{"rsqrt", &rsqrt},       {"exp2", &exp2},
+                                 {"expm1", &expm1},       {"log1p", &log1p},
+                                 {"log2", &log2},         {"log10", &log10},
+                                 {"sign", &sign},         {"floor", &floor},
+                                 {"ceil", &ceil},         {"trunc", &trunc},
+                                 {"fix", &trunc},         {"frac", &frac},
+                                 {"isnan", &isnan},       {"isinf", &isinf},
+                                 {"isfinite", &isfinite}, {"bitwise_not", &bitwise_not},
+                                 {"tan", &tan},           {"erf", &erf},
+                                 {"erfinv", &erfinv},     {"lgamma", &lgamma},
+                                 {"digamma", &digamma},   {"reciprocal", &reciprocal},
+                                 {"square", &square}};
   for (const Unary& u : kUnary) {
     forget(t, u.name);
     forget(m, u.name);
@@ -124,7 +140,16 @@ void bind_unary(py::module_& m, py::class_<Tensor>& t) {
                                      {"trunc_", &Tensor::trunc_},
                                      {"fix_", &Tensor::trunc_},
                                      {"frac_", &Tensor::frac_},
-                                     {"bitwise_not_", &Tensor::bitwise_not_}};
+                                     {"bitwise_not_", &Tensor::bitwise_not_},
+                                     {"sin_", &Tensor::sin_},
+                                     {"cos_", &Tensor::cos_},
+                                     {"tan_", &Tensor::tan_},
+                                     {"erf_", &Tensor::erf_},
+                                     {"erfinv_", &Tensor::erfinv_},
+                                     {"lgamma_", &Tensor::lgamma_},
+                                     {"digamma_", &Tensor::digamma_},
+                                     {"reciprocal_", &Tensor::reciprocal_},
+                                     {"square_", &Tensor::square_}};
   for (const InPlace& f : kInPlace) {
     forget(t, f.name);
     t.def(f.name, [fn = f.fn](Self self) {
@@ -132,6 +157,64 @@ void bind_unary(py::module_& m, py::class_<Tensor>& t) {
       return self;
     });
   }
+  // polygamma takes the order first, as torch: mutagrad.polygamma(n, x), x.polygamma(n).
+  t.def(
+      "polygamma", [](const Tensor& x, int64_t n) { return polygamma(n, x); }, py::arg("n"));
+  m.def(
+      "polygamma", [](int64_t n, const Tensor& x) { return polygamma(n, x); }, py::arg("n"),
+      py::arg("input"));
+  t.def(
+      "polygamma_",
+      [](Self self, int64_t n) {
+        self.cast<Tensor&>().polygamma_(n, python_call_site());
+        return self;
+      },
+      py::arg("n"));
+  // atan2 and torch's alias arctan2 (tensors only, as torch 1.13).
+  for (const char* name : {"atan2", "arctan2"}) {
+    t.def(
+        name, [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, py::arg("other"));
+    m.def(
+        name, [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, py::arg("input"),
+        py::arg("other"));
+    t.def(
+        str(name, "_").c_str(),
+        [](Self self, const Tensor& other) {
+          self.cast<Tensor&>().atan2_(other, python_call_site());
+          return self;
+        },
+        py::arg("other"));
+  }
+  // torch's module-level in-place forms: mutagrad.relu_(x) is x.relu_() (the Tensor method
+  // finds the caller's line: no Python frame in between).
+  for (const char* name : {"relu_", "sigmoid_", "tanh_", "exp_", "neg_", "abs_", "sqrt_", "sin_",
+                           "cos_", "tan_", "erf_", "reciprocal_", "square_"}) {
+    forget(m, name);
+    m.def(
+        name, [name](Self x) { return tensor_argument(x, name).attr(name)(); }, py::arg("input"));
+  }
+  for (const char* name : {"clamp_", "clip_"}) {
+    forget(m, name);
+    m.def(
+        name,
+        [name](Self x, py::handle lo, py::handle hi) {
+          return tensor_argument(x, name).attr(name)(lo, hi);
+        },
+        py::arg("input"), py::arg("min") = py::none(), py::arg("max") = py::none());
+  }
+  // x.where(condition, y) is where(condition, x, y). A number y (torch 2.x; torch 1.13 wants a
+  // tensor) goes through the package's where, which computes in torch's result type.
+  t.def(
+      "where",
+      [](py::object self, const Tensor& cond, py::handle y) -> py::object {
+        if (py::isinstance<Tensor>(y)) {
+          return py::cast(where(cond, self.cast<Tensor>(), y.cast<Tensor>()));
+        }
+        if (is_python_number(y)) return package_attr("_conveniences", "where")(cond, self, y);
+        throw py::type_error(
+            str("where(): argument 'other' must be a Tensor or a number, not ", type_name(y)));
+      },
+      py::arg("condition"), py::arg("other"));
   t.def(
       "round", [](const Tensor& x, int64_t decimals) { return x.round(decimals); }, py::kw_only(),
       py::arg("decimals") = 0);

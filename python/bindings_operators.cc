@@ -120,6 +120,14 @@ void bind_operators(py::module_& m) {
                                         python_call_site());
             return self;
           },
+          py::arg("min") = py::none(), py::arg("max") = py::none())
+      .def(
+          "clip_",
+          [](Self self, py::handle lo, py::handle hi) {
+            self.cast<Tensor&>().clip_(optional_scalar(lo), optional_scalar(hi),
+                                       python_call_site());
+            return self;
+          },
           py::arg("min") = py::none(), py::arg("max") = py::none());
   t.def(
       "pow_",

@@ -74,6 +74,20 @@ const char* unary_op_name(UnaryOp op) {
       return "bitwise_not";
     case UnaryOp::kNanToNum:
       return "nan_to_num";
+    case UnaryOp::kTan:
+      return "tan";
+    case UnaryOp::kErf:
+      return "erf";
+    case UnaryOp::kErfinv:
+      return "erfinv";
+    case UnaryOp::kLgamma:
+      return "lgamma";
+    case UnaryOp::kDigamma:
+      return "digamma";
+    case UnaryOp::kPolygamma:
+      return "polygamma";
+    case UnaryOp::kReciprocal:
+      return "reciprocal";
   }
   return "unknown";
 }
@@ -112,6 +126,8 @@ const char* binary_op_name(BinaryOp op) {
       return "bitwise_left_shift";
     case BinaryOp::kShiftRight:
       return "bitwise_right_shift";
+    case BinaryOp::kAtan2:
+      return "atan2";
     case BinaryOp::kEq:
       return "eq";
     case BinaryOp::kNe:

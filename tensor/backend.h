@@ -53,6 +53,13 @@ enum class UnaryOp : int8_t {
   kIsFinite,  // -> bool
   kBitwiseNot,
   kNanToNum,  // nan -> arg, +inf -> arg2, -inf -> arg3 (all given)
+  kTan,
+  kErf,
+  kErfinv,
+  kLgamma,
+  kDigamma,
+  kPolygamma,  // arg: the order n >= 0 (int)
+  kReciprocal,
 };
 // Unary ops whose result is bool whatever the input.
 constexpr bool is_predicate(UnaryOp op) {
@@ -87,6 +94,7 @@ enum class BinaryOp : int8_t {
   kBitwiseXor,
   kShiftLeft,   // integers; a count outside [0, bits) gives 0
   kShiftRight,  // integers, arithmetic; a count outside [0, bits) gives the sign fill
+  kAtan2,       // floating (integers compute in the default dtype, as kDiv)
   kEq,
   kNe,
   kLt,

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "tensor/host_device.h"
@@ -199,6 +201,135 @@ MG_HOST_DEVICE inline T shift_right(T a, T b) {
   constexpr int kBits = static_cast<int>(sizeof(T) * 8);
   if (b < T(0) || b >= T(kBits)) return a < T(0) ? T(-1) : T(0);
   return static_cast<T>(a >> static_cast<int>(b));
+}
+
+// ---- Special functions (float and double; computed in double) ------------------------------
+// Each is written once for both backends: the CPU loops and the CUDA functor call these, so
+// the host-run build gives the CPU's bits. They use only std:: functions that CUDA also
+// provides in device code (log, exp, erf, tan, pow, ...).
+
+// log|Gamma(x)|. glibc's lgamma writes the global `signgam`, a data race between threads:
+// the host uses the reentrant lgamma_r (the same values), device code CUDA's lgamma.
+template <typename T>
+MG_HOST_DEVICE inline T log_gamma(T x) {
+#ifdef __CUDA_ARCH__
+  return lgamma(x);
+#else
+  int sign = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    return ::lgammaf_r(x, &sign);
+  } else {
+    return ::lgamma_r(x, &sign);
+  }
+#endif
+}
+
+// The inverse of erf on [-1, 1] (NaN outside, +-inf at +-1): a rational first guess (the
+// central and tail fits of Pavlis' erfinv, 1996), then two Newton steps on erf(x) = y.
+template <typename T>
+MG_HOST_DEVICE inline T erfinv(T y) {
+  const T ay = y < T(0) ? -y : y;
+  if (ay > T(1) || y != y) return std::numeric_limits<T>::quiet_NaN();
+  if (ay == T(1)) return std::copysign(std::numeric_limits<T>::infinity(), y);
+  T x;
+  if (ay <= T(0.7)) {
+    const T z = y * y;
+    const T num =
+        ((T(-0.140543331) * z + T(0.914624893)) * z + T(-1.645349621)) * z + T(0.886226899);
+    const T den =
+        (((T(0.012229801) * z + T(-0.329097515)) * z + T(1.442710462)) * z + T(-2.118377725)) * z +
+        T(1);
+    x = y * num / den;
+  } else {
+    const T z = std::sqrt(-std::log((T(1) - ay) / T(2)));
+    const T num =
+        ((T(1.641345311) * z + T(3.429567803)) * z + T(-1.624906493)) * z + T(-1.970840454);
+    const T den = (T(1.6370678) * z + T(3.5438892)) * z + T(1);
+    x = std::copysign(num, y) / den;
+  }
+  const T two_over_sqrt_pi = T(1.12837916709551257390);
+  x = x - (std::erf(x) - y) / (two_over_sqrt_pi * std::exp(-x * x));
+  x = x - (std::erf(x) - y) / (two_over_sqrt_pi * std::exp(-x * x));
+  return x;
+}
+
+// The digamma function psi(x) = Gamma'(x) / Gamma(x): -inf at +0 (+inf at -0), NaN at the
+// negative integers; reflection below 0, the recurrence psi(x) = psi(x + 1) - 1/x up to 10,
+// then the asymptotic series in 1/x^2 (error below 1e-17 there).
+template <typename T>
+MG_HOST_DEVICE inline T digamma(T in) {
+  constexpr double kPi = 3.14159265358979323846;
+  double x = static_cast<double>(in);
+  if (x == 0) return static_cast<T>(std::copysign(std::numeric_limits<double>::infinity(), -x));
+  double result = 0;
+  if (x < 0) {
+    if (x == std::floor(x)) return std::numeric_limits<T>::quiet_NaN();
+    // psi(x) = psi(1 - x) - pi / tan(pi x); tan of the fractional part keeps the accuracy.
+    const double frac = x - std::trunc(x);
+    result = -kPi / std::tan(kPi * frac);
+    x = 1 - x;
+  }
+  if (x != x || x == std::numeric_limits<double>::infinity()) return static_cast<T>(x + result);
+  while (x < 10) {
+    result -= 1 / x;
+    x += 1;
+  }
+  const double y = 1 / (x * x);
+  const double series =
+      y * (1.0 / 12 -
+           y * (1.0 / 120 -
+                y * (1.0 / 252 -
+                     y * (1.0 / 240 - y * (1.0 / 132 - y * (691.0 / 32760 - y * (1.0 / 12)))))));
+  return static_cast<T>(result + std::log(x) - 0.5 / x - series);
+}
+
+// One Euler-Maclaurin term of hurwitz_zeta: b = B_2j / (2j)!, j2 = 2j - 2.
+MG_HOST_DEVICE inline void zeta_tail_term(double b, double s, double j2, double inv_q2,
+                                          double& tail, double& rising, double& power) {
+  tail += b * rising * power;
+  rising *= (s + j2 + 1) * (s + j2 + 2);
+  power *= inv_q2;
+}
+
+// The Hurwitz zeta function zeta(s, q) = sum_k (q + k)^-s for an integer s >= 2: the first
+// terms summed until q + k >= 10, the rest by Euler-Maclaurin (eight Bernoulli terms). +inf at
+// q = 0, -1, -2, ... (a pole of a term).
+MG_HOST_DEVICE inline double hurwitz_zeta(double s, double q) {
+  if (q <= 0 && q == std::floor(q)) return std::numeric_limits<double>::infinity();
+  double sum = 0;
+  int k = 0;
+  while (k < 10 || q < 10) {  // at least ten terms: the tail's expansion wants a large q
+    sum += std::pow(q, -s);
+    q += 1;
+    ++k;
+  }
+  // The tail from q: the integral, half the first term, and
+  // sum_j B_2j / (2j)! * s (s + 1) ... (s + 2j - 2) * q^(1 - s - 2j) for j = 1..8.
+  const double inv_q2 = 1 / (q * q);
+  double tail = std::pow(q, 1 - s) / (s - 1) + 0.5 * std::pow(q, -s);
+  double rising = s;                   // s (s + 1) ... (s + 2j - 2)
+  double power = std::pow(q, -s - 1);  // q^(1 - s - 2j)
+  zeta_tail_term(1.0 / 12, s, 0, inv_q2, tail, rising, power);
+  zeta_tail_term(-1.0 / 720, s, 2, inv_q2, tail, rising, power);
+  zeta_tail_term(1.0 / 30240, s, 4, inv_q2, tail, rising, power);
+  zeta_tail_term(-1.0 / 1209600, s, 6, inv_q2, tail, rising, power);
+  zeta_tail_term(1.0 / 47900160, s, 8, inv_q2, tail, rising, power);
+  zeta_tail_term(-691.0 / 1307674368000.0, s, 10, inv_q2, tail, rising, power);
+  zeta_tail_term(1.0 / 74724249600.0, s, 12, inv_q2, tail, rising, power);
+  zeta_tail_term(-3617.0 / 10670622842880000.0, s, 14, inv_q2, tail, rising, power);
+  return sum + tail;
+}
+
+// polygamma(n, x), the n-th derivative of digamma: digamma for n = 0, else
+// (-1)^(n+1) n! zeta(n + 1, x). n >= 0 (checked before any kernel runs).
+template <typename T>
+MG_HOST_DEVICE inline T polygamma(int64_t n, T x) {
+  if (n == 0) return digamma<T>(x);
+  double factorial = 1;
+  for (int64_t k = 2; k <= n; ++k) factorial *= static_cast<double>(k);
+  const double sign = n % 2 == 1 ? 1.0 : -1.0;
+  return static_cast<T>(sign * factorial *
+                        hurwitz_zeta(static_cast<double>(n) + 1, static_cast<double>(x)));
 }
 
 // Integer power by squaring; a negative exponent gives 1/base truncated (only +-1 survive).

@@ -185,6 +185,16 @@ class Tensor {
   Tensor isinf() const;
   Tensor isfinite() const;
   Tensor bitwise_not() const;
+  // Special functions (autograd/ops/unary_ops.h) and atan2 (binary_ops.h).
+  Tensor tan() const;
+  Tensor erf() const;
+  Tensor erfinv() const;
+  Tensor lgamma() const;
+  Tensor digamma() const;
+  Tensor polygamma(int64_t n) const;
+  Tensor reciprocal() const;
+  Tensor square() const;
+  Tensor atan2(const Tensor& other) const;
   Tensor matmul(const Tensor& other) const;
   Tensor sum() const;
   Tensor sum(IntArrayRef dims, bool keepdim = false) const;
@@ -278,6 +288,17 @@ class Tensor {
   Tensor& sigmoid_(CallSite site = CallSite::current());
   Tensor& tanh_(CallSite site = CallSite::current());
   Tensor& exp_(CallSite site = CallSite::current());
+  Tensor& sin_(CallSite site = CallSite::current());
+  Tensor& cos_(CallSite site = CallSite::current());
+  Tensor& tan_(CallSite site = CallSite::current());
+  Tensor& erf_(CallSite site = CallSite::current());
+  Tensor& erfinv_(CallSite site = CallSite::current());
+  Tensor& lgamma_(CallSite site = CallSite::current());
+  Tensor& digamma_(CallSite site = CallSite::current());
+  Tensor& polygamma_(int64_t n, CallSite site = CallSite::current());
+  Tensor& reciprocal_(CallSite site = CallSite::current());
+  Tensor& square_(CallSite site = CallSite::current());  // pow_(2): PowBackward0, as torch
+  Tensor& atan2_(const Tensor& other, CallSite site = CallSite::current());
   Tensor& pow_(const Scalar& exponent, CallSite site = CallSite::current());
   Tensor& pow_(const Tensor& exponent, CallSite site = CallSite::current());
   // & | ^ in place (Python's &= |= ^=); bool tensors only, as the operators.
@@ -286,6 +307,9 @@ class Tensor {
   Tensor& bitwise_xor_(const Tensor& other, CallSite site = CallSite::current());
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt,
                  CallSite site = CallSite::current());
+  // clamp_ under torch's alias name (ClampBackward1; the write is recorded as "clip_").
+  Tensor& clip_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt,
+                CallSite site = CallSite::current());
   Tensor& bitwise_left_shift_(const Tensor& other, CallSite site = CallSite::current());
   Tensor& bitwise_right_shift_(const Tensor& other, CallSite site = CallSite::current());
   Tensor& bitwise_not_(CallSite site = CallSite::current());

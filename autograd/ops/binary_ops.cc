@@ -258,6 +258,26 @@ class MaximumBackward0 final : public Node {
   bool is_max_;
 };
 
+// atan2(self, other): d/dself = other / r^2, d/dother = -self / r^2 with r^2 = self^2 + other^2.
+class Atan2Backward0 final : public Node {
+ public:
+  const char* name() const override { return "Atan2Backward0"; }
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(2);
+    Tensor self = self_.unpack(this);
+    Tensor other = other_.unpack(this);
+    Tensor scaled = grads[0] / (self * self + other * other);
+    if (should_compute_output(0)) out[0] = scaled * other;
+    if (should_compute_output(1)) out[1] = scaled.neg() * self;
+    return out;
+  }
+  void visit_saved(SavedVisitor& v) override {
+    v.visit("self", self_);
+    v.visit("other", other_);
+  }
+  SavedVariable self_, other_;
+};
+
 class WhereBackward0 final : public Node {
  public:
   const char* name() const override { return "WhereBackward0"; }
@@ -327,6 +347,13 @@ std::shared_ptr<Node> make_binary_node(BinaryOp op, const Tensor& self, const Te
     case BinaryOp::kTruncDivide:
       node = std::make_shared<RoundedDivBackward>("DivBackward2");
       break;
+    case BinaryOp::kAtan2: {
+      auto atan2 = std::make_shared<Atan2Backward0>();
+      atan2->self_ = SavedVariable(self_value, false);
+      atan2->other_ = SavedVariable(other_value, false);
+      node = atan2;
+      break;
+    }
     default:
       MG_INTERNAL_ASSERT(false, "make_binary_node(): no node for ", binary_op_name(op));
   }
@@ -345,6 +372,7 @@ bool binary_is_differentiable(BinaryOp op) {
     case BinaryOp::kFmod:
     case BinaryOp::kFloorDivide:
     case BinaryOp::kTruncDivide:
+    case BinaryOp::kAtan2:
       return true;
     default:
       return false;
@@ -354,6 +382,7 @@ bool binary_is_differentiable(BinaryOp op) {
 bool binary_node_saves_self(BinaryOp op, bool other_requires_grad) {
   switch (op) {
     case BinaryOp::kPow:
+    case BinaryOp::kAtan2:
       return true;
     case BinaryOp::kMul:
     case BinaryOp::kDiv:
@@ -611,6 +640,10 @@ Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_vi
   return op ? binary_scalar_op(*op, self, other) : binary_scalar_op(BinaryOp::kDiv, self, other);
 }
 
+Tensor atan2(const Tensor& self, const Tensor& other) {
+  return binary_op(BinaryOp::kAtan2, self, other);
+}
+
 Tensor floor_divide(const Scalar& self, const Tensor& other) {
   return binary_op(BinaryOp::kFloorDivide, wrap(self, other, "floor_divide"), other);
 }
@@ -685,6 +718,7 @@ Tensor Tensor::sub(const Tensor& other, const Scalar& alpha) const {
   return mutagrad::sub(*this, other, alpha);
 }
 Tensor Tensor::mul(const Tensor& other) const { return mutagrad::mul(*this, other); }
+Tensor Tensor::atan2(const Tensor& other) const { return mutagrad::atan2(*this, other); }
 Tensor Tensor::div(const Tensor& other) const { return mutagrad::div(*this, other); }
 Tensor Tensor::maximum(const Tensor& other) const { return mutagrad::maximum(*this, other); }
 Tensor Tensor::minimum(const Tensor& other) const { return mutagrad::minimum(*this, other); }

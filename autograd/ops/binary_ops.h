@@ -59,6 +59,8 @@ Tensor floor_divide(const Tensor& self, const Tensor& other);
 Tensor floor_divide(const Tensor& self, const Scalar& other);
 Tensor floor_divide(const Scalar& self, const Tensor& other);
 Tensor fmod(const Scalar& self, const Tensor& other);
+// The angle of (other, self) in (-pi, pi]; float-only (Atan2Backward0).
+Tensor atan2(const Tensor& self, const Tensor& other);
 Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode);
 Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode);
 // Integer (and bool) bit operations; shifts by a count outside [0, bits) give 0 (left) or the

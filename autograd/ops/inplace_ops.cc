@@ -1,7 +1,8 @@
 // In-place ops: the Tensor members copy_, fill_, zero_, add_, sub_, mul_, div_, pow_, neg_,
-// relu_, sigmoid_, tanh_, exp_, clamp_, masked_fill_, bitwise_and_/or_/xor_, and the nodes only
-// they record (CopyBackwards, FillBackward0/1, ZeroBackward0). The others reuse the out-of-place
-// ops' nodes (node_factories.h). See the order of steps in inplace_ops.h.
+// relu_, sigmoid_, tanh_, exp_, sin_, cos_, tan_, erf_, erfinv_, lgamma_, digamma_, polygamma_,
+// reciprocal_, square_, atan2_, clamp_/clip_, masked_fill_, bitwise_and_/or_/xor_, and the nodes
+// only they record (CopyBackwards, FillBackward0/1, ZeroBackward0). The others reuse the
+// out-of-place ops' nodes (node_factories.h). See the order of steps in inplace_ops.h.
 #include "autograd/ops/inplace_ops.h"
 
 #include <string>
@@ -335,6 +336,55 @@ Tensor& Tensor::exp_(CallSite site) {
   autograd::unary_inplace(*this, UnaryOp::kExp, {}, site_of("exp_", site));
   return *this;
 }
+Tensor& Tensor::sin_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kSin, {}, site_of("sin_", site));
+  return *this;
+}
+Tensor& Tensor::cos_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kCos, {}, site_of("cos_", site));
+  return *this;
+}
+Tensor& Tensor::tan_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kTan, {}, site_of("tan_", site));
+  return *this;
+}
+Tensor& Tensor::erf_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kErf, {}, site_of("erf_", site));
+  return *this;
+}
+Tensor& Tensor::erfinv_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kErfinv, {}, site_of("erfinv_", site));
+  return *this;
+}
+Tensor& Tensor::lgamma_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kLgamma, {}, site_of("lgamma_", site));
+  return *this;
+}
+Tensor& Tensor::digamma_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kDigamma, {}, site_of("digamma_", site));
+  return *this;
+}
+Tensor& Tensor::polygamma_(int64_t n, CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kPolygamma, native::polygamma_args(n),
+                          site_of("polygamma_", site));
+  autograd::name_polygamma_in_place(*this);
+  return *this;
+}
+Tensor& Tensor::reciprocal_(CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kReciprocal, {}, site_of("reciprocal_", site));
+  return *this;
+}
+Tensor& Tensor::square_(CallSite site) {
+  UnaryArgs args;
+  args.arg = 2;
+  args.has_arg = true;
+  autograd::unary_inplace(*this, UnaryOp::kPowScalar, args, site_of("square_", site));
+  return *this;
+}
+Tensor& Tensor::atan2_(const Tensor& other, CallSite site) {
+  autograd::binary_inplace(*this, BinaryOp::kAtan2, other, 1, site_of("atan2_", site));
+  return *this;
+}
 Tensor& Tensor::pow_(const Scalar& exponent, CallSite site) {
   UnaryArgs args;
   args.arg = exponent;
@@ -484,6 +534,11 @@ Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> pos
 Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max, CallSite site) {
   autograd::unary_inplace(*this, UnaryOp::kClamp, native::clamp_args(min, max, "clamp_"),
                           site_of("clamp_", site));
+  return *this;
+}
+Tensor& Tensor::clip_(std::optional<Scalar> min, std::optional<Scalar> max, CallSite site) {
+  autograd::unary_inplace(*this, UnaryOp::kClamp, native::clamp_args(min, max, "clip_"),
+                          site_of("clip_", site));
   return *this;
 }
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value, CallSite site) {

@@ -47,6 +47,8 @@ std::shared_ptr<Node> make_binary_scalar_node(BinaryOp op, const Tensor& self, c
 
 // Names t's ClampBackward1 (if that is its grad_fn) ClampMinBackward0 / ClampMaxBackward0.
 void name_clamp_by_side(const Tensor& t);
+// polygamma_ records PolygammaBackward1 (torch's node of the in-place form) on its tensor.
+void name_polygamma_in_place(const Tensor& t);
 
 // MaskedFillBackward0 (value undefined) or MaskedFillBackward1 (0-dim tensor value).
 std::shared_ptr<Node> make_masked_fill_node(const Tensor& self, const Tensor& mask,

@@ -218,6 +218,78 @@ class FracBackward0 final : public Node {
   VariableList apply(VariableList&& grads) override { return {grads[0]}; }
 };
 
+class TanBackward0 final : public SavedOneNode {
+ public:
+  TanBackward0() : SavedOneNode("result") {}
+  const char* name() const override { return "TanBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    Tensor result = saved();
+    return {grads[0] * (result * result + 1)};
+  }
+};
+
+class ReciprocalBackward0 final : public SavedOneNode {
+ public:
+  ReciprocalBackward0() : SavedOneNode("result") {}
+  const char* name() const override { return "ReciprocalBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    Tensor result = saved();
+    return {grads[0].neg() * (result * result)};
+  }
+};
+
+// d/dx erf(x) = 2 / sqrt(pi) * exp(-x^2).
+class ErfBackward0 final : public SavedOneNode {
+ public:
+  ErfBackward0() : SavedOneNode("self") {}
+  const char* name() const override { return "ErfBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    Tensor self = saved();
+    return {grads[0] * ((self * self).neg().exp() * 1.12837916709551257390)};
+  }
+};
+
+// d/dy erfinv(y) = sqrt(pi) / 2 * exp(erfinv(y)^2).
+class ErfinvBackward0 final : public SavedOneNode {
+ public:
+  ErfinvBackward0() : SavedOneNode("self") {}
+  const char* name() const override { return "ErfinvBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    Tensor x = saved().erfinv();
+    return {grads[0] * ((x * x).exp() * 0.88622692545275801365)};
+  }
+};
+
+// lgamma' = digamma, digamma' = polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .): each
+// backward is the next op of the family, so every order differentiates.
+class LgammaBackward0 final : public SavedOneNode {
+ public:
+  LgammaBackward0() : SavedOneNode("self") {}
+  const char* name() const override { return "LgammaBackward0"; }
+  VariableList apply(VariableList&& grads) override { return {grads[0] * saved().digamma()}; }
+};
+
+class DigammaBackward0 final : public SavedOneNode {
+ public:
+  DigammaBackward0() : SavedOneNode("self") {}
+  const char* name() const override { return "DigammaBackward0"; }
+  VariableList apply(VariableList&& grads) override { return {grads[0] * saved().polygamma(1)}; }
+};
+
+// PolygammaBackward1 when recorded by polygamma_ (torch's name for the in-place form).
+class PolygammaBackward0 final : public SavedOneNode {
+ public:
+  PolygammaBackward0() : SavedOneNode("self") {}
+  const char* name() const override {
+    return in_place_ ? "PolygammaBackward1" : "PolygammaBackward0";
+  }
+  VariableList apply(VariableList&& grads) override {
+    return {grads[0] * saved().polygamma(n_ + 1)};
+  }
+  int64_t n_ = 0;
+  bool in_place_ = false;
+};
+
 enum class Saves { kNothing, kSelf, kResult };
 
 Saves unary_saves(UnaryOp op) {
@@ -230,6 +302,8 @@ Saves unary_saves(UnaryOp op) {
     case UnaryOp::kRsqrt:
     case UnaryOp::kExp2:
     case UnaryOp::kExpm1:
+    case UnaryOp::kTan:
+    case UnaryOp::kReciprocal:
       return Saves::kResult;
     case UnaryOp::kNeg:
     case UnaryOp::kSign:
@@ -339,6 +413,30 @@ std::shared_ptr<Node> make_unary_node(UnaryOp op, const Tensor& self, const Unar
     case UnaryOp::kFrac:
       node = std::make_shared<FracBackward0>();
       break;
+    case UnaryOp::kTan:
+      node = std::make_shared<TanBackward0>();
+      break;
+    case UnaryOp::kErf:
+      node = std::make_shared<ErfBackward0>();
+      break;
+    case UnaryOp::kErfinv:
+      node = std::make_shared<ErfinvBackward0>();
+      break;
+    case UnaryOp::kLgamma:
+      node = std::make_shared<LgammaBackward0>();
+      break;
+    case UnaryOp::kDigamma:
+      node = std::make_shared<DigammaBackward0>();
+      break;
+    case UnaryOp::kPolygamma: {
+      auto polygamma = std::make_shared<PolygammaBackward0>();
+      polygamma->n_ = args.arg.to<int64_t>();
+      node = polygamma;
+      break;
+    }
+    case UnaryOp::kReciprocal:
+      node = std::make_shared<ReciprocalBackward0>();
+      break;
     case UnaryOp::kLogicalNot:
     case UnaryOp::kIsNan:
     case UnaryOp::kIsInf:
@@ -352,6 +450,10 @@ std::shared_ptr<Node> make_unary_node(UnaryOp op, const Tensor& self, const Unar
     saves_self->saved_ = SavedVariable(self_value, /*is_output=*/false);
   }
   return node;
+}
+
+void name_polygamma_in_place(const Tensor& t) {
+  if (auto* node = dynamic_cast<PolygammaBackward0*>(t.grad_fn().get())) node->in_place_ = true;
 }
 
 void name_clamp_by_side(const Tensor& t) {
@@ -436,6 +538,16 @@ Tensor isnan(const Tensor& self) { return native::unary(UnaryOp::kIsNan, self); 
 Tensor isinf(const Tensor& self) { return native::unary(UnaryOp::kIsInf, self); }
 Tensor isfinite(const Tensor& self) { return native::unary(UnaryOp::kIsFinite, self); }
 Tensor bitwise_not(const Tensor& self) { return native::unary(UnaryOp::kBitwiseNot, self); }
+Tensor tan(const Tensor& self) { return unary_op(UnaryOp::kTan, self); }
+Tensor erf(const Tensor& self) { return unary_op(UnaryOp::kErf, self); }
+Tensor erfinv(const Tensor& self) { return unary_op(UnaryOp::kErfinv, self); }
+Tensor lgamma(const Tensor& self) { return unary_op(UnaryOp::kLgamma, self); }
+Tensor digamma(const Tensor& self) { return unary_op(UnaryOp::kDigamma, self); }
+Tensor polygamma(int64_t n, const Tensor& self) {
+  return unary_op(UnaryOp::kPolygamma, self, native::polygamma_args(n));
+}
+Tensor reciprocal(const Tensor& self) { return unary_op(UnaryOp::kReciprocal, self); }
+Tensor square(const Tensor& self) { return pow(self, 2); }
 
 Tensor operator-(const Tensor& self) { return neg(self); }
 Tensor operator!(const Tensor& self) { return logical_not(self); }
@@ -476,5 +588,13 @@ Tensor Tensor::isnan() const { return mutagrad::isnan(*this); }
 Tensor Tensor::isinf() const { return mutagrad::isinf(*this); }
 Tensor Tensor::isfinite() const { return mutagrad::isfinite(*this); }
 Tensor Tensor::bitwise_not() const { return mutagrad::bitwise_not(*this); }
+Tensor Tensor::tan() const { return mutagrad::tan(*this); }
+Tensor Tensor::erf() const { return mutagrad::erf(*this); }
+Tensor Tensor::erfinv() const { return mutagrad::erfinv(*this); }
+Tensor Tensor::lgamma() const { return mutagrad::lgamma(*this); }
+Tensor Tensor::digamma() const { return mutagrad::digamma(*this); }
+Tensor Tensor::polygamma(int64_t n) const { return mutagrad::polygamma(n, *this); }
+Tensor Tensor::reciprocal() const { return mutagrad::reciprocal(*this); }
+Tensor Tensor::square() const { return mutagrad::square(*this); }
 
 }  // namespace mutagrad

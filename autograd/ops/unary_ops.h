@@ -56,6 +56,19 @@ Tensor isinf(const Tensor& self);
 Tensor isfinite(const Tensor& self);
 // ~x: integers and bool (not floating).
 Tensor bitwise_not(const Tensor& self);
+// Float-only special functions (integers compute in the default dtype): TanBackward0,
+// ErfBackward0, ErfinvBackward0 (NaN outside [-1, 1]), LgammaBackward0 (log|Gamma|),
+// DigammaBackward0, PolygammaBackward0 (the n-th derivative of digamma, n >= 0; ValueError
+// otherwise), ReciprocalBackward0 (1 / x).
+Tensor tan(const Tensor& self);
+Tensor erf(const Tensor& self);
+Tensor erfinv(const Tensor& self);
+Tensor lgamma(const Tensor& self);
+Tensor digamma(const Tensor& self);
+Tensor polygamma(int64_t n, const Tensor& self);
+Tensor reciprocal(const Tensor& self);
+// self * self as torch's pow(self, 2) (PowBackward0); bool gives int64, as torch.
+Tensor square(const Tensor& self);
 
 Tensor operator-(const Tensor& self);
 Tensor operator!(const Tensor& self);

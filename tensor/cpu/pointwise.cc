@@ -225,6 +225,22 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArg
           return x != x ? nan : x == L::infinity() ? pos : x == -L::infinity() ? neg : x;
         });
       }
+      case UnaryOp::kTan:
+        return unary_loop<T, T>(out, in, [](T x) { return std::tan(x); });
+      case UnaryOp::kErf:
+        return unary_loop<T, T>(out, in, [](T x) { return std::erf(x); });
+      case UnaryOp::kErfinv:
+        return unary_loop<T, T>(out, in, [](T x) { return math::erfinv<T>(x); });
+      case UnaryOp::kLgamma:
+        return unary_loop<T, T>(out, in, [](T x) { return math::log_gamma<T>(x); });
+      case UnaryOp::kDigamma:
+        return unary_loop<T, T>(out, in, [](T x) { return math::digamma<T>(x); });
+      case UnaryOp::kPolygamma: {
+        const int64_t n = args.arg.to<int64_t>();
+        return unary_loop<T, T>(out, in, [n](T x) { return math::polygamma<T>(n, x); });
+      }
+      case UnaryOp::kReciprocal:
+        return unary_loop<T, T>(out, in, [](T x) { return T(1) / x; });
       default:
         break;
     }
@@ -320,6 +336,11 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
     case BinaryOp::kShiftRight:
       if constexpr (!kFloat && !kBool) {
         return binary_loop<T, T>(out, a, b, [](T x, T y) { return math::shift_right<T>(x, y); });
+      }
+      break;
+    case BinaryOp::kAtan2:
+      if constexpr (kFloat) {
+        return binary_loop<T, T>(out, a, b, [](T x, T y) { return std::atan2(x, y); });
       }
       break;
     case BinaryOp::kEq:

@@ -187,6 +187,12 @@ ScalarType unary_compute_dtype(UnaryOp op, const Tensor& self, const UnaryArgs& 
                              "'; it takes integer or bool tensors (use logical_not for masks)"));
       }
       return t;
+    case UnaryOp::kPolygamma:
+      if (!args.has_arg || !args.arg.is_integral() || args.arg.to<int64_t>() < 0) {
+        throw ValueError(str("polygamma(n, x) does not support negative n (n = ", args.arg,
+                             "); pass an order n >= 0"));
+      }
+      return is_floating_point(t) ? t : default_dtype();
     case UnaryOp::kSign:
     case UnaryOp::kNanToNum:
     case UnaryOp::kIsNan:
@@ -302,6 +308,13 @@ bool is_float_only(UnaryOp op) {
     case UnaryOp::kLog1p:
     case UnaryOp::kLog2:
     case UnaryOp::kLog10:
+    case UnaryOp::kTan:
+    case UnaryOp::kErf:
+    case UnaryOp::kErfinv:
+    case UnaryOp::kLgamma:
+    case UnaryOp::kDigamma:
+    case UnaryOp::kPolygamma:
+    case UnaryOp::kReciprocal:
       return true;
     default:
       return false;
@@ -314,6 +327,13 @@ UnaryArgs round_args(int64_t decimals) {
     args.arg = Scalar(decimals);
     args.has_arg = true;
   }
+  return args;
+}
+
+UnaryArgs polygamma_args(int64_t n) {
+  UnaryArgs args;
+  args.arg = Scalar(n);
+  args.has_arg = true;
   return args;
 }
 
@@ -358,7 +378,9 @@ UnaryArgs clamp_args(const std::optional<Scalar>& min, const std::optional<Scala
 }
 
 ScalarType binary_compute_dtype(BinaryOp op, ScalarType promoted) {
-  if (op == BinaryOp::kDiv && !is_floating_point(promoted)) return default_dtype();  // true div
+  if ((op == BinaryOp::kDiv || op == BinaryOp::kAtan2) && !is_floating_point(promoted)) {
+    return default_dtype();  // true division; atan2 is float-only
+  }
   if (op == BinaryOp::kPow && promoted == kBool) {
     throw DTypeError(
         "pow(): \"pow\" not implemented for 'Bool'; convert the tensors to an "

@@ -38,6 +38,8 @@ UnaryArgs clamp_args(const std::optional<Scalar>& min, const std::optional<Scala
 // round's decimals (none when 0) and nan_to_num's three replacements (defaults: 0, the dtype's
 // largest and lowest finite values; integer dtypes pass through, so nothing to fill).
 UnaryArgs round_args(int64_t decimals);
+// polygamma's order n (checked by the op: n >= 0).
+UnaryArgs polygamma_args(int64_t n);
 UnaryArgs nan_to_num_args(ScalarType dtype, std::optional<double> nan, std::optional<double> posinf,
                           std::optional<double> neginf);
 // out = op(self) where out has self's shape; out may be self (in place). DTypeError if the

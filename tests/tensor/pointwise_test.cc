@@ -515,6 +515,8 @@ double reference_binary(BinaryOp op, double x, double y, ScalarType t) {
       return cast(x * std::pow(2.0, y));  // counts in [0, 3] (see the test)
     case BinaryOp::kShiftRight:
       return std::floor(x / std::pow(2.0, y));
+    case BinaryOp::kAtan2:
+      return cast(std::atan2(x, y));
   }
   return kNan;
 }
@@ -530,7 +532,7 @@ TEST(Binary, RandomShapesStridesAndDtypesAgainstReference) {
       BinaryOp::kGe,         BinaryOp::kLogicalAnd, BinaryOp::kLogicalOr,   BinaryOp::kLogicalXor,
       BinaryOp::kRemainder,  BinaryOp::kFmod,       BinaryOp::kFloorDivide, BinaryOp::kTruncDivide,
       BinaryOp::kBitwiseAnd, BinaryOp::kBitwiseOr,  BinaryOp::kBitwiseXor,  BinaryOp::kShiftLeft,
-      BinaryOp::kShiftRight};
+      BinaryOp::kShiftRight, BinaryOp::kAtan2};
   const int64_t num_ops = static_cast<int64_t>(sizeof(ops) / sizeof(ops[0]));
   for (int trial = 0; trial < 1500; ++trial) {
     BinaryOp op = ops[rnd.uniform(0, num_ops - 1)];
@@ -567,7 +569,9 @@ TEST(Binary, RandomShapesStridesAndDtypesAgainstReference) {
     DimVector out_shape = broadcast_shapes(sa, sb);
     ASSERT_EQ(r.sizes().vec(), out_shape.vec());
     ScalarType compute = native::result_type(a, b);
-    if (op == BinaryOp::kDiv && !is_floating_point(compute)) compute = kFloat32;
+    if ((op == BinaryOp::kDiv || op == BinaryOp::kAtan2) && !is_floating_point(compute)) {
+      compute = kFloat32;  // float-only ops compute integers in the default dtype
+    }
     auto pick = [&](const Tensor& t, const Index& idx) {
       Index i;
       size_t lead = idx.size() - static_cast<size_t>(t.dim());
@@ -583,6 +587,8 @@ TEST(Binary, RandomShapesStridesAndDtypesAgainstReference) {
         ASSERT_TRUE(std::isnan(got));
       } else if (op == BinaryOp::kPow && is_floating_point(compute) && !std::isinf(want)) {
         ASSERT_NEAR(got, want, 1e-5 * std::max(1.0, std::abs(want)));
+      } else if (op == BinaryOp::kAtan2) {  // libm in the compute dtype, rounded once
+        ASSERT_NEAR(got, want, element_size(compute) == 2 ? 1e-2 : 1e-6);
       } else {
         ASSERT_EQ(got, want) << binary_op_name(op) << " " << ta << " " << tb << " trial " << trial
                              << " x=" << pick(a, idx) << " y=" << pick(b, idx);

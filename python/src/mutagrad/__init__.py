@@ -194,6 +194,34 @@ from mutagrad._C import (  # noqa: F401  (sorting and search: python/bindings_so
     bincount,
     searchsorted,
 )
+from mutagrad._C import (  # noqa: F401  (special functions: python/bindings_math.cc)
+    tan,
+    erf,
+    erfinv,
+    lgamma,
+    digamma,
+    polygamma,
+    reciprocal,
+    square,
+    atan2,
+    arctan2,
+    # torch's module-level in-place forms
+    relu_,
+    sigmoid_,
+    tanh_,
+    exp_,
+    neg_,
+    abs_,
+    sqrt_,
+    sin_,
+    cos_,
+    tan_,
+    erf_,
+    reciprocal_,
+    square_,
+    clamp_,
+    clip_,
+)
 from mutagrad import _conveniences
 from mutagrad._conveniences import (  # noqa: F401  (re-exported API)
     as_tensor,
