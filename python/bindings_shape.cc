@@ -282,6 +282,103 @@ void bind_view_ops_in_place(py::class_<Tensor>& t) {
       py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
 }
 
+// unfold, unflatten (views), trace, repeat_interleave, kron, cross, cdist, meshgrid and
+// fill_diagonal_ (autograd/ops/view_ops.h, composite_ops.h).
+void bind_composites(py::module_& m, py::class_<Tensor>& t) {
+  t.def("unfold", &Tensor::unfold, py::arg("dimension"), py::arg("size"), py::arg("step"));
+  auto unflatten_fn = [](const Tensor& x, int64_t dim, py::handle sizes) {
+    if (!py::isinstance<py::sequence>(sizes)) {
+      throw py::type_error(
+          str("unflatten(): argument 'sizes' must be tuple of ints, not ", type_name(sizes)));
+    }
+    return x.unflatten(dim, dims_from(sizes));
+  };
+  t.def("unflatten", unflatten_fn, py::arg("dim"), py::arg("sizes"));
+  m.def("unflatten", unflatten_fn, py::arg("input"), py::arg("dim"), py::arg("sizes"));
+  t.def("trace", &Tensor::trace);
+  m.def(
+      "trace", [](const Tensor& x) { return trace(x); }, py::arg("input"));
+  // repeats: an int or a tensor; torch.repeat_interleave(repeats) alone gives the positions.
+  auto repeat_interleave_fn = [](const Tensor& x, py::handle repeats, std::optional<int64_t> dim,
+                                 std::optional<int64_t> output_size) {
+    if (repeats.is_none()) return repeat_interleave(x, output_size);
+    if (py::isinstance<Tensor>(repeats)) {
+      return repeat_interleave(x, repeats.cast<Tensor>(), dim, output_size);
+    }
+    if (!py::isinstance<py::int_>(repeats) || py::isinstance<py::bool_>(repeats)) {
+      throw py::type_error(
+          str("repeat_interleave(): argument 'repeats' must be Tensor or int, not ",
+              type_name(repeats)));
+    }
+    return repeat_interleave(x, repeats.cast<int64_t>(), dim, output_size);
+  };
+  t.def("repeat_interleave", repeat_interleave_fn, py::arg("repeats"), py::arg("dim") = py::none(),
+        py::kw_only(), py::arg("output_size") = py::none());
+  m.def("repeat_interleave", repeat_interleave_fn, py::arg("input"),
+        py::arg("repeats") = py::none(), py::arg("dim") = py::none(), py::kw_only(),
+        py::arg("output_size") = py::none());
+  t.def("kron", &Tensor::kron, py::arg("other"));
+  m.def(
+      "kron", [](const Tensor& a, const Tensor& b) { return kron(a, b); }, py::arg("input"),
+      py::arg("other"));
+  t.def("cross", &Tensor::cross, py::arg("other"), py::arg("dim") = py::none());
+  m.def(
+      "cross",
+      [](const Tensor& a, const Tensor& b, std::optional<int64_t> dim) { return cross(a, b, dim); },
+      py::arg("input"), py::arg("other"), py::arg("dim") = py::none());
+  m.def(
+      "cdist",
+      [](const Tensor& x1, const Tensor& x2, double p, const std::string& compute_mode) {
+        // Accepted as torch's; the distances are always computed directly (docs/python.md).
+        if (compute_mode != "use_mm_for_euclid_dist_if_necessary" &&
+            compute_mode != "use_mm_for_euclid_dist" &&
+            compute_mode != "donot_use_mm_for_euclid_dist") {
+          throw py::value_error(str(compute_mode, " is not a valid value for compute_mode"));
+        }
+        return cdist(x1, x2, p);
+      },
+      py::arg("x1"), py::arg("x2"), py::arg("p") = 2.0,
+      py::arg("compute_mode") = "use_mm_for_euclid_dist_if_necessary");
+  // meshgrid(*tensors) or meshgrid(list); without indexing=, "ij" with torch 1.13's warning.
+  m.def("meshgrid", [](py::args args, py::kwargs kwargs) {
+    py::object indexing = py::none();
+    for (auto item : kwargs) {
+      if (std::string(py::str(item.first)) != "indexing") {
+        throw py::type_error(str("meshgrid() got an unexpected keyword argument '",
+                                 std::string(py::str(item.first)), "'"));
+      }
+      indexing = py::reinterpret_borrow<py::object>(item.second);
+    }
+    std::vector<Tensor> tensors;
+    const bool one_list = args.size() == 1 && !py::isinstance<Tensor>(args[0]);
+    const py::sequence items =
+        one_list ? py::reinterpret_borrow<py::sequence>(args[0]) : py::sequence(args);
+    for (py::handle h : items) {
+      tensors.push_back(h.cast<Tensor>());
+    }
+    if (indexing.is_none()) {
+      if (PyErr_WarnEx(PyExc_UserWarning,
+                       "torch.meshgrid: in an upcoming release, it will be required to pass the "
+                       "indexing argument.",
+                       1) != 0) {
+        throw py::error_already_set();
+      }
+    }
+    const std::string mode = indexing.is_none() ? "ij" : indexing.cast<std::string>();
+    const std::vector<Tensor> grids = meshgrid(tensors, mode);
+    py::tuple out(grids.size());
+    for (size_t i = 0; i < grids.size(); ++i) out[i] = py::cast(grids[i]);
+    return out;
+  });
+  t.def(
+      "fill_diagonal_",
+      [](Self self, py::handle value, bool wrap) {
+        self.cast<Tensor&>().fill_diagonal_(to_scalar(value), wrap, python_call_site());
+        return self;
+      },
+      py::arg("fill_value"), py::arg("wrap") = false);
+}
+
 }  // namespace
 
 void bind_shape(py::module_& m) {
@@ -290,6 +387,7 @@ void bind_shape(py::module_& m) {
   bind_shapes(m, t);
   bind_factories(m);
   bind_view_ops_in_place(t);
+  bind_composites(m, t);
 }
 
 }  // namespace mutagrad::python

@@ -263,6 +263,9 @@ class Tensor {
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides,
                     std::optional<int64_t> storage_offset = std::nullopt) const;
   Tensor alias() const;
+  // Sliding windows along dim as a new last dim (a view), and dim split into sizes (a view).
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
+  Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
   std::vector<Tensor> unbind(int64_t dim = 0) const;
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
   std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
@@ -441,6 +444,18 @@ class Tensor {
   Tensor diag(int64_t diagonal = 0) const;
   Tensor diag_embed(int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1) const;
   int64_t ndimension() const { return dim(); }
+  // torch's composite helpers (autograd/ops/composite_ops.h).
+  Tensor trace() const;
+  Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> dim = std::nullopt,
+                           std::optional<int64_t> output_size = std::nullopt) const;
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                           std::optional<int64_t> output_size = std::nullopt) const;
+  Tensor kron(const Tensor& other) const;
+  Tensor cross(const Tensor& other, std::optional<int64_t> dim = std::nullopt) const;
+  // The main diagonal (all indices equal) set to value, through the mutation engine; wrap: a
+  // tall matrix's diagonal restarts every width + 1 rows (torch's fill_diagonal_).
+  Tensor& fill_diagonal_(const Scalar& value, bool wrap = false,
+                         CallSite site = CallSite::current());
   // In place through the mutation engine (one bump each): tril_/triu_ zero a triangle; the view
   // ops change this tensor's own sizes and strides (Note [In-place view ops]).
   Tensor& tril_(int64_t diagonal = 0, CallSite site = CallSite::current());

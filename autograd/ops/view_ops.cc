@@ -68,6 +68,37 @@ Tensor view_backward(const Tensor& grad, IntArrayRef input_sizes, F&& native_vie
                             view.storage_offset() - base.storage_offset());
 }
 
+}  // namespace
+
+// The raw view of Tensor::unfold: dim's size becomes the window count (size_d - size) / step +
+// 1, its stride step * stride_d, and a last dim of `size` walks one window (stride_d). A 0-dim
+// tensor unfolds as one of size 1. Arguments validated here, with torch's messages.
+Tensor unfold_view(const Tensor& self, int64_t dim, int64_t size, int64_t step) {
+  const int64_t d = wrap_dim(dim, self.dim(), "unfold");
+  const int64_t size_d = self.dim() == 0 ? 1 : self.size(d);
+  const int64_t stride_d = self.dim() == 0 ? 1 : self.stride(d);
+  if (size > size_d) {
+    throw ValueError(str("unfold(): maximum size for tensor at dimension ", d, " is ", size_d,
+                         " but size is ", size, "; pass a window size <= ", size_d));
+  }
+  if (size < 0) {
+    throw ValueError(str("unfold(): size is ", size, " but must be >= 0"));
+  }
+  if (step <= 0) {
+    throw ValueError(str("unfold(): step is ", step, " but must be > 0"));
+  }
+  DimVector sizes(self.sizes()), strides(self.strides());
+  if (self.dim() > 0) {
+    sizes[static_cast<size_t>(d)] = (size_d - size) / step + 1;
+    strides[static_cast<size_t>(d)] = step * stride_d;
+  }
+  sizes.push_back(size);
+  strides.push_back(stride_d);
+  return native::as_strided(self, sizes, strides, self.storage_offset());
+}
+
+namespace {
+
 int64_t max_reach(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
   int64_t reach = offset;
   for (size_t i = 0; i < sizes.size(); ++i) reach += (sizes[i] - 1) * strides[i];
@@ -228,6 +259,27 @@ class SqueezeBackward1 final : public Node {
   }
   DimVector self_sizes_;
   int64_t dim_ = 0;  // wrapped
+};
+
+// unfold's windows overlap when step < size: their gradients add up where they share an element.
+class UnfoldBackward0 final : public Node {
+ public:
+  const char* name() const override { return "UnfoldBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    const Tensor& grad = grads[0];
+    Tensor base = zeros_for(self_sizes_, grad);
+    Tensor view = unfold_view(base, dim_, size_, step_);
+    const Geometry g{DimVector(view.sizes()), DimVector(view.strides()),
+                     view.storage_offset() - base.storage_offset()};
+    const bool accumulate = step_ < size_;
+    if (!compute_requires_grad(grad)) {
+      scatter_into(base, grad, g, accumulate);
+      return {base};
+    }
+    return {as_strided_scatter(base, grad, g.sizes, g.strides, g.offset, accumulate)};
+  }
+  DimVector self_sizes_;
+  int64_t dim_ = 0, size_ = 0, step_ = 1;  // dim_ wrapped
 };
 
 class AliasBackward0 final : public Node {
@@ -487,6 +539,12 @@ Tensor reshape(const Tensor& self, IntArrayRef sizes) {
   return result;
 }
 
+Tensor unsafe_view(const Tensor& self, IntArrayRef sizes) {
+  Tensor result = native::detach(native::view(self, sizes));
+  if (auto node = reshape_node(self, "UnsafeViewBackward0")) autograd::set_history(result, node);
+  return result;
+}
+
 Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   if (self.dim() == 0) return reshape(self, {1});
   const int64_t s = wrap_dim(start_dim, self.dim(), "flatten");
@@ -518,6 +576,56 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
   return record_view(self, result, node, [offset, dim1, dim2](const Tensor& b) {
     return mutagrad::diagonal(b, offset, dim1, dim2);
   });
+}
+
+Tensor unfold(const Tensor& self, int64_t dim, int64_t size, int64_t step) {
+  Tensor result = autograd::unfold_view(self, dim, size, step);
+  auto node = node_if_needed<autograd::UnfoldBackward0>(self);
+  if (node) {
+    node->self_sizes_ = DimVector(self.sizes());
+    node->dim_ = wrap_dim(dim, self.dim(), "unfold");
+    node->size_ = size;
+    node->step_ = step;
+  }
+  return record_view(self, result, node, [dim, size, step](const Tensor& b) {
+    return mutagrad::unfold(b, dim, size, step);
+  });
+}
+
+Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
+  const int64_t d = wrap_dim(dim, self.dim(), "unflatten");
+  if (sizes.empty()) throw ValueError("unflatten: sizes must be non-empty");
+  const int64_t size_d = self.dim() == 0 ? 1 : self.size(d);
+  int64_t known = 1;
+  int64_t inferred = -1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1 && inferred < 0) {
+      inferred = static_cast<int64_t>(i);
+    } else if (sizes[i] == -1) {
+      throw ValueError(str("unflatten(): only one dimension can be inferred, got sizes ", sizes));
+    } else {
+      known *= sizes[i];
+    }
+  }
+  DimVector shape(sizes);
+  if (inferred >= 0 && known != 0 && size_d % known == 0) {
+    shape[static_cast<size_t>(inferred)] = size_d / known;
+  }
+  if (compute_numel(shape) != size_d || (inferred >= 0 && known == 0)) {
+    throw ShapeError(str("unflatten: Provided sizes ", sizes,
+                         " don't multiply up to the size of dim ", d, " (", size_d,
+                         ") in the input tensor"));
+  }
+  DimVector new_sizes;
+  for (int64_t i = 0; i < self.dim(); ++i) {
+    if (i == d) {
+      for (int64_t s : shape) new_sizes.push_back(s);
+    } else {
+      new_sizes.push_back(self.size(i));
+    }
+  }
+  if (self.dim() == 0) new_sizes = shape;
+  return view(self, new_sizes);  // ViewBackward0, as torch
 }
 
 Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
@@ -607,6 +715,12 @@ Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides,
   return mutagrad::as_strided(*this, sizes, strides, storage_offset);
 }
 Tensor Tensor::alias() const { return mutagrad::alias(*this); }
+Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
+  return mutagrad::unfold(*this, dim, size, step);
+}
+Tensor Tensor::unflatten(int64_t dim, IntArrayRef sizes) const {
+  return mutagrad::unflatten(*this, dim, sizes);
+}
 std::vector<Tensor> Tensor::unbind(int64_t dim) const { return mutagrad::unbind(*this, dim); }
 std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
   return mutagrad::split(*this, split_size, dim);

@@ -32,6 +32,17 @@ Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_
 Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
                   std::optional<int64_t> storage_offset = std::nullopt);
 Tensor alias(const Tensor& self);
+// The windows of `size` elements along dim, `step` apart, as a new last dim (UnfoldBackward0):
+// x of [3, 4] gives x.unfold(1, 2, 1) of [3, 3, 2]. A view: writes reach x (also through
+// overlapping windows, as torch: only zero-stride overlap is refused).
+Tensor unfold(const Tensor& self, int64_t dim, int64_t size, int64_t step);
+// dim split into `sizes` (one of them may be -1), as a view (ViewBackward0): x of [2, 12] gives
+// x.unflatten(1, {3, 4}) of [2, 3, 4]. ShapeError when the sizes do not multiply to dim's
+// size. (Splitting one dim always has a view.)
+Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes);
+// torch's _unsafe_view: `self` (a temporary nobody else holds, e.g. a fresh product) with new
+// sizes, recorded as a new tensor rather than a view of self (UnsafeViewBackward0).
+Tensor unsafe_view(const Tensor& self, IntArrayRef sizes);
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0);
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0);
@@ -51,6 +62,8 @@ class ViewFn;
 // is null. See Note [Regenerating a view's grad_fn] in autograd/history.h.
 std::shared_ptr<Node> make_view_replay_node(const Tensor& base, const Tensor& view,
                                             const std::shared_ptr<const ViewFn>& view_fn);
+// The raw (unrecorded) view that unfold() records; validates the arguments.
+Tensor unfold_view(const Tensor& self, int64_t dim, int64_t size, int64_t step);
 }  // namespace autograd
 
 }  // namespace mutagrad

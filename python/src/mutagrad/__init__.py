@@ -222,6 +222,15 @@ from mutagrad._C import (  # noqa: F401  (special functions: python/bindings_mat
     clamp_,
     clip_,
 )
+from mutagrad._C import (  # noqa: F401  (views and composites: python/bindings_shape.cc)
+    unflatten,
+    trace,
+    repeat_interleave,
+    kron,
+    cross,
+    cdist,
+    meshgrid,
+)
 from mutagrad import _conveniences
 from mutagrad._conveniences import (  # noqa: F401  (re-exported API)
     as_tensor,
