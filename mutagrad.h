@@ -29,6 +29,7 @@
 #include "tensor/native/factories.h"
 #include "tensor/native/linalg.h"
 #include "tensor/native/pointwise.h"
+#include "tensor/native/random.h"
 #include "tensor/native/reduce.h"
 #include "tensor/native/views.h"
 #include "tensor/shape.h"

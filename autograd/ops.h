@@ -16,6 +16,7 @@
 #include "autograd/ops/linalg_ops.h"
 #include "autograd/ops/loss_ops.h"
 #include "autograd/ops/products_ops.h"
+#include "autograd/ops/random_ops.h"
 #include "autograd/ops/reduce_ops.h"
 #include "autograd/ops/scatter_ops.h"
 #include "autograd/ops/shape_ops.h"

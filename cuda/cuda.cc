@@ -82,14 +82,9 @@ int64_t memory_reserved() { return caching_allocator().stats().reserved; }
 void reset_peak_memory_stats() { caching_allocator().reset_peak(); }
 void empty_cache() { caching_allocator().empty_cache(); }
 
-Generator& default_generator() {
-  static Generator* gen = new Generator(0, Device(DeviceType::CUDA, 0));  // never destroyed
-  return *gen;
-}
+Generator& default_generator() { return mutagrad::default_generator(kCUDA); }
 
-void manual_seed(uint64_t seed) {
-  default_generator() = Generator(seed, Device(DeviceType::CUDA, 0));
-}
+void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
 
 void check_available() {
   std::string reason;

@@ -51,8 +51,9 @@ void empty_cache();
 // created.
 void check_available();
 
-// The process's CUDA generator (Philox, counter-based: Note [Generators per device] in
-// tensor/native/factories.h), seed 0 until manual_seed(); torch.cuda's names.
+// The process's CUDA generator (mutagrad::default_generator(kCUDA): Philox, counter-based, Note
+// [Counter-based generators] in tensor/generator.h), seed 0 until manual_seed(); torch.cuda's
+// names.
 //   Tensor r = rand({3}, cuda::default_generator(), TensorOptions().device(kCUDA));
 Generator& default_generator();
 void manual_seed(uint64_t seed);

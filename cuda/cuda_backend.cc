@@ -131,9 +131,8 @@ void CudaBackend::masked_fill(const Tensor& dst, const Tensor& mask, const Scala
   if (dst.numel() > 0) masked_fill_kernel(dst, mask, value);
 }
 
-void CudaBackend::random(const Tensor& out, RandomDist dist, uint64_t seed, uint64_t offset,
-                         int64_t low, int64_t high) {
-  if (out.numel() > 0) random_kernel(out, dist, seed, offset, low, high);
+void CudaBackend::random(const Tensor& out, const RandomParams& params) {
+  if (out.numel() > 0) random_kernel(out, params);
 }
 
 namespace {

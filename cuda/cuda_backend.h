@@ -44,9 +44,8 @@ class CudaBackend : public Backend {
   void index_put(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
                  const IndexPutDescriptor& desc) override;
   void masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value) override;
-  // Philox4x32-10 (cuda/philox.h, Note [Philox draws] in cuda/misc.cu).
-  void random(const Tensor& out, RandomDist dist, uint64_t seed, uint64_t offset, int64_t low,
-              int64_t high) override;
+  // Note [Random draws] in tensor/random_draw.h: the CPU's bits.
+  void random(const Tensor& out, const RandomParams& params) override;
 };
 
 }  // namespace mutagrad::cuda

@@ -46,7 +46,7 @@ void matmul_kernel(const Tensor& out, const Tensor& a, const Tensor& b);
 // misc.cu
 void arange_kernel(const Tensor& out, const Scalar& start, const Scalar& step);
 Tensor nonzero_kernel(const Tensor& in);
-void random_kernel(const Tensor& out, RandomDist dist, uint64_t seed, uint64_t offset, int64_t low,
-                   int64_t high);
+// out (contiguous) = random_value<T>(params, i) (Note [Random draws] in tensor/random_draw.h).
+void random_kernel(const Tensor& out, const RandomParams& params);
 
 }  // namespace mutagrad::cuda

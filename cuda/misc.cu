@@ -1,8 +1,8 @@
-// CUDA arange, nonzero and random; the CPU's arange and nonzero are in tensor/cpu/misc.cc.
+// CUDA arange, nonzero and random; the CPU's are in tensor/cpu/misc.cc and random.cc.
 //
 //   arange_kernel(out, 0, 2);                        // out[i] = 2 i
 //   Tensor coords = nonzero_kernel(mask);            // [count, ndim], row-major order
-//   random_kernel(out, RandomDist::kNormal, seed, offset, 0, 0);
+//   random_kernel(out, RandomParams{RandomDist::kNormal, seed, offset});
 #include <thrust/copy.h>
 #include <thrust/count.h>
 
@@ -11,7 +11,7 @@
 
 #include "cuda/kernel_util.h"
 #include "cuda/kernels.h"
-#include "cuda/philox.h"
+#include "tensor/random_draw.h"
 #include "tensor/shape.h"
 
 namespace mutagrad::cuda {
@@ -67,41 +67,12 @@ struct Coordinates {
   }
 };
 
-// Note [Philox draws]
-// Element i takes the four words of counter (offset + i, 0) under key seed: uniform float uses
-// 24 bits of the first word, uniform double 53 bits of the first two; normal is Box-Muller on
-// two 53-bit uniforms (u1 in (0, 1] so the log is finite), computed in double and rounded
-// once; integers take low + (64 bits mod (high - low)), the CPU generator's formula.
+// Element i of a draw: the CPU's formula (Note [Random draws] in tensor/random_draw.h).
 template <typename T>
 struct RandomFunctor {
   T* out;
-  RandomDist dist;
-  uint64_t seed, offset;
-  int64_t low;
-  uint64_t range;
-  MG_HOST_DEVICE void operator()(int64_t i) const {
-    const Philox4 r = philox4x32_10(offset + static_cast<uint64_t>(i), 0, seed);
-    switch (dist) {
-      case RandomDist::kUniform:
-        if constexpr (std::is_same_v<T, float>) {
-          out[i] = uniform24(r.w[0]);
-        } else {
-          out[i] = static_cast<T>(uniform53(r.w[0], r.w[1]));
-        }
-        return;
-      case RandomDist::kNormal: {
-        const double u1 = 1.0 - uniform53(r.w[0], r.w[1]);
-        const double u2 = uniform53(r.w[2], r.w[3]);
-        out[i] = static_cast<T>(std::sqrt(-2.0 * std::log(u1)) *
-                                std::cos(6.283185307179586476925286766559 * u2));
-        return;
-      }
-      case RandomDist::kInteger:
-        out[i] = static_cast<T>(
-            static_cast<int64_t>(static_cast<uint64_t>(low) + join64(r.w[0], r.w[1]) % range));
-        return;
-    }
-  }
+  RandomParams params;
+  MG_HOST_DEVICE void operator()(int64_t i) const { out[i] = random_value<T>(params, i); }
 };
 
 }  // namespace
@@ -162,13 +133,11 @@ Tensor nonzero_kernel(const Tensor& in) {
   });
 }
 
-void random_kernel(const Tensor& out, RandomDist dist, uint64_t seed, uint64_t offset, int64_t low,
-                   int64_t high) {
+void random_kernel(const Tensor& out, const RandomParams& params) {
   dispatch_compute_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch("random", out.numel(),
-           RandomFunctor<T>{static_cast<T*>(out.unsafe_impl()->data()), dist, seed, offset, low,
-                            static_cast<uint64_t>(high) - static_cast<uint64_t>(low)});
+           RandomFunctor<T>{static_cast<T*>(out.unsafe_impl()->data()), params});
   });
 }
 

@@ -186,9 +186,7 @@ void Backend::index_put(const Tensor&, const std::vector<Tensor>&, const Tensor&
   missing("index_put_");
 }
 
-void Backend::random(const Tensor&, RandomDist, uint64_t, uint64_t, int64_t, int64_t) {
-  missing("random (counter-based generator)");
-}
+void Backend::random(const Tensor&, const RandomParams&) { missing("random"); }
 
 void Backend::masked_fill(const Tensor&, const Tensor&, const Scalar&) { missing("masked_fill_"); }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tensor/device.h"
+#include "tensor/random_draw.h"
 #include "tensor/scalar.h"
 #include "tensor/small_vector.h"
 #include "tensor/storage.h"
@@ -112,9 +113,6 @@ constexpr bool is_comparison(BinaryOp op) { return op >= BinaryOp::kEq; }
 enum class ReduceOp : int8_t { kSum, kMean, kProd, kMax, kMin };
 const char* reduce_op_name(ReduceOp op);
 
-// What Backend::random draws: uniform in [0, 1), standard normal, or integers in [low, high).
-enum class RandomDist : int8_t { kUniform, kNormal, kInteger };
-
 // Options of an index_put kernel. accumulate=false: for duplicate indices the last occurrence
 // in index order wins; accumulate=true: each destination combines its old value with its
 // values in index order by `reduce` (kSum, kProd, kMax or kMin; max/min propagate NaN), bitwise
@@ -190,12 +188,9 @@ class Backend {
   virtual void arange(const Tensor& out, const Scalar& start, const Scalar& step) = 0;
   // The coordinates of the nonzero elements, int64 of shape [count, ndim], row-major order.
   virtual Tensor nonzero(const Tensor& in) = 0;
-  // out (contiguous) = random numbers of a counter-based generator: element i (row-major)
-  // from counter `offset` + i under key `seed` (Note [Generators per device] in
-  // tensor/native/factories.h). CPU generators draw on the host, so only devices with
-  // counter-based generators implement it; the rest say missing().
-  virtual void random(const Tensor& out, RandomDist dist, uint64_t seed, uint64_t offset,
-                      int64_t low, int64_t high);
+  // out (contiguous, a dtype with kernels) = random_value<T>(params, i) for element i
+  // (row-major): Note [Random draws] in tensor/random_draw.h, the same bits on every backend.
+  virtual void random(const Tensor& out, const RandomParams& params);
 
   // Advanced indexing (indexing/): out = self[indices], index tensors int64, broadcast to one
   // shape, in range, one per leading dim of self (undefined = that dim is sliced whole).

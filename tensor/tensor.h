@@ -35,6 +35,7 @@
 #include "tensor/device.h"
 #include "tensor/dtype.h"
 #include "tensor/error.h"
+#include "tensor/generator.h"
 #include "tensor/scalar.h"
 #include "tensor/small_vector.h"
 #include "tensor/tensor_impl.h"
@@ -278,6 +279,36 @@ class Tensor {
   Tensor& fill_(const Scalar& value, CallSite site = CallSite::current());
   Tensor& fill_(const Tensor& value, CallSite site = CallSite::current());
   Tensor& zero_(CallSite site = CallSite::current());
+  // Random fills (autograd/ops/random_ops.cc): tracked writes like every in-place op, recorded
+  // as torch's UniformBackward0, NormalBackward0, ... whose gradient is zero. The numbers come
+  // from `generator`, else from default_generator(device()) (tensor/generator.h).
+  Tensor& uniform_(double from = 0.0, double to = 1.0,
+                   std::optional<Generator> generator = std::nullopt,
+                   CallSite site = CallSite::current());
+  Tensor& normal_(double mean = 0.0, double std = 1.0,
+                  std::optional<Generator> generator = std::nullopt,
+                  CallSite site = CallSite::current());
+  Tensor& exponential_(double lambd = 1.0, std::optional<Generator> generator = std::nullopt,
+                       CallSite site = CallSite::current());
+  Tensor& bernoulli_(double p = 0.5, std::optional<Generator> generator = std::nullopt,
+                     CallSite site = CallSite::current());
+  Tensor& bernoulli_(const Tensor& p, std::optional<Generator> generator = std::nullopt,
+                     CallSite site = CallSite::current());
+  // Integers in [0, the dtype's largest] (2^significand bits for floating dtypes), [0, to),
+  // [from, to), or [from, largest] when to is nullopt.
+  Tensor& random_(std::optional<Generator> generator = std::nullopt,
+                  CallSite site = CallSite::current());
+  Tensor& random_(int64_t to, std::optional<Generator> generator = std::nullopt,
+                  CallSite site = CallSite::current());
+  Tensor& random_(int64_t from, std::optional<int64_t> to,
+                  std::optional<Generator> generator = std::nullopt,
+                  CallSite site = CallSite::current());
+  // 1 with probability self (a tensor of probabilities), or p, else 0; self's dtype and shape.
+  Tensor bernoulli(std::optional<Generator> generator = std::nullopt) const;
+  Tensor bernoulli(double p, std::optional<Generator> generator = std::nullopt) const;
+  // Category indices drawn from self's rows of weights (native::multinomial).
+  Tensor multinomial(int64_t num_samples, bool replacement = false,
+                     std::optional<Generator> generator = std::nullopt) const;
   Tensor& add_(const Tensor& other, const Scalar& alpha = 1, CallSite site = CallSite::current());
   Tensor& add_(const Scalar& other, CallSite site = CallSite::current());
   Tensor& sub_(const Tensor& other, const Scalar& alpha = 1, CallSite site = CallSite::current());

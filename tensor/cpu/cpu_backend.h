@@ -51,6 +51,7 @@ class CpuBackend : public Backend {
   void matmul(const Tensor& out, const Tensor& a, const Tensor& b) override;         // matmul.cc
   void arange(const Tensor& out, const Scalar& start, const Scalar& step) override;  // misc.cc
   Tensor nonzero(const Tensor& in) override;                                         // misc.cc
+  void random(const Tensor& out, const RandomParams& params) override;               // random.cc
 
   void index(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices) override;
   bool index_checked(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices,

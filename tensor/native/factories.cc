@@ -1,6 +1,7 @@
 // Tensor factories (see tensor/native/factories.h). Each allocates fresh storage through the
-// device's allocator and fills it through the device's backend; random values are drawn on the
-// host, in row-major order, so a seed gives the same tensor on every device.
+// device's allocator and fills it through the device's backend; random values come from the
+// device's random kernel (tensor/native/random.h), so a seed gives the same tensor on every
+// device.
 #include "tensor/native/factories.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "tensor/backend.h"
 #include "tensor/native/copy.h"
+#include "tensor/native/random.h"
 #include "tensor/shape.h"
 
 namespace mutagrad {
@@ -54,38 +56,6 @@ void check_floating(ScalarType dtype, const char* op) {
     throw DTypeError(str(op, "(): expected a floating point dtype (float32 or float64) but got ",
                          dtype_name(dtype), "; use randint() for integers or pass kFloat32"));
   }
-}
-
-// Fills `out` (fresh, contiguous) with values from `draw` (called once per element, in order).
-// The values are drawn on the host; a non-CPU tensor receives them through one copy.
-template <typename Draw>
-void fill_from_host(const Tensor& out, Draw&& draw) {
-  Tensor host = out.device().is_cpu() ? out : empty(out.sizes(), out.dtype());
-  dispatch_dtype(out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* p = host.data_ptr<T>();
-    for (int64_t i = 0; i < host.numel(); ++i) p[i] = static_cast<T>(draw());
-  });
-  if (!out.device().is_cpu()) native::copy_(out, host);
-}
-
-// A factory takes a generator of its own device type (as torch).
-void check_generator(const Generator& gen, Device device, const char* op) {
-  if (gen.device().type() != device.type()) {
-    throw DeviceError(str(op, "(): Expected a '", device.type(),
-                          "' device type for generator but found '", gen.device().type(),
-                          "'; pass a generator of the tensor's device (Generator(seed, ", device,
-                          ") or cuda::default_generator())"));
-  }
-}
-
-// Fills `t` from a counter-based generator on t's device (Note [Generators per device]).
-void draw_on_device(const Tensor& t, Generator& gen, RandomDist dist, int64_t low, int64_t high) {
-  if (t.numel() == 0) return;
-  const uint64_t offset = gen.reserve_counters(static_cast<uint64_t>(t.numel()));
-  native::OpmathOutput k(t);  // Note [Reduced dtypes]: drawn in float32/int32, rounded once
-  backend_for(t.device()).random(k.get(), dist, gen.seed(), offset, low, high);
-  k.finish();
 }
 
 void fill_value(const Tensor& t, const Scalar& value) {
@@ -199,21 +169,6 @@ int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step
 
 }  // namespace
 
-double Generator::next_normal() {
-  if (has_spare_) {
-    has_spare_ = false;
-    return spare_;
-  }
-  // Box-Muller: u1 in (0, 1] so that log(u1) is finite.
-  double u1 = 1.0 - next_double();
-  double u2 = next_double();
-  double r = std::sqrt(-2.0 * std::log(u1));
-  double theta = 6.283185307179586476925286766559 * u2;  // 2 pi
-  spare_ = r * std::sin(theta);
-  has_spare_ = true;
-  return r * std::cos(theta);
-}
-
 Tensor empty(IntArrayRef sizes, TensorOptions options) {
   int64_t nbytes = checked_nbytes(sizes, options.dtype(), "empty");
   Storage storage = Storage::allocate(options.device(), static_cast<size_t>(nbytes));
@@ -307,50 +262,26 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType 
 
 Tensor rand(IntArrayRef sizes, Generator& gen, TensorOptions options) {
   check_floating(options.dtype(), "rand");
-  check_generator(gen, options.device(), "rand");
+  native::check_generator(gen, options.device(), "rand");
   Tensor t = empty(sizes, options);
-  if (!gen.device().is_cpu()) {
-    draw_on_device(t, gen, RandomDist::kUniform, 0, 0);
-  } else if (t.dtype() == kFloat32) {
-    // 24 random bits, exact in float: 53 bits rounded to float could give 1.0f.
-    fill_from_host(t, [&] { return static_cast<double>(gen.next_u64() >> 40) * 0x1.0p-24; });
-  } else {
-    fill_from_host(t, [&] { return gen.next_double(); });
-  }
+  native::random_fill_(t, gen, native::uniform_params(t.dtype(), 0.0, 1.0, "rand"), "rand");
   return t;
 }
 
 Tensor randn(IntArrayRef sizes, Generator& gen, TensorOptions options) {
   check_floating(options.dtype(), "randn");
-  check_generator(gen, options.device(), "randn");
+  native::check_generator(gen, options.device(), "randn");
   Tensor t = empty(sizes, options);
-  if (!gen.device().is_cpu()) {
-    draw_on_device(t, gen, RandomDist::kNormal, 0, 0);
-  } else {
-    fill_from_host(t, [&] { return gen.next_normal(); });
-  }
+  native::random_fill_(t, gen, native::normal_params(t.dtype(), 0.0, 1.0, "randn"), "randn");
   return t;
 }
 
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, Generator& gen,
                TensorOptions options) {
-  if (low >= high) {
-    throw ValueError(str("randint(): random_ expects 'from' to be less than 'to', but got from=",
-                         low, " >= to=", high, "; pass low < high (the range is [low, high))"));
-  }
-  if (options.dtype() == kBool && (low < 0 || high > 2)) {
-    throw ValueError(
-        str("randint(): the range [", low, ", ", high, ") does not fit dtype bool; use [0, 2)"));
-  }
-  check_generator(gen, options.device(), "randint");
+  const RandomParams params = native::random_params(options.dtype(), low, high, "randint");
+  native::check_generator(gen, options.device(), "randint");
   Tensor t = empty(sizes, options);
-  if (!gen.device().is_cpu()) {
-    draw_on_device(t, gen, RandomDist::kInteger, low, high);
-    return t;
-  }
-  uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
-  fill_from_host(
-      t, [&] { return static_cast<int64_t>(static_cast<uint64_t>(low) + gen.next_u64() % range); });
+  native::random_fill_(t, gen, params, "randint");
   return t;
 }
 

@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
-#include <random>
 #include <vector>
 
+#include "tensor/generator.h"
 #include "tensor/tensor.h"
 
 namespace mutagrad {
@@ -40,45 +40,6 @@ class TensorOptions {
  private:
   ScalarType dtype_ = default_dtype();
   Device device_ = kCPU;
-};
-
-// A seeded random source; the same seed gives the same numbers on every platform.
-//
-// Note [Generators per device]
-// A CPU generator is a Mersenne Twister (mt19937_64) drawn on the host, one number after the
-// other. A CUDA generator (Generator(seed, Device(DeviceType::CUDA, 0)), or
-// cuda::default_generator()) is counter-based (Philox4x32-10, cuda/philox.h): element i of a
-// draw of n numbers uses counter offset + i, and the generator's offset then advances by n, so
-// every element is computed independently on the device and the numbers depend only on (seed,
-// offset), not on the device's thread count (the host-run build and a GPU draw the same bits;
-// randn's transform is within libm ulps on a GPU). As in torch, a factory takes a generator of
-// its own device type only, and the two kinds give different numbers for the same seed.
-class Generator {
- public:
-  explicit Generator(uint64_t seed = 0, Device device = kCPU)
-      : engine_(seed), seed_(seed), device_(device) {}
-  Device device() const { return device_; }
-  uint64_t seed() const { return seed_; }
-  // CPU generators.
-  uint64_t next_u64() { return engine_(); }
-  // Uniform in [0, 1), 53 random bits.
-  double next_double() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
-  // Standard normal (Box-Muller).
-  double next_normal();
-  // Counter-based generators: reserves `n` counters and returns the first.
-  uint64_t reserve_counters(uint64_t n) {
-    const uint64_t first = offset_;
-    offset_ += n;
-    return first;
-  }
-
- private:
-  std::mt19937_64 engine_;
-  bool has_spare_ = false;
-  double spare_ = 0.0;
-  uint64_t seed_ = 0;
-  uint64_t offset_ = 0;
-  Device device_;
 };
 
 // A nested list of numbers: tensor({{1, 2}, {3, 4}}). Its dtype, unless given, is PyTorch's:
@@ -126,7 +87,9 @@ Tensor from_vector(const std::vector<T>& values, IntArrayRef sizes);
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
                  std::shared_ptr<void> owner, Device device = kCPU);
 
-// Uniform in [0, 1) and standard normal, floating dtypes only.
+// Uniform in [0, 1) and standard normal, floating dtypes only, drawn on the options' device
+// from a generator of that device type (Note [Counter-based generators] in tensor/generator.h).
+// More random ops (fills, randperm, multinomial) are in tensor/native/random.h.
 Tensor rand(IntArrayRef sizes, Generator& gen, TensorOptions options = {});
 Tensor randn(IntArrayRef sizes, Generator& gen, TensorOptions options = {});
 // Integers uniform in [low, high), int64 unless given.

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "cuda/cuda.h"
-#include "cuda/philox.h"
 #include "tensor/backend.h"
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
@@ -22,6 +21,7 @@
 #include "tensor/native/pointwise.h"
 #include "tensor/native/reduce.h"
 #include "tensor/native/views.h"
+#include "tensor/philox.h"
 #include "tests/cuda/conformance_util.h"
 #include "tests/tensor/test_util.h"
 
@@ -241,13 +241,13 @@ INSTANTIATE_TEST_SUITE_P(Devices, KernelConformance, conformance::kDevices,
 
 // The Random123 reference vectors for Philox4x32-10 (counter, key -> output).
 TEST(Philox, KnownAnswers) {
-  const cuda::Philox4 zero = cuda::philox4x32_10(0, 0, 0);
+  const Philox4 zero = philox4x32_10(0, 0, 0);
   EXPECT_EQ(zero.w[0], 0x6627e8d5u);
   EXPECT_EQ(zero.w[1], 0xe169c58du);
   EXPECT_EQ(zero.w[2], 0xbc57ac4cu);
   EXPECT_EQ(zero.w[3], 0x9b00dbd8u);
   const uint64_t ones = ~uint64_t{0};
-  const cuda::Philox4 all = cuda::philox4x32_10(ones, ones, ones);
+  const Philox4 all = philox4x32_10(ones, ones, ones);
   EXPECT_EQ(all.w[0], 0x408f276du);
   EXPECT_EQ(all.w[1], 0x41c83b0eu);
   EXPECT_EQ(all.w[2], 0xa20bc7c6u);
@@ -261,26 +261,26 @@ class CudaRandom : public ::testing::Test {
   }
 };
 
-// Element i of a draw is Philox at counter offset + i (Note [Philox draws] in cuda/misc.cu):
-// checked against the formula evaluated here, on the host.
+// Element i of a draw is Philox at counter offset + i (Note [Random draws] in
+// tensor/random_draw.h): checked against the formula evaluated here, on the host.
 TEST_F(CudaRandom, DrawsArePhiloxAtConsecutiveCounters) {
   Generator gen(1234, kGpu);
   Tensor first = host(rand({5, 7}, gen, TensorOptions(kFloat64).device(kGpu)));
   Tensor second = host(rand({3}, gen, TensorOptions(kFloat32).device(kGpu)));
   for (int64_t i = 0; i < 35; ++i) {
-    const cuda::Philox4 r = cuda::philox4x32_10(static_cast<uint64_t>(i), 0, 1234);
-    EXPECT_EQ(first.data_ptr<double>()[i], cuda::uniform53(r.w[0], r.w[1])) << i;
+    const Philox4 r = philox4x32_10(static_cast<uint64_t>(i), 0, 1234);
+    EXPECT_EQ(first.data_ptr<double>()[i], uniform53(r.w[0], r.w[1])) << i;
   }
   for (int64_t i = 0; i < 3; ++i) {
-    const cuda::Philox4 r = cuda::philox4x32_10(static_cast<uint64_t>(35 + i), 0, 1234);
-    EXPECT_EQ(second.data_ptr<float>()[i], cuda::uniform24(r.w[0])) << i;
+    const Philox4 r = philox4x32_10(static_cast<uint64_t>(35 + i), 0, 1234);
+    EXPECT_EQ(second.data_ptr<float>()[i], uniform24(r.w[0])) << i;
   }
   // The same seed repeats the stream; two draws equal one draw of both sizes.
   Generator again(1234, kGpu);
   Tensor both = host(rand({38}, again, TensorOptions(kFloat64).device(kGpu)));
   EXPECT_EQ(both.data_ptr<double>()[34], first.data_ptr<double>()[34]);
-  EXPECT_EQ(both.data_ptr<double>()[35], cuda::uniform53(cuda::philox4x32_10(35, 0, 1234).w[0],
-                                                         cuda::philox4x32_10(35, 0, 1234).w[1]));
+  EXPECT_EQ(both.data_ptr<double>()[35],
+            uniform53(philox4x32_10(35, 0, 1234).w[0], philox4x32_10(35, 0, 1234).w[1]));
 }
 
 TEST_F(CudaRandom, DistributionsHaveTheirMoments) {
@@ -320,7 +320,7 @@ TEST_F(CudaRandom, FactoriesTakeAGeneratorOfTheirDevice) {
     EXPECT_EQ(std::string(e.what()),
               "rand(): Expected a 'cuda' device type for generator but found 'cpu'; pass a "
               "generator of the tensor's device (Generator(seed, cuda:0) or "
-              "cuda::default_generator())");
+              "default_generator(cuda:0))");
   }
   Generator gpu_gen(0, kGpu);
   EXPECT_THROW(randn({3}, gpu_gen, kFloat32), DeviceError);

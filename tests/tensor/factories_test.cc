@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tensor/native/views.h"
+#include "tensor/philox.h"
 #include "tensor/tensor.h"
 
 namespace mutagrad {
@@ -196,14 +197,23 @@ TEST(Factories, RandnHasStandardNormalMoments) {
   EXPECT_EQ(values_of<double>(randn({20000}, again, kFloat64)), values_of<double>(x));
 }
 
-TEST(Factories, GeneratorNextNormalUsesBoxMullerPairs) {
+// The host-side draws take one counter each and give what a tensor draw gives there.
+TEST(Factories, GeneratorHostDrawsMatchTensorDraws) {
   Generator g(5);
+  const double u = g.next_double();
+  const double z = g.next_normal();
+  const uint64_t bits = g.next_u64();
+  EXPECT_EQ(g.offset(), 3u);
   Generator h(5);
-  double u1 = 1.0 - h.next_double();
-  double u2 = h.next_double();
-  double r = std::sqrt(-2.0 * std::log(u1));
-  EXPECT_DOUBLE_EQ(g.next_normal(), r * std::cos(2 * M_PI * u2));
-  EXPECT_DOUBLE_EQ(g.next_normal(), r * std::sin(2 * M_PI * u2));
+  const std::vector<double> draws = values_of<double>(rand({1}, h, kFloat64));
+  EXPECT_EQ(draws[0], u);
+  EXPECT_EQ(values_of<double>(randn({1}, h, kFloat64))[0], z);
+  const Philox4 r = philox4x32_10(2, 0, 5);
+  EXPECT_EQ(bits, join64(r.w[0], r.w[1]));
+  // Box-Muller's cosine branch on the counter's two 53-bit uniforms.
+  const Philox4 w = philox4x32_10(1, 0, 5);
+  const double u1 = 1.0 - uniform53(w.w[0], w.w[1]), u2 = uniform53(w.w[2], w.w[3]);
+  EXPECT_DOUBLE_EQ(z, std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * M_PI * u2));
 }
 
 TEST(Factories, RandintCoversTheHalfOpenRange) {

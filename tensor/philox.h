@@ -1,8 +1,8 @@
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011): a
-// counter-based generator, four 32-bit words from a 128-bit counter and a 64-bit key. The CUDA
-// generator's numbers (Note [Generators per device] in tensor/native/factories.h).
+// counter-based generator, four 32-bit words from a 128-bit counter and a 64-bit key. Every
+// Generator's numbers, on every device (Note [Counter-based generators] in tensor/generator.h).
 //
-//   Philox4 r = philox4x32_10({offset + i, 0}, seed);   // r.w[0..3]
+//   Philox4 r = philox4x32_10(offset + i, 0, seed);     // r.w[0..3]
 //   double u = uniform53(r.w[0], r.w[1]);                // [0, 1)
 #pragma once
 
@@ -10,7 +10,7 @@
 
 #include "tensor/host_device.h"
 
-namespace mutagrad::cuda {
+namespace mutagrad {
 
 struct Philox4 {
   uint32_t w[4];
@@ -54,4 +54,4 @@ MG_HOST_DEVICE inline float uniform24(uint32_t w) {
   return static_cast<float>(w >> 8) * 0x1.0p-24f;
 }
 
-}  // namespace mutagrad::cuda
+}  // namespace mutagrad
