@@ -131,9 +131,9 @@ void bind_shape(py::module_& m);
 void bind_ops(py::module_& m);
 // After bind_stats: softmax/log_softmax and the _nn submodule (losses, nn.init; bindings_nn.cc).
 void bind_nn(py::module_& m);
-// The default generator of a device, as torch's (bindings_ops.cc): the CPU's (manual_seed), or
-// the CUDA device's Philox.
-Generator& default_generator(Device device);
+// Generator, manual_seed, the random factories and the in-place random fills
+// (bindings_random.cc). After bind_ops.
+void bind_random(py::module_& m);
 void bind_indexing(py::module_& m);
 void bind_device(py::module_& m);
 void bind_autograd(py::module_& m);

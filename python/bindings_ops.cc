@@ -1,5 +1,5 @@
-// Module-level functions of mutagrad._C: factories (tensor, zeros, rand, ...; device= as
-// torch), the default generators and manual_seed, math functions, where/matmul,
+// Module-level functions of mutagrad._C: factories (tensor, zeros, ones, ...; device= as
+// torch; the random ones are in bindings_random.cc), math functions, where/matmul,
 // unbind/split/chunk and grad mode.
 #include <pybind11/stl.h>
 
@@ -8,11 +8,6 @@
 
 namespace mutagrad::python {
 namespace {
-
-Generator& global_generator() {
-  static Generator gen(0);
-  return gen;
-}
 
 Tensor finish(Tensor t, bool requires_grad) {
   if (requires_grad) t.requires_grad_(true);
@@ -67,10 +62,6 @@ py::tuple to_py_tuple(const std::vector<Tensor>& ts) {
 
 }  // namespace
 
-Generator& default_generator(Device device) {
-  return device.is_cuda() ? cuda::default_generator() : global_generator();
-}
-
 uint64_t seed_bits(py::handle seed, const char* fn) {
   // As torch: any int in [-2**63, 2**64 - 1], a negative one taken modulo 2**64.
   if (!PyLong_Check(seed.ptr()) && !PyFloat_Check(seed.ptr()) && !PyIndex_Check(seed.ptr())) {
@@ -106,12 +97,6 @@ void bind_ops(py::module_& m) {
   def_sized(m, "zeros", [](IntArrayRef s, TensorOptions o) { return zeros(s, o); });
   def_sized(m, "ones", [](IntArrayRef s, TensorOptions o) { return ones(s, o); });
   def_sized(m, "empty", [](IntArrayRef s, TensorOptions o) { return empty(s, o); });
-  def_sized(m, "rand", [](IntArrayRef s, TensorOptions o) {
-    return rand(s, default_generator(o.device()), o);
-  });
-  def_sized(m, "randn", [](IntArrayRef s, TensorOptions o) {
-    return randn(s, default_generator(o.device()), o);
-  });
   m.def(
       "full",
       [](py::handle size, py::handle value, py::object dtype, py::object device,
@@ -135,41 +120,9 @@ void bind_ops(py::module_& m) {
       py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
       py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       py::arg("requires_grad") = false);
-  m.def(
-      "randint",
-      [](py::args args, py::object dtype, py::object device, bool requires_grad) {
-        // randint(high, size) or randint(low, high, size), as torch.
-        if (args.size() != 2 && args.size() != 3) {
-          throw py::type_error("randint(): expected (high, size) or (low, high, size)");
-        }
-        int64_t low = args.size() == 3 ? args[0].cast<int64_t>() : 0;
-        int64_t high = args[args.size() - 2].cast<int64_t>();
-        DimVector size = sizes_from(args[args.size() - 1], "randint");
-        Device d = to_device(device, "randint").value_or(kCPU);
-        return finish(randint(low, high, size, default_generator(d),
-                              TensorOptions(dtype_or(dtype, kInt64)).device(d)),
-                      requires_grad);
-      },
-      py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
-      py::arg("requires_grad") = false);
-  m.def(
-      "manual_seed",
-      [](py::handle seed) {
-        // As torch: seeds the CPU generator and every CUDA device's.
-        uint64_t bits = seed_bits(seed, "manual_seed");
-        global_generator() = Generator(bits);
-        cuda::manual_seed(bits);
-      },
-      py::arg("seed"));
   def_like(m, "zeros_like", [](IntArrayRef s, TensorOptions o) { return zeros(s, o); });
   def_like(m, "ones_like", [](IntArrayRef s, TensorOptions o) { return ones(s, o); });
   def_like(m, "empty_like", [](IntArrayRef s, TensorOptions o) { return empty(s, o); });
-  def_like(m, "rand_like", [](IntArrayRef s, TensorOptions o) {
-    return rand(s, default_generator(o.device()), o);
-  });
-  def_like(m, "randn_like", [](IntArrayRef s, TensorOptions o) {
-    return randn(s, default_generator(o.device()), o);
-  });
   m.def(
       "full_like",
       [](const Tensor& other, py::handle value, py::object dtype, py::object device,

@@ -14,6 +14,7 @@ PYBIND11_MODULE(_C, m) {
   bind_tensor(m);
   bind_operators(m);
   bind_ops(m);
+  bind_random(m);
   bind_math(m);
   bind_stats(m);
   bind_nn(m);

@@ -183,6 +183,17 @@ from mutagrad import autograd, backends, cuda, return_types  # noqa: F401
 from mutagrad import optim  # noqa: F401  (SGD, Adam, AdamW, RMSprop)
 from mutagrad._C import addcmul, addcdiv, lerp  # noqa: F401  (bindings_optim.cc)
 from mutagrad import nn  # noqa: F401  (nn.functional, nn.init)
+from mutagrad._C import (  # noqa: F401  (random ops and generators: python/bindings_random.cc)
+    Generator,
+    default_generator,
+    randperm,
+    normal,
+    bernoulli,
+    multinomial,
+    randint_like,
+)
+from mutagrad import random  # noqa: F401
+from mutagrad.random import seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
 from mutagrad._C import softmax, log_softmax  # noqa: F401
 from mutagrad._C import (  # noqa: F401  (sorting and search: python/bindings_sort.cc)
     sort,

@@ -122,3 +122,41 @@ def manual_seed_all(seed):
 def initial_seed():
     """The seed of the CUDA generator."""
     return _cuda.seed()
+
+
+def seed():
+    """Seeds the CUDA generator from a non-deterministic source and returns the seed."""
+    return _C._cuda_default_generator.seed()
+
+
+def seed_all():
+    """seed() for every CUDA device: the one device's."""
+    return seed()
+
+
+def get_rng_state(device="cuda"):
+    """The CUDA generator's state, a uint8 tensor on the CPU (mutagrad's layout, not torch's)."""
+    _index(device, "get_rng_state")
+    return _C._cuda_default_generator.get_state()
+
+
+def get_rng_state_all():
+    """[get_rng_state()]: one state per device."""
+    return [get_rng_state()]
+
+
+def set_rng_state(new_state, device="cuda"):
+    """Restores the CUDA generator from get_rng_state()'s tensor."""
+    _index(device, "set_rng_state")
+    _C._cuda_default_generator.set_state(new_state)
+
+
+def set_rng_state_all(new_states):
+    """set_rng_state for each device's state in new_states (one device)."""
+    for state in new_states:
+        set_rng_state(state)
+
+
+# torch.cuda.default_generators: one per device (the device's generator, even before the device
+# is used; an empty tuple without a device).
+default_generators = (_C._cuda_default_generator,) if is_available() else ()
