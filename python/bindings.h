@@ -44,7 +44,12 @@ std::string int_overflow_message(py::handle value);
 // reads it (torch.full((2,), np.bool_(True)) is float32).
 Scalar to_scalar(py::handle value);
 bool is_python_number(py::handle value);
+// Note [NumPy is optional] (convert.cc): whether NumPy is imported; a NumPy array / scalar
+// (false without importing NumPy); require_numpy(fn) imports it or raises ModuleNotFoundError.
+bool numpy_imported();
+bool is_numpy_array(py::handle value);
 bool is_numpy_scalar(py::handle value);
+void require_numpy(const char* fn);
 // The dtype argument: None or a mutagrad dtype object.
 std::optional<ScalarType> to_dtype(py::handle value);
 // Whether value is a dtype argument: a mutagrad dtype, or float / int / bool (torch's spellings).

@@ -50,10 +50,12 @@ TensorIndex to_tensor_index(py::handle h, Device device) {
     return TensorIndex(Slice(slice_bound(s->start), slice_bound(s->stop), slice_bound(s->step)));
   }
   if (py::isinstance<Tensor>(h)) return TensorIndex(h.cast<Tensor>());
-  py::module_ np = py::module_::import("numpy");
   // NumPy scalars are integers (torch 1.13 reads a numpy.bool_ as 0 or 1, not as a mask).
-  if (py::isinstance(h, np.attr("bool_"))) return TensorIndex(int64_t{h.cast<bool>()});
-  if (py::isinstance(h, np.attr("integer"))) return TensorIndex(int_index(h));
+  if (is_numpy_scalar(h)) {
+    const char kind = h.attr("dtype").attr("kind").cast<char>();
+    if (kind == 'b') return TensorIndex(int64_t{h.cast<bool>()});
+    if (kind == 'i' || kind == 'u') return TensorIndex(int_index(h));
+  }
   if (py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h)) {
     throw py::type_error(str("a string can't be an index (got ", std::string(py::repr(h)),
                              "); use ints, slices, None, ..., bools, tensors or lists of ints"));

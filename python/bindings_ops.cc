@@ -133,8 +133,18 @@ void bind_ops(py::module_& m) {
       },
       py::arg("input"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
       py::arg("device") = py::none(), py::arg("requires_grad") = false);
+  // A handle, not py::array: pybind11's caster would import NumPy (Note [NumPy is optional]).
   m.def(
-      "from_numpy", [](py::array a) { return from_numpy(a); }, py::arg("ndarray"));
+      "from_numpy",
+      [](py::handle a) {
+        if (!is_numpy_array(a)) {
+          throw py::type_error(str("from_numpy(): argument 'ndarray' (position 1) must be "
+                                   "numpy.ndarray, not ",
+                                   std::string(py::str(a.get_type().attr("__name__")))));
+        }
+        return from_numpy(py::reinterpret_borrow<py::array>(a));
+      },
+      py::arg("ndarray"));
 
   // where(cond, x, y) with a number on either side goes to the Scalar overloads.
   m.def(

@@ -133,7 +133,7 @@ void flatten_nested(py::handle obj, size_t depth, DimVector& shape, std::vector<
   bool is_sequence = py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj) &&
                      !py::isinstance<py::bytes>(obj);
   if (is_sequence) {
-    if (py::isinstance<py::array>(obj)) {
+    if (is_numpy_array(obj)) {
       // A nested array gives its dtype, as torch infers it, even when it is empty; its elements
       // are read one by one below (as NumPy scalars, so in any byte order).
       ScalarType t = from_numpy_dtype(py::reinterpret_borrow<py::array>(obj).dtype(), "tensor");
@@ -184,7 +184,41 @@ void flatten_nested(py::handle obj, size_t depth, DimVector& shape, std::vector<
 
 }  // namespace
 
+// Note [NumPy is optional]
+// The wheel has no dependencies: tensors from lists, indexing, autograd, printing and the
+// optimizers work without NumPy, and only what hands out or takes an array needs it. An object
+// can only be a NumPy array or scalar once NumPy is imported, so the checks first look it up in
+// sys.modules (one dict lookup; remembered once found) and never import it themselves;
+// require_numpy() imports it for numpy() and raises ModuleNotFoundError with what to install.
+bool numpy_imported() {
+  static bool imported = false;
+  if (!imported) {
+    PyObject* numpy = PyDict_GetItemString(PyImport_GetModuleDict(), "numpy");  // borrowed
+    imported = numpy != nullptr && numpy != Py_None;
+  }
+  return imported;
+}
+
+void require_numpy(const char* fn) {
+  if (numpy_imported()) return;
+  try {
+    py::module_::import("numpy");
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_ImportError)) throw;
+    PyErr_SetString(PyExc_ModuleNotFoundError,
+                    str(fn, "() needs NumPy, which is not installed (", e.what(),
+                        "); install it with `pip install numpy` (or `pip install mutagrad[numpy]`)")
+                        .c_str());
+    throw py::error_already_set();
+  }
+}
+
+bool is_numpy_array(py::handle value) {
+  return numpy_imported() && py::isinstance<py::array>(value);
+}
+
 bool is_numpy_scalar(py::handle value) {
+  if (!numpy_imported()) return false;
   static auto* generic = new py::object(py::module_::import("numpy").attr("generic"));
   return py::isinstance(value, *generic);
 }
@@ -323,6 +357,7 @@ py::array to_numpy(const Tensor& t) {
     throw Error(
         "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
   }
+  require_numpy("numpy");
   std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end());
   std::vector<py::ssize_t> strides;
   for (int64_t s : t.strides()) strides.push_back(s * t.element_size());
@@ -347,7 +382,7 @@ py::object to_list(const Tensor& t) {
 }
 
 Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype) {
-  if (py::isinstance<py::array>(data)) {
+  if (is_numpy_array(data)) {
     checked_numpy_dtype(py::reinterpret_borrow<py::array>(data), "tensor");  // before copying
     // A C-ordered copy (any strides, negative too; 0-dim stays 0-dim) that the tensor owns.
     Tensor out = from_numpy(data.attr("copy")(), "tensor");

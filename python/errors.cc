@@ -249,7 +249,7 @@ bool accepts(const std::string& type, py::handle value) {
   if (type == "bool") return value.is_none() || has_number_slot(value, false);
   if (type == "str") return PyUnicode_Check(v);
   if (type == "Tensor") return py::isinstance<Tensor>(value);
-  if (type == "numpy.ndarray") return py::isinstance<py::array>(value);
+  if (type == "numpy.ndarray") return is_numpy_array(value);
   if (starts_with(type, "List[") || starts_with(type, "Sequence[")) {
     return PyList_Check(v) || PyTuple_Check(v);
   }

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # The wheels, installed with pip into fresh venvs without network, and the Python suite run
 # against the installed package (not bazel-bin):
-#   - //python:wheel (what users install; no CUDA device): a smoke test, and the module
-#     default_build_test.py runs in a subprocess (MUTAGRAD_DEFAULT_BUILD_PATH);
+#   - //python:wheel (what users install; no CUDA device): a smoke test, the module
+#     default_build_test.py runs in a subprocess (MUTAGRAD_DEFAULT_BUILD_PATH), and
+#     no_numpy_smoke.py runs in a venv without system site packages, where NumPy is missing;
 #   - //python:wheel_host_run (the same package around the host-run extension): every
 #     tests/python/*_test.py, which also drive the host-run "cuda" device.
-# The venvs see Debian's site packages (--system-site-packages): torch, numpy and pytest are the
-# suite's oracle and runner, not mutagrad's dependencies.
+# Those two venvs see Debian's site packages (--system-site-packages): torch, numpy and pytest
+# are the suite's oracle and runner, not mutagrad's dependencies.
 # shellcheck source=tests/packaging/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_packages python3-venv python3-pytest python3-numpy python3-torch
+need_packages python3-venv python3-pip python3-pytest python3-numpy python3-torch
 
 step "build the wheels"
 (cd "$repo" && ./bazelw build //python:wheel //python:wheel_host_run)
@@ -45,6 +46,26 @@ assert x.grad.tolist() == [[0, 2, 4], [6, 8, 10]], x.grad
 print("user wheel OK:", mg.__version__, os.path.dirname(mg.__file__))
 PY
 )
+
+step "the user wheel where NumPy is not installed (a venv without system site packages)"
+# NumPy is optional (an extra, mutagrad[numpy]): pip --no-index would fail if the wheel
+# required it; no_numpy_smoke.py checks that `import numpy` fails there, that lists, indexing,
+# setitem, autograd, an optimizer and printing work, and that numpy() says what to install.
+# Without pip of its own (ensurepip would take 4 s): Debian's pip installs into it (--python).
+/usr/bin/python3 -m venv --without-pip "$scratch/bare"
+/usr/bin/python3 -m pip --python "$scratch/bare/bin/python" install --quiet --no-index \
+  --disable-pip-version-check "$user_wheel"
+(cd "$scratch" && "$scratch/bare/bin/python" - <<'PY'
+import os
+import sys
+from importlib.metadata import requires
+
+import mutagrad as mg
+
+assert os.path.realpath(mg.__file__).startswith(os.path.realpath(sys.prefix)), mg.__file__
+assert all("extra ==" in r for r in requires("mutagrad") or []), requires("mutagrad")
+PY
+"$scratch/bare/bin/python" "$repo/tests/python/no_numpy_smoke.py")
 
 step "the Python suite against the installed host-run wheel"
 cd "$repo/tests/python"

@@ -17,6 +17,7 @@ import builtins
 import functools
 import math
 import numbers
+import sys
 import warnings
 import weakref
 
@@ -555,17 +556,10 @@ def as_tensor(data, dtype=None, device=None):
 
 
 def _is_ndarray(x):
-    np = _numpy()
+    # Never imports NumPy (optional: Note [NumPy is optional] in python/convert.cc); an array
+    # exists only once NumPy is imported.
+    np = sys.modules.get("numpy")
     return np is not None and isinstance(x, np.ndarray)
-
-
-@functools.lru_cache(maxsize=None)
-def _numpy():
-    try:
-        import numpy
-    except ImportError:  # pragma: no cover - the extension needs NumPy
-        return None
-    return numpy
 
 
 def _size_args(fn, args, size):
