@@ -296,6 +296,9 @@ MG_HOST_DEVICE inline void zeta_tail_term(double b, double s, double j2, double 
 // q = 0, -1, -2, ... (a pole of a term).
 MG_HOST_DEVICE inline double hurwitz_zeta(double s, double q) {
   if (q <= 0 && q == std::floor(q)) return std::numeric_limits<double>::infinity();
+  // Summing up from a q below -1e9 would take more than a billion terms (torch's loop runs that
+  // long, and hangs further out): NaN there, as for an argument outside the domain.
+  if (q < -1e9) return std::numeric_limits<double>::quiet_NaN();
   double sum = 0;
   int k = 0;
   while (k < 10 || q < 10) {  // at least ten terms: the tail's expansion wants a large q
@@ -325,8 +328,10 @@ MG_HOST_DEVICE inline double hurwitz_zeta(double s, double q) {
 template <typename T>
 MG_HOST_DEVICE inline T polygamma(int64_t n, T x) {
   if (n == 0) return digamma<T>(x);
+  // n! overflows double from n = 171 on: the loop stops there (n may be 2**40).
   double factorial = 1;
-  for (int64_t k = 2; k <= n; ++k) factorial *= static_cast<double>(k);
+  for (int64_t k = 2; k <= n && factorial <= std::numeric_limits<double>::max(); ++k)
+    factorial *= static_cast<double>(k);
   const double sign = n % 2 == 1 ? 1.0 : -1.0;
   return static_cast<T>(sign * factorial *
                         hurwitz_zeta(static_cast<double>(n) + 1, static_cast<double>(x)));

@@ -127,6 +127,27 @@ def test_polygamma_at_its_poles_is_infinite():
         torch.polygamma(-1, torch.zeros(1))
 
 
+@pytest.mark.parametrize("n", [171, 200, 2 ** 31, 2 ** 40])
+def test_polygamma_of_a_huge_order_finishes_and_is_not_finite_as_torch(n):
+    # n! is summed once it overflows (the loop over k <= n hung for n = 2**31); torch gives
+    # inf/nan there too (our infinities may be NaN in torch, docs/python.md).
+    values = [0.5, 1.0, 2.0, 3.5]
+    x = mg.tensor(values, dtype=mg.float64).to(MG_DEVICE)
+    ours = numpy_of(mg.polygamma(n, x)).tolist()
+    theirs = torch.polygamma(n, torch.tensor(values, dtype=torch.float64)).tolist()
+    assert not any(math.isfinite(v) for v in ours)
+    assert not any(math.isfinite(v) for v in theirs)
+
+
+def test_polygamma_far_below_zero_finishes():
+    # Summing the Hurwitz zeta up from -1e15 would take 1e15 terms: NaN beyond -1e9.
+    x = mg.tensor([-1e15 + 0.5, -1e7 + 0.5], dtype=mg.float64).to(MG_DEVICE)
+    far, near = numpy_of(mg.polygamma(1, x)).tolist()
+    assert math.isnan(far)
+    assert near == pytest.approx(
+        torch.polygamma(1, torch.tensor([-1e7 + 0.5], dtype=torch.float64)).item(), rel=1e-6)
+
+
 @pytest.mark.parametrize("da", ["float64", "float32", "int64", "bool"])
 @pytest.mark.parametrize("db", ["float64", "float32", "int32"])
 def test_atan2_matches_torch(da, db):
