@@ -28,7 +28,7 @@ class ProblemCollector final : public SavedVisitor {
     p.order = order_;
     p.field = name;
     p.saved_version = saved.saved_version();
-    p.packed = saved.is_packed();
+    p.packed = saved.is_packed() && !saved.packed_may_alias();  // else backward checks it
     if (saved.is_released()) {
       p.kind = BackwardProblem::Kind::kReleased;
       check_.problems.push_back(std::move(p));

@@ -28,8 +28,9 @@ namespace mutagrad::autograd {
 // saves `self` only when `other` requires grad, as PyTorch's generated code), so a held tensor
 // is one backward unpacks. Hence problems[0] is the one backward's error names. Limits:
 // - a tensor kept by saved-tensor hooks is checked against its original's counter; backward
-//   checks it only when the unpack hook returns an alias, so a copying pair may be reported
-//   although backward would pass (the report says "packed");
+//   checks it when the pack hook kept an alias of it (Note [Saved-tensor hooks]), else only
+//   when the unpack hook returns an alias, so a copying pair may be reported although backward
+//   would pass (the report says "packed");
 // - a node that receives no gradient at all does not run, and its tensors are not unpacked.
 // The node named is the one that saved the tensor, as in backward's error: for a CopySlices,
 // the in-place op's node it wraps (`wrapper` says so).
@@ -51,8 +52,8 @@ struct BackwardProblem {
   uint32_t saved_version = 0;
   uint32_t current_version = 0;
   std::optional<MutationSite> write;  // the first write after the save, if still remembered
-  bool packed = false;                // kept by saved-tensor hooks (see the Note)
-  std::string view_error;             // kView: the error backward would raise
+  bool packed = false;     // kept by saved-tensor hooks, checked only if unpack gives an alias
+  std::string view_error;  // kView: the error backward would raise
 
   // One sentence: what backward would say, and the write that caused it.
   std::string message() const;

@@ -10,8 +10,12 @@
 //    mark_dirty is returned as a view of it (same memory and version counter) so that the
 //    input's own history is not overwritten; other differentiable outputs get the node as
 //    grad_fn. Outputs that are views cannot be written in place afterwards (kInCustomFunction,
-//    or kMultiOutputNode among several differentiable outputs, as torch). Non-differentiable
-//    outputs (mark_non_differentiable, integer dtypes) get no history.
+//    or kMultiOutputNode among several differentiable outputs, as torch), and keep the node as
+//    grad_fn even if forward wrote into them or their base (`v = x.clone()[:3]; v += 2`): their
+//    version is taken as current (torch's set_gradient_edge). A dirty view's grad_fn is
+//    rebuilt on the rebased base even if forward's code (mark_dirty after the write) already
+//    regenerated it at the new version. Non-differentiable outputs (mark_non_differentiable,
+//    integer dtypes) get no history.
 // 3. save_for_backward's tensors become SavedVariables now, after the forward's writes: a
 //    saved output is saved without owning the node (Note [Saved outputs do not own their
 //    node]); a later in-place write to any of them makes backward raise.
@@ -192,8 +196,12 @@ VariableList CustomFunctionNode::wrap_outputs(VariableList outputs) {
       // A view (made in forward, or of an input returned as is) cannot be written in place:
       // the view+in-place logic would bypass the custom backward (torch's IN_CUSTOM_FUNCTION,
       // or MULTI_OUTPUT_NODE among several differentiable outputs).
-      if (ViewInfo* info = get_view_info(out)) info->creation_meta = view_meta;
+      ViewInfo* info = get_view_info(out);
+      if (info != nullptr) info->creation_meta = view_meta;
       set_history(out, self);
+      // This node is the view's grad_fn from now on: a write forward made into the view or its
+      // base (`v = x.clone()[:3]; v += 2`) must not regenerate it (torch's set_gradient_edge).
+      if (info != nullptr) info->attr_version = out.version();
     } else if (recording_) {
       add_input_metadata(out);
     }

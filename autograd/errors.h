@@ -27,6 +27,13 @@ inline constexpr const char* kBackwardTwiceMessage =
 inline constexpr const char* kLeafInplaceMessage =
     "a leaf Variable that requires grad is being used in an in-place operation.";
 
+// torch 1.13's first sentences; the error adds the refused write (Note [A pack hook must not
+// write its input] in autograd/saved_tensor_hooks.h).
+inline constexpr const char* kPackHookInplaceMessage =
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
+    "hook can not be modified by in-place operations as this can lead to unexpected "
+    "side-effects.";
+
 inline constexpr const char* kViewOfLeafInplaceMessage =
     "a view of a leaf Variable that requires grad is being used in an in-place operation.";
 

@@ -178,16 +178,23 @@ std::shared_ptr<Node> replace_grad_fn(const Tensor& self, AutogradMeta& meta,
   return old;
 }
 
-const std::shared_ptr<Node>& view_grad_fn(const Tensor& view, AutogradMeta& meta) {
+namespace {
+// The view's grad_fn becomes the replay of the view on its base's history now.
+void regenerate_view_grad_fn(const Tensor& view, AutogradMeta& meta) {
   ViewInfo& info = *meta.view_;
+  const uint32_t current = view.version();
+  std::shared_ptr<Node> old =
+      replace_grad_fn(view, meta, make_view_replay_node(info.base, view, info.view_fn), 0);
+  info.attr_version = current;
+  release_node(old);
+}
+}  // namespace
+
+const std::shared_ptr<Node>& view_grad_fn(const Tensor& view, AutogradMeta& meta) {
   if (view_grad_fn_is_stale(view, meta)) {
-    const uint32_t current = view.version();
     // The base or another view was written in place: replay this view on the base.
     handle_view_on_rebase(meta, /*indirect=*/true);
-    std::shared_ptr<Node> old =
-        replace_grad_fn(view, meta, make_view_replay_node(info.base, view, info.view_fn), 0);
-    info.attr_version = current;
-    release_node(old);
+    regenerate_view_grad_fn(view, meta);
   }
   return meta.grad_fn_;
 }
@@ -237,7 +244,10 @@ void rebase_history(const Tensor& self, std::shared_ptr<Node> node) {
     auto copy_slices =
         std::make_shared<CopySlices>(base, self, meta.view_->view_fn, std::move(node));
     rebase_history(base, std::move(copy_slices));
-    self.grad_fn();  // regenerate the view's grad_fn from the new base history
+    // Replay the view on the new base history, even when its version says its grad_fn is
+    // current: code between the write and this call (a custom Function's forward and
+    // mark_dirty) may have regenerated it from the old history at the new version.
+    regenerate_view_grad_fn(self, meta);
     return;
   }
   const uint32_t output_nr = node->add_input_metadata(self);

@@ -11,6 +11,7 @@
 #include "autograd/history.h"
 #include "autograd/mutation_policy.h"
 #include "autograd/node.h"
+#include "autograd/saved_tensor_hooks.h"
 #include "autograd/saved_variable.h"
 
 namespace mutagrad::autograd {
@@ -139,6 +140,7 @@ namespace detail {
 
 void observe_write(const VersionCounter& counter, const MutationSite& site,
                    const TensorImpl* written) {
+  check_write_during_pack(counter, site, written);  // may refuse the write: first
   if (MutationLogAccess::active.load(std::memory_order_relaxed) == 0 || MutationLogAccess::inside) {
     snapshot_before_write(counter);
     return;

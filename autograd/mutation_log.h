@@ -90,7 +90,8 @@ class MutationLog {
 };
 
 namespace detail {
-// The pre-write hook autograd installs (kSnapshot slots, mutation logs).
+// The pre-write hook autograd installs (kSnapshot slots, mutation logs, and the refusal of a
+// pack hook's write into its input: Note [A pack hook must not write its input]).
 void observe_write(const VersionCounter& counter, const MutationSite& site,
                    const TensorImpl* written);
 // How many logs are recording now.

@@ -1,16 +1,50 @@
 #include "autograd/saved_tensor_hooks.h"
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "autograd/autograd_meta.h"
 #include "autograd/errors.h"
 #include "autograd/grad_mode.h"
+#include "autograd/mutation_log.h"
 #include "autograd/saved_variable.h"
 #include "tensor/native/views.h"
 
 namespace mutagrad::autograd {
 namespace {
 thread_local std::shared_ptr<SavedTensorHooks> t_current_hooks;
+// The tensor handed to the pack hook running on this thread, or null (Note [A pack hook must
+// not write its input]).
+thread_local const Tensor* t_packing = nullptr;
+
+// What pack returned, as the default holds_alias sees it: a Tensor or a std::vector<Tensor>.
+bool default_holds_alias(const std::any& packed, const Tensor& saved) {
+  if (const Tensor* t = std::any_cast<Tensor>(&packed)) {
+    return detail::shares_storage(*t, saved);
+  }
+  if (const auto* list = std::any_cast<std::vector<Tensor>>(&packed)) {
+    for (const Tensor& t : *list) {
+      if (detail::shares_storage(t, saved)) return true;
+    }
+  }
+  return false;
+}
+
+// Sets t_packing for the pack call, and the pre-write hook that reads it.
+class PackingScope {
+ public:
+  explicit PackingScope(const Tensor& given) : previous_(t_packing) {
+    t_packing = &given;
+    g_pre_write_hook.store(&detail::observe_write, std::memory_order_relaxed);
+  }
+  ~PackingScope() { t_packing = previous_; }
+  PackingScope(const PackingScope&) = delete;
+  PackingScope& operator=(const PackingScope&) = delete;
+
+ private:
+  const Tensor* previous_;
+};
 }  // namespace
 
 namespace detail {
@@ -21,16 +55,36 @@ std::shared_ptr<SavedTensorHooks> set_saved_tensor_hooks(std::shared_ptr<SavedTe
   t_current_hooks = std::move(hooks);
   return previous;
 }
+
+bool shares_storage(const Tensor& a, const Tensor& b) {
+  return a.defined() && b.defined() && a.storage().is_same(b.storage());
+}
+
+void check_write_during_pack(const VersionCounter& counter, const MutationSite& site,
+                             const TensorImpl* written) {
+  const Tensor* given = t_packing;
+  if (__builtin_expect(given == nullptr, 1)) return;
+  const bool same_counter = counter.is_same(given->version_counter());
+  const bool same_storage = written != nullptr && written->storage().is_same(given->storage());
+  if (!same_counter && !same_storage) return;
+  const char* op = site.op != nullptr ? site.op : "an in-place op";
+  std::string where;
+  if (site.file != nullptr) where = str(" at ", site.file, ":", site.line);
+  throw AutogradError(str(kPackHookInplaceMessage, " The write (", op, where,
+                          ") was refused before it changed anything; write into a copy instead "
+                          "(t = t + 1, or t.clone().add_(1)) and return that."));
+}
 }  // namespace detail
 
-SavedTensorHooksGuard::SavedTensorHooksGuard(PackHook pack, UnpackHook unpack) {
+SavedTensorHooksGuard::SavedTensorHooksGuard(PackHook pack, UnpackHook unpack,
+                                             HoldsAliasFn holds_alias) {
   if (!pack || !unpack) {
     throw ValueError(
         "SavedTensorHooksGuard: both pack and unpack hooks must be callables (pack returns what "
         "the graph keeps, unpack turns it back into the saved tensor)");
   }
-  previous_ = detail::set_saved_tensor_hooks(
-      std::make_shared<SavedTensorHooks>(SavedTensorHooks{std::move(pack), std::move(unpack)}));
+  previous_ = detail::set_saved_tensor_hooks(std::make_shared<SavedTensorHooks>(
+      SavedTensorHooks{std::move(pack), std::move(unpack), std::move(holds_alias)}));
 }
 
 SavedTensorHooksGuard::~SavedTensorHooksGuard() {
@@ -54,6 +108,7 @@ void SavedVariable::pack_with_hooks() {
     // in grad mode would otherwise recurse).
     std::shared_ptr<SavedTensorHooks> outer = detail::set_saved_tensor_hooks(nullptr);
     AutoGradMode no_grad(false);
+    PackingScope packing(alias);
     try {
       packed->packed = packed->hooks->pack(alias);
     } catch (...) {
@@ -62,6 +117,12 @@ void SavedVariable::pack_with_hooks() {
     }
     detail::set_saved_tensor_hooks(std::move(outer));
   }
+  // Note [Saved-tensor hooks]: (a) `alias` is ours alone unless pack kept it (or a view of it);
+  // (b) what pack returned holds an alias.
+  const auto& holds_alias = packed->hooks->holds_alias;
+  packed->may_alias = alias.impl_ptr().use_count() > 1 ||
+                      (holds_alias ? holds_alias(packed->packed, alias)
+                                   : default_holds_alias(packed->packed, alias));
   packed_ = std::move(packed);
 }
 

@@ -73,11 +73,14 @@ Tensor SavedVariable::unpack(Node* needed_by) const {
   uint32_t expected = saved_version_;
   const Tensor saved = packed_ ? unpack_packed() : slot_ ? slot_->load(&expected) : data_;
   if (!saved.defined()) throw AutogradError(kBackwardTwiceMessage);
-  if (saved.version() != expected &&
-      (!packed_ || saved.version_counter().is_same(packed_->counter))) {
+  // Under hooks: the original's counter, when pack kept an alias or unpack returned one (Note
+  // [Saved-tensor hooks]).
+  const VersionCounter& counter = packed_ ? packed_->counter : saved.version_counter();
+  if (counter.current() != expected &&
+      (!packed_ || packed_->may_alias || saved.version_counter().is_same(packed_->counter))) {
     // The message names the tensor's history now, as PyTorch's ("output 0 of AddBackward0").
     const std::shared_ptr<TensorImpl> original = original_.lock();
-    throw_stale(needed_by, original && !slot_ ? Tensor(original) : saved, expected);
+    throw_stale(needed_by, original && !slot_ ? Tensor(original) : saved, expected, counter);
   }
   if (!GradMode::is_enabled()) return original_or(saved);
   if (is_leaf_) {
@@ -137,6 +140,8 @@ Tensor SavedVariable::unpack_view_result(const Tensor& saved) const {
   return out;
 }
 
+bool SavedVariable::packed_may_alias() const { return packed_ && packed_->may_alias; }
+
 const VersionCounter* SavedVariable::checked_counter() const {
   if (packed_) return &packed_->counter;
   // Points into the held TensorImpl (kept by data_ or the slot; graph inspection only, not
@@ -145,8 +150,9 @@ const VersionCounter* SavedVariable::checked_counter() const {
   return saved.defined() ? &saved.version_counter() : nullptr;
 }
 
-void SavedVariable::throw_stale(Node* needed_by, const Tensor& saved, uint32_t expected) const {
-  const uint32_t current = saved.version();
+void SavedVariable::throw_stale(Node* needed_by, const Tensor& saved, uint32_t expected,
+                                const VersionCounter& counter) const {
+  const uint32_t current = counter.current();
   std::ostringstream msg;
   msg << "one of the variables needed for gradient computation has been modified by an "
          "inplace operation: [torch."
@@ -159,11 +165,14 @@ void SavedVariable::throw_stale(Node* needed_by, const Tensor& saved, uint32_t e
   } else if (AutogradMeta* meta = get_autograd_meta(saved); meta != nullptr && meta->grad_fn_) {
     creator = meta->grad_fn_->name();
     creator_output = meta->output_nr_;
+  } else if (packed_ && packed_->grad_fn) {  // what unpack returned has no history yet
+    creator = packed_->grad_fn->name();
+    creator_output = packed_->output_nr;
   }
   if (creator != nullptr) msg << ", which is output " << creator_output << " of " << creator << ",";
   msg << " is at version " << current << "; expected version " << expected << " instead.";
   // Our addition: the write that made it stale, and who needed the tensor.
-  const std::optional<MutationSite> site = saved.version_counter().site_of_bump(expected);
+  const std::optional<MutationSite> site = counter.site_of_bump(expected);
   if (site && site->op != nullptr) {
     msg << " The first in-place write after it was saved is " << site->op;
     if (site->file != nullptr) msg << " at " << site->file << ":" << site->line;

@@ -79,13 +79,18 @@ class SavedVariable {
   bool was_snapshotted() const { return slot_ && slot_->snapshotted(); }
   // The version counter unpack() compares with saved_version() (graph inspection:
   // check_backward, to_dot); null when nothing is held. Under saved-tensor hooks it is the
-  // original's, which unpack() checks only when the unpack hook returns an alias of it.
+  // original's, which unpack() checks when the pack hook kept an alias of the tensor
+  // (packed_may_alias()) or the unpack hook returns one (Note [Saved-tensor hooks]).
   const VersionCounter* checked_counter() const;
   // Whether this SavedVariable is kept by saved-tensor hooks.
   bool is_packed() const { return packed_ != nullptr; }
+  // Whether the pack hook kept an alias of the saved tensor (then unpack() always checks).
+  bool packed_may_alias() const;
 
  private:
-  [[noreturn]] void throw_stale(Node* needed_by, const Tensor& saved, uint32_t expected) const;
+  // `counter`: the one that moved (under hooks the original's, not `saved`'s).
+  [[noreturn]] void throw_stale(Node* needed_by, const Tensor& saved, uint32_t expected,
+                                const VersionCounter& counter) const;
   // Saved-tensor hooks (autograd/saved_tensor_hooks.cc): pack at save time, unpack on use.
   void pack_with_hooks();
   Tensor unpack_packed() const;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "mutagrad.h"
+#include "python/tensor_caster.h"  // before any cast of a Tensor
 
 namespace mutagrad::python {
 

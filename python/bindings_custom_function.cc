@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "python/bindings.h"
@@ -150,6 +151,10 @@ py::object function_apply(const py::object& cls, const py::tuple& args) {
   autograd::AutogradContext& c = node->ctx();
   c.save_for_backward(tensors_of(ctx.attr("_to_save")));
   c.mark_non_differentiable(tensors_of(ctx.attr("_non_differentiable")));
+  // The node owns ctx: a ctx that kept the outputs it saved would close a cycle (output ->
+  // node -> ctx -> output) that Python's GC cannot see through C++ (torch clears them too).
+  ctx.attr("_to_save") = py::tuple();
+  ctx.attr("_non_differentiable") = py::tuple();
   c.set_materialize_grads(py::bool_(ctx.attr("_materialize_grads")));
 
   const bool is_tuple = py::isinstance<py::tuple>(result);
@@ -181,6 +186,69 @@ py::object function_apply(const py::object& cls, const py::tuple& args) {
 
 thread_local std::vector<std::shared_ptr<autograd::SavedTensorHooks>> t_saved_hooks_stack;
 
+// Whether the memory a NumPy array spans overlaps `saved`'s storage (CPU only).
+bool array_overlaps(const py::array& array, const Tensor& saved) {
+  if (!saved.device().is_cpu() || array.size() == 0 || saved.storage().data() == nullptr) {
+    return false;
+  }
+  const char* first = static_cast<const char*>(array.data());
+  const char* last = first;
+  for (py::ssize_t d = 0; d < array.ndim(); ++d) {
+    const py::ssize_t span = (array.shape(d) - 1) * array.strides(d);
+    (span < 0 ? first : last) += span;
+  }
+  last += array.itemsize();
+  const char* begin = static_cast<const char*>(saved.storage().data());
+  const char* end = begin + saved.storage().nbytes();
+  return first < end && begin < last;
+}
+
+// Whether `obj` (what a Python pack hook returned) holds a tensor sharing `saved`'s storage:
+// looked for in tuples, lists, dicts (keys and values), sets, NumPy arrays (their memory) and
+// the attributes (__dict__) of instances, `budget` objects at most, each once, 64 levels deep (Note
+// [Saved-tensor hooks]).
+bool holds_alias(py::handle obj, const Tensor& saved, std::unordered_set<PyObject*>& seen,
+                 int& budget, int depth = 0) {
+  if (--budget < 0 || depth > 64) return false;
+  if (py::isinstance<Tensor>(obj)) {
+    return autograd::detail::shares_storage(obj.cast<const Tensor&>(), saved);
+  }
+  if (is_numpy_array(obj)) {
+    return array_overlaps(py::reinterpret_borrow<py::array>(obj), saved);
+  }
+  const bool container = PyTuple_Check(obj.ptr()) || PyList_Check(obj.ptr()) ||
+                         PyDict_Check(obj.ptr()) || PyAnySet_Check(obj.ptr());
+  py::object attrs;
+  if (!container) {
+    // An instance of a user class: its attributes (not a module's, a class's or a function's).
+    if (Py_TYPE(obj.ptr())->tp_dictoffset == 0 || PyModule_Check(obj.ptr()) ||
+        PyType_Check(obj.ptr()) || PyCallable_Check(obj.ptr())) {
+      return false;
+    }
+    PyObject* dict = PyObject_GenericGetDict(obj.ptr(), nullptr);
+    if (dict == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    attrs = py::reinterpret_steal<py::object>(dict);
+  }
+  if (!seen.insert(obj.ptr()).second) return false;
+  if (!container) return holds_alias(attrs, saved, seen, budget, depth + 1);
+  if (PyDict_Check(obj.ptr())) {
+    for (auto item : py::reinterpret_borrow<py::dict>(obj)) {
+      if (holds_alias(item.first, saved, seen, budget, depth + 1) ||
+          holds_alias(item.second, saved, seen, budget, depth + 1)) {
+        return true;
+      }
+    }
+    return false;
+  }
+  for (py::handle item : obj) {
+    if (holds_alias(item, saved, seen, budget, depth + 1)) return true;
+  }
+  return false;
+}
+
 void push_saved_tensors_hooks(const py::function& pack, const py::function& unpack) {
   PyRef p = hold(pack), u = hold(unpack);
   auto hooks = std::make_shared<autograd::SavedTensorHooks>();
@@ -196,6 +264,12 @@ void push_saved_tensors_hooks(const py::function& pack, const py::function& unpa
                                std::string(py::str(py::type::of(r).attr("__name__")))));
     }
     return r.cast<Tensor>();
+  };
+  hooks->holds_alias = [](const std::any& packed, const Tensor& saved) {
+    py::gil_scoped_acquire gil;
+    std::unordered_set<PyObject*> seen;
+    int budget = 10000;
+    return holds_alias(*std::any_cast<const PyRef&>(packed), saved, seen, budget);
   };
   t_saved_hooks_stack.push_back(autograd::detail::set_saved_tensor_hooks(std::move(hooks)));
 }

@@ -43,7 +43,8 @@ DimVector dims_from(py::handle h) {
 }
 
 void bind_tensor(py::module_& m) {
-  py::class_<Tensor> t(m, "Tensor");
+  // One Python object per tensor: see Note [One Python object per tensor] (tensor_caster.h).
+  py::class_<Tensor, TensorHolder> t(m, "Tensor");
   // Properties and metadata.
   t.def_property_readonly("shape", [](const Tensor& s) { return make_size(s.sizes()); })
       .def(

@@ -2,6 +2,7 @@
 // (stale, fresh, released, kSnapshot, views) and seeded random programs of views, saving ops
 // and in-place writes; tests/python/check_backward_test.py runs the random programs of the
 // differential suite (tests/python/differential_autograd_test.py) through both.
+#include <any>
 #include <random>
 
 #include "grad_test_util.h"
@@ -164,6 +165,33 @@ TEST(CheckBackward, InPlaceOnAViewNamesTheWrappedNode) {
 // Seeded random programs: a non-leaf h, views of it, saving ops on views and in-place writes.
 // For every program: the report is empty iff backward succeeds, and the first reported node
 // is the one named by backward's error.
+TEST(CheckBackward, PackedTensorsAreCertainWhenPackKeptAnAlias) {
+  // Note [Saved-tensor hooks]: a pack that kept an alias is checked by backward whatever unpack
+  // returns (a certain problem, packed == false); a copying pack only if unpack returns an alias
+  // (packed == true: a possible problem).
+  for (const bool copy : {false, true}) {
+    SCOPED_TRACE(copy ? "copying pack" : "aliasing pack");
+    Tensor a = leaf({3}, 40);
+    Tensor x = a * 1.0;
+    Tensor loss;
+    {
+      autograd::SavedTensorHooksGuard guard(
+          [copy](const Tensor& t) -> std::any { return copy ? t.clone() : t; },
+          [](const std::any& p) { return std::any_cast<Tensor>(p).clone(); });
+      loss = (x * x).sum();
+    }
+    x.mul_(2.0);
+    const BackwardCheck check = check_backward({loss});
+    ASSERT_EQ(check.problems.size(), 2u) << check;  // MulBackward0's self and other
+    EXPECT_EQ(check.problems[0].packed, copy);
+    if (copy) {
+      loss.backward();
+    } else {
+      EXPECT_THROW(loss.backward(), AutogradError);
+    }
+  }
+}
+
 TEST(CheckBackward, AgreesWithBackwardOnRandomPrograms) {
   std::mt19937_64 rng(20261125);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };

@@ -45,9 +45,11 @@ def allow_mutation_on_saved_tensors():
 class saved_tensors_hooks:
     """Inside the block, every tensor a node saves for backward goes through
     pack_hook(tensor) -> object, and unpack_hook(object) -> tensor gives it back when backward
-    needs it (torch's semantics). The version check applies when unpack returns an alias of the
-    saved tensor, not when it returns a copy; MutationPolicy "snapshot" does not apply to
-    packed tensors (docs/extending.md)."""
+    needs it (torch's semantics). The version check applies when pack keeps an alias of the
+    saved tensor (returns it, a view or detach() of it, in a tuple, list, dict or object, or
+    stores it elsewhere) or unpack returns one, not when pack copies; pack must not write its
+    input in place; MutationPolicy "snapshot" does not apply to packed tensors
+    (docs/extending.md)."""
 
     def __init__(self, pack_hook, unpack_hook):
         self.pack_hook = pack_hook
