@@ -138,9 +138,10 @@ void bind_ops(py::module_& m) {
       "from_numpy",
       [](py::handle a) {
         if (!is_numpy_array(a)) {
-          throw py::type_error(str("from_numpy(): argument 'ndarray' (position 1) must be "
-                                   "numpy.ndarray, not ",
-                                   std::string(py::str(a.get_type().attr("__name__")))));
+          throw py::type_error(
+              str("from_numpy(): argument 'ndarray' (position 1) must be "
+                  "numpy.ndarray, not ",
+                  std::string(py::str(a.get_type().attr("__name__")))));
         }
         return from_numpy(py::reinterpret_borrow<py::array>(a));
       },
