@@ -25,6 +25,8 @@ expect 2 "cannot create the folder $tmp/a_file/pictures" examples/explain_mutati
 
 # The Python twin, against the user build of the module.
 export PYTHONPATH="$PWD/python" PYTHONDONTWRITEBYTECODE=1
+# Under --config=asan the ASan runtime must come first (asan_python_env.sh).
+source tests/python/asan_python_env.sh python/mutagrad/_C.so
 expect 0 "" /usr/bin/python3 examples/explain_mutation.py "$tmp/py/new/pictures"
 [ -s "$tmp/py/new/pictures/stale.svg" ] || fail "explain_mutation.py did not write into a new folder"
 expect 2 "explain_mutation.py: .*a_file" /usr/bin/python3 examples/explain_mutation.py "$tmp/a_file/x"

@@ -5,15 +5,7 @@ set -euo pipefail
 ROOT="${TEST_SRCDIR}/${TEST_WORKSPACE:-mutagrad}"
 export PYTHONPATH="${ROOT}/python"
 export PYTHONDONTWRITEBYTECODE=1
-# Under --config=asan the extension is instrumented and python3 is not: load the ASan runtime
-# (and libstdc++) first, and leave CPython's deliberate exit-time leaks alone (as
-# tests/python/run_pytest.sh does).
-so_libs="$(ldd "${PYTHONPATH}/mutagrad/_C.so")"
-libasan="$(awk '/libasan/ { print $3 }' <<<"${so_libs}")"
-if [[ -n "${libasan}" ]]; then
-  libstdcxx="$(awk '/libstdc\+\+/ { print $3 }' <<<"${so_libs}")"
-  export LD_PRELOAD="${libasan}${libstdcxx:+:${libstdcxx}}${LD_PRELOAD:+:${LD_PRELOAD}}"
-  export ASAN_OPTIONS="${ASAN_OPTIONS:+${ASAN_OPTIONS}:}detect_leaks=0"
-fi
+# Under --config=asan: the ASan runtime first (tests/python/asan_python_env.sh).
+source "${ROOT}/tests/python/asan_python_env.sh" "${PYTHONPATH}/mutagrad/_C.so"
 exec "${ROOT}/tests/distributed/mpirun_test.sh" "$1" /usr/bin/python3 \
   "${ROOT}/tests/distributed/python_distributed_test.py"
