@@ -1,0 +1,3 @@
+"""mutagrad.utils: torch.utils's data loading (mutagrad.utils.data)."""
+
+from mutagrad.utils import data  # noqa: F401
