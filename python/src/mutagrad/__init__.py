@@ -193,6 +193,7 @@ from mutagrad._C import (  # noqa: F401  (random ops and generators: python/bind
     randint_like,
 )
 from mutagrad import random  # noqa: F401
+from mutagrad import testing  # noqa: F401  (assert_close, make_tensor)
 from mutagrad.random import seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
 from mutagrad._C import softmax, log_softmax  # noqa: F401
 from mutagrad._C import (  # noqa: F401  (sorting and search: python/bindings_sort.cc)
