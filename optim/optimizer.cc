@@ -31,12 +31,15 @@ void OptimizerOptions::set(const std::string& name, double value) {
 }
 
 ParamGroup::ParamGroup(const ParamGroup& other)
-    : params_(other.params_), options_(other.options_ ? other.options_->clone() : nullptr) {}
+    : params_(other.params_),
+      options_(other.options_ ? other.options_->clone() : nullptr),
+      initial_lr_(other.initial_lr_) {}
 
 ParamGroup& ParamGroup::operator=(const ParamGroup& other) {
   if (this != &other) {
     params_ = other.params_;
     options_ = other.options_ ? other.options_->clone() : nullptr;
+    initial_lr_ = other.initial_lr_;
   }
   return *this;
 }
@@ -91,6 +94,8 @@ void Optimizer::add_param_group(ParamGroup group) {
     }
   }
   groups_.push_back(std::move(group));
+  NoGradGuard no_grad;
+  on_group_added(groups_.back());
 }
 
 void Optimizer::check_gradients() const {

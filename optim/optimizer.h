@@ -1,4 +1,4 @@
-// Optimizer: the base of optim/'s in-place optimizers (SGD, Adam, AdamW, RMSprop), with
+// Optimizer: the base of optim/'s in-place optimizers (SGD, Adam, AdamW, RMSprop, Adagrad), with
 // torch.optim's parameter groups, per-parameter state and state_dict.
 //
 //   optim::SGD opt(model_params, optim::SGDOptions(0.1).momentum(0.9));
@@ -27,6 +27,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -84,10 +85,15 @@ class ParamGroup {
   OptimizerOptions& options() { return *options_; }
   const OptimizerOptions& options() const { return *options_; }
   void set_options(std::unique_ptr<OptimizerOptions> options) { options_ = std::move(options); }
+  // torch's group["initial_lr"]: set by the first LR scheduler built on the group (the lr it
+  // had then), read by every later one as its base lr.
+  std::optional<double>& initial_lr() { return initial_lr_; }
+  const std::optional<double>& initial_lr() const { return initial_lr_; }
 
  private:
   std::vector<Tensor> params_;
   std::unique_ptr<OptimizerOptions> options_;
+  std::optional<double> initial_lr_;
 };
 
 // torch's optimizer.state[p]: named state tensors ("momentum_buffer", "exp_avg", "step", ...).
@@ -150,6 +156,9 @@ class Optimizer {
                       ParamState& state, const MutationSite& site) = 0;
   // "SGD.step": the op name of the parameter's bump (a literal; the counter keeps the pointer).
   virtual const char* step_op() const = 0;
+  // Called (under no-grad) once `group` has been added, its options set; Adagrad creates its
+  // state here.
+  virtual void on_group_added(ParamGroup& group) { (void)group; }
 
  private:
   void check_gradients() const;

@@ -34,8 +34,9 @@ std::unique_ptr<optim::OptimizerOptions> options_for(const std::string& kind) {
   if (kind == "Adam") return std::make_unique<optim::AdamOptions>();
   if (kind == "AdamW") return std::make_unique<optim::AdamWOptions>();
   if (kind == "RMSprop") return std::make_unique<optim::RMSpropOptions>();
+  if (kind == "Adagrad") return std::make_unique<optim::AdagradOptions>();
   throw ValueError(str("optim: unknown optimizer '", kind,
-                       "'; the optimizers are SGD, Adam, AdamW and RMSprop"));
+                       "'; the optimizers are SGD, Adam, AdamW, RMSprop and Adagrad"));
 }
 
 std::unique_ptr<optim::OptimizerOptions> options_from(const std::string& kind, py::dict values) {
@@ -65,6 +66,10 @@ std::unique_ptr<optim::Optimizer> make(const std::string& kind,
   if (kind == "AdamW") {
     return std::make_unique<optim::AdamW>(std::move(groups),
                                           static_cast<const optim::AdamWOptions&>(*defaults));
+  }
+  if (kind == "Adagrad") {
+    return std::make_unique<optim::Adagrad>(std::move(groups),
+                                            static_cast<const optim::AdagradOptions&>(*defaults));
   }
   return std::make_unique<optim::RMSprop>(std::move(groups),
                                           static_cast<const optim::RMSpropOptions&>(*defaults));

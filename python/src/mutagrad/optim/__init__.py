@@ -1,4 +1,4 @@
-"""mutagrad.optim: SGD, Adam, AdamW and RMSprop with torch.optim's constructors, param_groups,
+"""mutagrad.optim: SGD, Adam, AdamW, RMSprop and Adagrad with torch.optim's constructors, param_groups,
 step(closure=None), zero_grad(set_to_none=True), state_dict() and load_state_dict().
 
     opt = mutagrad.optim.AdamW(model_params, lr=1e-3, weight_decay=1e-2)
@@ -19,7 +19,8 @@ import sys
 from mutagrad import _C
 from mutagrad.grad_mode import enable_grad
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
+           "swa_utils"]
 
 
 class _RequiredParameter:
@@ -117,12 +118,16 @@ class Optimizer:
     # ---- the update -----------------------------------------------------------------------------
     def step(self, closure=None):
         """One update of every parameter with a gradient; returns closure()'s loss if given."""
+        return self._step(closure, sys._getframe(1))
+
+    def _step(self, closure, caller):
+        # caller: the frame whose line the bumps record (a scheduler's step counter wraps
+        # step() and passes its own caller's frame).
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
         self._push_options()
-        caller = sys._getframe(1)
         self._impl.step(caller.f_code.co_filename, caller.f_lineno)
         return loss
 
@@ -277,3 +282,36 @@ class RMSprop(Optimizer):
         if isinstance(s.get("step"), int):
             s["step"] = _C.tensor(s["step"])
         return s
+
+
+class Adagrad(Optimizer):
+    """torch.optim.Adagrad 1.13: every parameter's state ("step", "sum") exists from the
+    constructor on, as torch's; step() writes each parameter once (one version bump)."""
+
+    _kind = "Adagrad"
+    _options = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps",
+                "maximize")
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
+                 eps=1e-10, foreach=None, *, maximize=False):
+        _check(0.0 <= lr, "learning rate", lr)
+        _check(0.0 <= lr_decay, "lr_decay value", lr_decay)
+        _check(0.0 <= weight_decay, "weight_decay value", weight_decay)
+        _check(0.0 <= initial_accumulator_value, "initial_accumulator_value value",
+               initial_accumulator_value)
+        _check(0.0 <= eps, "epsilon value", eps)
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                        maximize=maximize)
+        super().__init__(params, defaults)
+
+
+from mutagrad.optim import lr_scheduler  # noqa: E402  (it imports Optimizer)
+
+
+def __getattr__(name):
+    # swa_utils needs mutagrad.nn, which mutagrad imports after optim: loaded on first use.
+    if name == "swa_utils":
+        import importlib
+        return importlib.import_module("mutagrad.optim.swa_utils")
+    raise AttributeError("module 'mutagrad.optim' has no attribute " + repr(name))
