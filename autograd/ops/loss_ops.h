@@ -43,4 +43,22 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                         const Tensor& pos_weight = Tensor(),
                                         std::string_view reduction = "mean");
 
+// regression_loss_ops.cc: element-wise losses of d = input - target (the two broadcast).
+// |d| (AbsBackward0, then MeanBackward0 / SumBackward0 as torch's composition).
+Tensor l1_loss(const Tensor& input, const Tensor& target, std::string_view reduction = "mean");
+// 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (beta >= 0; 0: |d|).
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
+                      std::string_view reduction = "mean", double beta = 1.0);
+// 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta) (delta > 0).
+Tensor huber_loss(const Tensor& input, const Tensor& target, std::string_view reduction = "mean",
+                  double delta = 1.0);
+// -weight (t log(x) + (1 - t) log(1 - x)), each log clamped at -100 as torch; input in [0, 1]
+// (ValueError otherwise), target of the input's shape, weight broadcasting to it (a constant).
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                            const Tensor& weight = Tensor(), std::string_view reduction = "mean");
+// input holds log-probabilities: target (log target - input), or with log_target
+// exp(target) (target - input). reduction "batchmean": the sum over input.size(0).
+Tensor kl_div(const Tensor& input, const Tensor& target, std::string_view reduction = "mean",
+              bool log_target = false);
+
 }  // namespace mutagrad
