@@ -11,6 +11,7 @@
 #include "autograd/node.h"
 #include "autograd/ops/view_ops.h"
 #include "autograd/saved_tensor_hooks.h"
+#include "autograd/tensor_names.h"
 #include "tensor/native/views.h"
 
 namespace mutagrad::autograd {
@@ -157,6 +158,8 @@ void SavedVariable::throw_stale(Node* needed_by, const Tensor& saved, uint32_t e
   msg << "one of the variables needed for gradient computation has been modified by an "
          "inplace operation: [torch."
       << legacy_type_name(saved.dtype()) << "Tensor " << saved.sizes() << "]";
+  // Our addition: the name its owner gave it (an nn.Module parameter's path, Note [Tensor names]).
+  if (const std::optional<std::string> name = tensor_name_of(saved)) msg << " (" << *name << ")";
   const char* creator = nullptr;
   uint32_t creator_output = 0;
   if (is_output_) {

@@ -149,6 +149,8 @@ void bind_optim(py::module_& m);
 void bind_distributed(py::module_& m);
 // Graph inspection (issue 14): check_backward, mutation logs, pictures (bindings_inspect.cc).
 void bind_inspect(py::module_& m);
+// Tensor._make_subclass and the _nn_module submodule for nn.Module (bindings_module.cc).
+void bind_module_support(py::module_& m);
 // Called by bind_autograd: custom Functions, tensor/node hooks, saved-tensor hooks
 // (bindings_custom_function.cc).
 void bind_custom_function(py::module_& m);

@@ -26,5 +26,6 @@ PYBIND11_MODULE(_C, m) {
   bind_optim(m);
   bind_distributed(m);
   bind_inspect(m);
+  bind_module_support(m);  // after bind_tensor
   install_argument_errors(m);  // last: it wraps every function defined above
 }

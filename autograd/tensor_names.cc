@@ -1,0 +1,56 @@
+// The registry of Note [Tensor names] (autograd/tensor_names.h).
+#include "autograd/tensor_names.h"
+
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+namespace mutagrad::autograd {
+namespace {
+
+struct Entry {
+  std::weak_ptr<TensorImpl> tensor;
+  std::string name;
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::unordered_map<const void*, Entry> names;  // version counter id -> entry
+};
+
+// Never destroyed: tensors may die during static destruction.
+Registry& registry() {
+  static auto* r = new Registry();
+  return *r;
+}
+
+}  // namespace
+
+void set_tensor_name(const Tensor& t, const std::string& name) {
+  if (!t.defined()) return;
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  // Drop entries whose tensor died (keeps the table as small as the live named tensors).
+  for (auto it = r.names.begin(); it != r.names.end();) {
+    it = it->second.tensor.expired() ? r.names.erase(it) : std::next(it);
+  }
+  if (name.empty()) {
+    r.names.erase(t.version_counter().id());
+    return;
+  }
+  r.names[t.version_counter().id()] = Entry{t.impl_ptr(), name};
+}
+
+std::optional<std::string> tensor_name_of(const Tensor& t) {
+  if (!t.defined()) return std::nullopt;
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  const auto it = r.names.find(t.version_counter().id());
+  if (it == r.names.end()) return std::nullopt;
+  const std::shared_ptr<TensorImpl> named = it->second.tensor.lock();
+  if (!named || !named->version_counter().is_same(t.version_counter())) return std::nullopt;
+  if (named.get() == t.unsafe_impl()) return it->second.name;
+  return "a view of " + it->second.name;
+}
+
+}  // namespace mutagrad::autograd

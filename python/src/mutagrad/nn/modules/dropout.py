@@ -1,0 +1,31 @@
+"""Dropout and Dropout2d (torch.nn's): active in training mode only; inplace=True scales the
+input in place (one tracked write)."""
+
+from mutagrad.nn import functional as F
+from mutagrad.nn.modules.module import Module
+
+__all__ = ["Dropout", "Dropout2d"]
+
+
+class _DropoutNd(Module):
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    """Zeroes whole channels (dim 1 of an [N, C, H, W] or dim 0 of a [C, H, W] input)."""
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
