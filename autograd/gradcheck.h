@@ -6,9 +6,14 @@
 //   EXPECT_TRUE(autograd::gradcheck([](const VariableList& in) { return in[0].sigmoid(); }, {x}));
 //   EXPECT_TRUE(autograd::gradgradcheck(fn, {x, w}));
 //
-// Inputs that require grad are differentiated and must be float64; the others are passed
-// through. Numeric perturbations write the inputs' memory directly (no version bump) and
-// restore it bit for bit.
+// Inputs that require grad are differentiated and must be float64 (unless require_float64 is
+// false); the others are passed through. Numeric perturbations write the inputs' memory directly
+// (no version bump) and restore it bit for bit. The checks follow torch 1.13's gradcheck, in its
+// order: the Jacobians (every element, or with fast_mode one random projection v^T J u each), each
+// backward run twice and compared within nondet_tol, then check_batched_grad, backward with zero
+// grad_outputs gives zeros, then check_undefined_grad. See Note [gradcheck's checks] in
+// gradcheck.cc. A failing check gives a report; an exception thrown by fn or by a backward
+// (other than a mutagrad Error during the undefined-grad check) propagates.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +29,24 @@ struct GradcheckOptions {
   double eps = 1e-6;
   double atol = 1e-5;
   double rtol = 1e-3;
-  uint64_t seed = 0;  // gradgradcheck's random grad_outputs
+  uint64_t seed = 0;  // the random vectors: fast_mode, check_batched_grad, gradgradcheck
+  // Each backward runs twice; the results must agree within this (0: bit for bit).
+  double nondet_tol = 0.0;
+  // Backward through outputs whose gradient is undefined (all at once, and with several
+  // outputs one at a time) must not fail and must give undefined or zero input gradients.
+  bool check_undefined_grad = true;
+  // Each input gradient must have its input's dtype and device.
+  bool check_grad_dtypes = false;
+  // Backward for several random grad_outputs, each computed twice on fresh graphs, must agree
+  // (mutagrad has no vmap: the batch is a loop; see Note [gradcheck's checks]).
+  bool check_batched_grad = false;
+  // Compare v^T J u for random unit u (per input) and v (per output) instead of every
+  // Jacobian element: one backward per output and two evaluations per input.
+  bool fast_mode = false;
+  // false: inputs requiring grad may be any floating dtype (the Python binding warns instead).
+  bool require_float64 = true;
+  // gradgradcheck's random grad_outputs are non-contiguous (every other element of a buffer).
+  bool gen_non_contig_grad_outputs = false;
 };
 
 class GradcheckResult {
@@ -54,8 +76,13 @@ class GradcheckResult {
 
 GradcheckResult gradcheck(const TensorFunction& fn, const VariableList& inputs,
                           const GradcheckOptions& options = {});
-// gradcheck of (inputs, v) -> grad(fn(inputs), inputs, v, create_graph=true) with random v.
+// gradcheck of (inputs, v) -> grad(fn(inputs), inputs, v, create_graph=true) with random v
+// (one per output that requires grad), or the given grad_outputs (those requiring grad are
+// differentiated too).
 GradcheckResult gradgradcheck(const TensorFunction& fn, const VariableList& inputs,
+                              const GradcheckOptions& options = {});
+GradcheckResult gradgradcheck(const TensorFunction& fn, const VariableList& inputs,
+                              const VariableList& grad_outputs,
                               const GradcheckOptions& options = {});
 
 }  // namespace mutagrad::autograd

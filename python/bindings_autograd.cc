@@ -80,19 +80,39 @@ void bind_autograd(py::module_& m) {
                  only = tensors_from(inputs);
     autograd::backward(outs, gos, retain_graph, create_graph, only);
   });
-  // (ok, report); mutagrad.autograd raises GradcheckError from the report.
-  m.def("_gradcheck", [](py::function fn, const py::list& inputs, double eps, double atol,
-                         double rtol, bool second_order) {
-    autograd::GradcheckOptions options;
-    options.eps = eps;
-    options.atol = atol;
-    options.rtol = rtol;
-    VariableList ins = tensors_from(inputs);
-    autograd::GradcheckResult r = second_order
-                                      ? autograd::gradgradcheck(as_function(fn), ins, options)
-                                      : autograd::gradcheck(as_function(fn), ins, options);
-    return py::make_tuple(r.ok(), python_message(r.report()));
-  });
+  // (ok, report); mutagrad.autograd raises GradcheckError from the report. grad_outputs: None
+  // (random ones) or a list, only with second_order.
+  m.def(
+      "_gradcheck",
+      [](py::function fn, const py::list& inputs, double eps, double atol, double rtol,
+         bool second_order, double nondet_tol, bool check_undefined_grad, bool check_grad_dtypes,
+         bool check_batched_grad, bool fast_mode, bool gen_non_contig_grad_outputs,
+         const py::object& grad_outputs, uint64_t seed) {
+        autograd::GradcheckOptions options;
+        options.eps = eps;
+        options.atol = atol;
+        options.rtol = rtol;
+        options.nondet_tol = nondet_tol;
+        options.check_undefined_grad = check_undefined_grad;
+        options.check_grad_dtypes = check_grad_dtypes;
+        options.check_batched_grad = check_batched_grad;
+        options.fast_mode = fast_mode;
+        options.gen_non_contig_grad_outputs = gen_non_contig_grad_outputs;
+        options.require_float64 = false;  // mutagrad.autograd warns as torch does
+        options.seed = seed;
+        VariableList ins = tensors_from(inputs);
+        autograd::GradcheckResult r =
+            !second_order ? autograd::gradcheck(as_function(fn), ins, options)
+            : grad_outputs.is_none()
+                ? autograd::gradgradcheck(as_function(fn), ins, options)
+                : autograd::gradgradcheck(as_function(fn), ins,
+                                          tensors_from(grad_outputs.cast<py::list>()), options);
+        return py::make_tuple(r.ok(), python_message(r.report()));
+      },
+      py::arg("fn"), py::arg("inputs"), py::arg("eps"), py::arg("atol"), py::arg("rtol"),
+      py::arg("second_order"), py::arg("nondet_tol"), py::arg("check_undefined_grad"),
+      py::arg("check_grad_dtypes"), py::arg("check_batched_grad"), py::arg("fast_mode"),
+      py::arg("gen_non_contig_grad_outputs"), py::arg("grad_outputs"), py::arg("seed"));
 
   // Functional transforms: each returns (outputs, result) as lists; jacobian/hessian return
   // a list of lists ([output][input] for jacobian, [input][input] for hessian).

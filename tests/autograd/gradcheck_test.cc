@@ -97,20 +97,214 @@ TEST(Gradcheck, GradgradcheckCatchesAWrongSecondDerivative) {
   EXPECT_NE(r.report().find("with respect to input 0"), std::string::npos) << r.report();
 }
 
-TEST(Gradcheck, RequiresFloat64Inputs) {
-  Tensor x = tensor({1.0f, 2.0f}).requires_grad_();
-  EXPECT_THROW(autograd::gradcheck([](const VariableList& in) { return in[0] * 2.0; }, {x}),
-               ValueError);
+TEST(Gradcheck, RequiresFloat64InputsUnlessAskedNotTo) {
+  Tensor x = testing_util::dev(tensor({1.0f, 2.0f})).requires_grad_();
+  auto fn = [](const VariableList& in) { return in[0] * 2.0; };
+  EXPECT_THROW(autograd::gradcheck(fn, {x}), ValueError);
+  autograd::GradcheckOptions options;
+  options.require_float64 = false;
+  options.eps = 1e-3;
+  options.atol = 1e-2;
+  EXPECT_TRUE(autograd::gradcheck(fn, {x}, options));
 }
 
 TEST(Gradcheck, SeveralOutputsAndANonDifferentiableInput) {
   Tensor x = leaf({2, 2}, 8);
-  Tensor mask = tensor({true, false});
+  Tensor mask = testing_util::dev(tensor({true, false}));
   autograd::TensorFunction fn = [](const VariableList& in) {
     return VariableList{in[0].sum(0), in[0].masked_fill(in[1], 0.0), in[0] > 0.0};
   };
   EXPECT_TRUE(autograd::gradcheck(fn, {x, mask}));
   EXPECT_TRUE(autograd::gradgradcheck(fn, {x, mask}));
+}
+
+// Custom Functions whose backward each flag exists to catch (tests/python/gradcheck_flags_test.py
+// compares the same cases with torch 1.13).
+using autograd::AutogradContext;
+using autograd::Function;
+
+// y = x * x.sum(); backward misses the x.sum() dependence (wrong off-diagonal Jacobian).
+struct WrongOffDiagonal : Function<WrongOffDiagonal> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& x) {
+    ctx->save_for_backward({x});
+    return x * x.sum();
+  }
+  static VariableList backward(AutogradContext* ctx, VariableList grads) {
+    return {grads[0] * ctx->get_saved_variables()[0].sum()};
+  }
+};
+
+// Backward adds a tiny amount that changes on every call.
+struct Nondeterministic : Function<Nondeterministic> {
+  static int calls;
+  static Tensor forward(AutogradContext*, const Tensor& x) { return x * 2.0; }
+  static VariableList backward(AutogradContext*, VariableList grads) {
+    ++calls;
+    return {grads[0] * 2.0 + grads[0] * (1e-9 * calls)};
+  }
+};
+int Nondeterministic::calls = 0;
+
+// Gradients are not materialized; backward returns ones for an undefined one.
+struct NonzeroOnUndefined : Function<NonzeroOnUndefined> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& x) {
+    ctx->set_materialize_grads(false);
+    ctx->save_for_backward({x});
+    return x * 3.0;
+  }
+  static VariableList backward(AutogradContext* ctx, VariableList grads) {
+    if (!grads[0].defined()) return {ones_like(ctx->get_saved_variables()[0])};
+    return {grads[0] * 3.0};
+  }
+};
+
+// Gradients are not materialized; backward fails (a mutagrad Error) on an undefined one.
+struct RejectsUndefined : Function<RejectsUndefined> {
+  static VariableList forward(AutogradContext* ctx, const Tensor& x) {
+    ctx->set_materialize_grads(false);
+    return {x * 2.0, x * 3.0};
+  }
+  static VariableList backward(AutogradContext*, VariableList grads) {
+    if (!grads[0].defined() || !grads[1].defined()) {
+      throw ValueError("RejectsUndefined: undefined gradient");
+    }
+    return {grads[0] * 2.0 + grads[1] * 3.0};
+  }
+};
+
+// One output, gradients not materialized; backward fails on an undefined one.
+struct RejectsUndefinedSingle : Function<RejectsUndefinedSingle> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& x) {
+    ctx->set_materialize_grads(false);
+    return x * 2.0;
+  }
+  static VariableList backward(AutogradContext*, VariableList grads) {
+    if (!grads[0].defined()) throw ValueError("RejectsUndefinedSingle: undefined gradient");
+    return {grads[0] * 2.0};
+  }
+};
+
+// Right for every non-zero grad_output, but ones for a zero one (not a multiple of it).
+struct OnesForZeroGrad : Function<OnesForZeroGrad> {
+  static Tensor forward(AutogradContext*, const Tensor& x) { return x * 3.0; }
+  static VariableList backward(AutogradContext*, VariableList grads) {
+    for (double g : testing_util::values(grads[0])) {
+      if (g != 0) return {grads[0] * 3.0};
+    }
+    return {ones_like(grads[0])};
+  }
+};
+
+autograd::GradcheckOptions fast() {
+  autograd::GradcheckOptions options;
+  options.fast_mode = true;
+  return options;
+}
+
+TEST(Gradcheck, FastModePassesCorrectFunctionsAndCatchesAWrongJacobian) {
+  autograd::TensorFunction good = [](const VariableList& in) {
+    return VariableList{in[0].matmul(in[1]).tanh(), (in[0] - in[1]).exp()};
+  };
+  EXPECT_TRUE(autograd::gradcheck(good, {leaf({2, 2}, 11), leaf({2, 2}, 12)}, fast()));
+  autograd::TensorFunction wrong = [](const VariableList& in) {
+    return VariableList{WrongOffDiagonal::apply(in[0])};
+  };
+  EXPECT_FALSE(autograd::gradcheck(wrong, {leaf({3}, 13)}).ok());
+  autograd::GradcheckResult r = autograd::gradcheck(wrong, {leaf({3}, 13)}, fast());
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.report().find("fast mode"), std::string::npos) << r.report();
+  EXPECT_NE(r.report().find("slow mode"), std::string::npos) << r.report();
+  // A wrong diagonal element only (wrong_triple) is caught by fast mode too.
+  EXPECT_FALSE(autograd::gradcheck([](const VariableList& in) { return wrong_triple(in[0]); },
+                                   {leaf({3}, 14)}, fast())
+                   .ok());
+  EXPECT_TRUE(autograd::gradgradcheck(good, {leaf({2, 2}, 15), leaf({2, 2}, 16)}, fast()));
+}
+
+TEST(Gradcheck, NondetTolBoundsTwoRunsOfBackward) {
+  autograd::TensorFunction fn = [](const VariableList& in) {
+    return VariableList{Nondeterministic::apply(in[0])};
+  };
+  for (bool fast_mode : {false, true}) {
+    autograd::GradcheckOptions options;
+    options.fast_mode = fast_mode;
+    autograd::GradcheckResult r = autograd::gradcheck(fn, {leaf({3}, 17)}, options);
+    EXPECT_FALSE(r.ok());
+    EXPECT_NE(r.report().find("not reentrant"), std::string::npos) << r.report();
+    options.nondet_tol = 1e-6;
+    EXPECT_TRUE(autograd::gradcheck(fn, {leaf({3}, 17)}, options));
+  }
+}
+
+TEST(Gradcheck, UndefinedOutputGradients) {
+  autograd::TensorFunction nonzero = [](const VariableList& in) {
+    return VariableList{NonzeroOnUndefined::apply(in[0])};
+  };
+  autograd::GradcheckResult r = autograd::gradcheck(nonzero, {leaf({3}, 18)});
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.report().find("undefined or zero"), std::string::npos) << r.report();
+  autograd::GradcheckOptions off;
+  off.check_undefined_grad = false;
+  EXPECT_TRUE(autograd::gradcheck(nonzero, {leaf({3}, 18)}, off));
+
+  // A backward failing on an undefined gradient: a failed check naming it; in a plain
+  // one-output backward of a two-output Function the other gradient is undefined too, and the
+  // error propagates (torch raises there as well).
+  autograd::TensorFunction rejects = [](const VariableList& in) {
+    return VariableList{RejectsUndefined::apply(in[0])[0]};
+  };
+  EXPECT_THROW(autograd::gradcheck(rejects, {leaf({3}, 19)}), ValueError);
+  autograd::TensorFunction both = [](const VariableList& in) {
+    return RejectsUndefined::apply(in[0]);
+  };
+  EXPECT_THROW(autograd::gradcheck(both, {leaf({3}, 19)}, off), ValueError);
+  autograd::TensorFunction single = [](const VariableList& in) {
+    return VariableList{RejectsUndefinedSingle::apply(in[0])};
+  };
+  EXPECT_TRUE(autograd::gradcheck(single, {leaf({3}, 19)}, off));
+  r = autograd::gradcheck(single, {leaf({3}, 19)});
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.report().find("Expected backward function to handle undefined output grads"),
+            std::string::npos)
+      << r.report();
+}
+
+TEST(Gradcheck, BackwardMustScaleWithGradOutput) {
+  autograd::GradcheckResult r = autograd::gradcheck(
+      [](const VariableList& in) { return VariableList{OnesForZeroGrad::apply(in[0])}; },
+      {leaf({3}, 20)});
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.report().find("backward not multiplied by grad_output"), std::string::npos)
+      << r.report();
+}
+
+TEST(Gradcheck, BatchedGradAndGradDtypesPassCorrectFunctions) {
+  autograd::GradcheckOptions options;
+  options.check_batched_grad = true;
+  options.check_grad_dtypes = true;
+  autograd::TensorFunction fn = [](const VariableList& in) {
+    return VariableList{in[0].sin() * in[1], in[0].sum()};
+  };
+  EXPECT_TRUE(autograd::gradcheck(fn, {leaf({2, 3}, 21), leaf({2, 3}, 22)}, options));
+  EXPECT_TRUE(autograd::gradgradcheck(fn, {leaf({2, 3}, 21), leaf({2, 3}, 22)}, options));
+}
+
+TEST(Gradcheck, GradgradcheckUsesTheGivenGradOutputs) {
+  // First order: g -> 3 g^2 (backward squares its grad_output), differentiated by the engine as
+  // 6 g. With grad_output 0 the first-order function's derivative is 0 both numerically and
+  // analytically; an explicit grad_output count mismatch is refused.
+  auto fn = [](const VariableList& in) { return VariableList{in[0].sin()}; };
+  Tensor x = leaf({3}, 23);
+  Tensor v = testing_util::dev(tensor({1.0, -2.0, 0.5}, kFloat64)).requires_grad_();
+  EXPECT_TRUE(autograd::gradgradcheck(fn, {x}, {v}));
+  Tensor constant_v = testing_util::dev(tensor({1.0, -2.0, 0.5}, kFloat64));
+  EXPECT_TRUE(autograd::gradgradcheck(fn, {x}, {constant_v}));
+  EXPECT_THROW(autograd::gradgradcheck(fn, {x}, {v, v}), ValueError);
+  autograd::GradcheckOptions non_contig;
+  non_contig.gen_non_contig_grad_outputs = true;
+  EXPECT_TRUE(autograd::gradgradcheck(
+      [](const VariableList& in) { return VariableList{in[0].matmul(in[0]).tanh()}; },
+      {leaf({2, 2}, 24)}, non_contig));
 }
 
 }  // namespace

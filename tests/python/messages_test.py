@@ -138,10 +138,8 @@ def test_python_spellings_in_errors_torch_does_not_raise():
         mg.ones(2).index_put_((mg.tensor(True),), mg.tensor(1.0))
     assert "x[True]" in str(e.value) and "x[...]" in str(e.value)
     assert_python_spelling(str(e.value))
-    with pytest.raises(RuntimeError) as e:
-        mg.autograd.gradcheck(lambda x: x * 2, (mg.ones(2, requires_grad=True),))
-    assert ".to(mutagrad.float64)" in str(e.value)
-    assert_python_spelling(str(e.value))
+    # (gradcheck of float32 inputs used to be refused here; it now warns and runs, as torch:
+    # gradcheck_flags_test.py.)
 
 
 # ---- unsupported keyword arguments and wrong argument types ----------------------------------

@@ -4,11 +4,14 @@
     mutagrad.autograd.gradcheck(lambda t: t.sin().sum(), (x64,))       # True, or raises
 """
 
+import warnings
+
 from mutagrad import _C
 from mutagrad.autograd import functional  # noqa: F401
 from mutagrad.autograd import graph  # noqa: F401
 from mutagrad.autograd import function  # noqa: F401
 from mutagrad.autograd.function import Function  # noqa: F401
+from mutagrad.autograd.variable import Variable  # noqa: F401  (torch's alias of Tensor)
 from mutagrad.autograd.anomaly_mode import (  # noqa: F401
     detect_anomaly, is_anomaly_enabled, set_detect_anomaly)
 
@@ -74,30 +77,112 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     _C._autograd_backward(list(outs), list(gos), retain_graph, create_graph, only)
 
 
-def _check(func, inputs, eps, atol, rtol, raise_exception, second_order):
-    ok, report = _C._gradcheck(func, list(_as_tuple(inputs)), eps, atol, rtol, second_order)
+def _not_implemented(where, **flags):
+    for name, value in flags.items():
+        if value:
+            raise NotImplementedError(
+                f"{where}(): {name}=True is not supported by mutagrad (no forward-mode AD and no "
+                f"sparse tensors); leave {name} False")
+
+
+def _check_inputs(inputs):
+    # torch's checks, warnings and messages (torch/autograd/gradcheck.py: _check_inputs).
+    any_requires_grad = False
+    for idx, inp in enumerate(inputs):
+        if not (isinstance(inp, _C.Tensor) and inp.requires_grad):
+            continue
+        if inp.dtype != _C.float64:
+            warnings.warn(
+                f"Input #{idx} requires gradient and is not a double precision floating point "
+                "or complex. This check will likely fail if all the inputs are not of double "
+                "precision floating point or complex. ")
+        if not all(st > 0 or sz <= 1 for st, sz in zip(inp.stride(), inp.size())):
+            raise RuntimeError(
+                f"The {idx}th input has a dimension with stride 0. gradcheck only supports "
+                "inputs that are non-overlapping to be able to compute the numerical gradients "
+                "correctly. You should call .contiguous on the input before passing it to "
+                "gradcheck.")
+        any_requires_grad = True
+    if not any_requires_grad:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
+                         "none of the them have requires_grad=True.")
+
+
+def _run_check(func, inputs, grad_outputs, *, eps, atol, rtol, raise_exception, nondet_tol,
+               check_undefined_grad, check_grad_dtypes, check_batched_grad, fast_mode,
+               second_order, gen_non_contig_grad_outputs=False):
+    inputs = _as_tuple(inputs)
+    _check_inputs(inputs)
+    # Non-tensor arguments (numbers, None, ...) are passed through to func unchanged.
+    where = [i for i, v in enumerate(inputs) if isinstance(v, _C.Tensor)]
+    tensors = [inputs[i] for i in where]
+
+    def call(*ts):
+        args = list(inputs)
+        for i, t in zip(where, ts):
+            args[i] = t
+        return func(*args)
+
+    fn = call if len(where) != len(inputs) else func
+    if grad_outputs is not None:
+        grad_outputs = list(_tensors(grad_outputs, "grad_outputs"))
+    ok, report = _C._gradcheck(fn, tensors, eps, atol, rtol, second_order, float(nondet_tol),
+                               bool(check_undefined_grad), bool(check_grad_dtypes),
+                               bool(check_batched_grad), bool(fast_mode),
+                               bool(gen_non_contig_grad_outputs), grad_outputs, 0)
     if not ok and raise_exception:
         raise GradcheckError(report)
     return ok
 
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
-              check_batched_grad=False, check_backward_ad=True, fast_mode=False):
+              check_sparse_nnz=False, nondet_tol=0.0, check_undefined_grad=True,
+              check_grad_dtypes=False, check_batched_grad=False, check_batched_forward_grad=False,
+              check_forward_ad=False, check_backward_ad=True, fast_mode=False):
     """Compares the gradients backward computes with central differences of `func` at the
-    float64 `inputs` that require grad. True when they agree; otherwise raises GradcheckError
-    (or returns False with raise_exception=False). The check_* flags and fast_mode are
-    accepted for torch's signature; the full backward check always runs."""
-    return _check(func, inputs, eps, atol, rtol, raise_exception, False)
+    `inputs` that require grad (float64; other floating dtypes warn, as in torch). True when
+    every check passes; otherwise raises GradcheckError (or returns False with
+    raise_exception=False). Each flag does what torch 1.13's does (docs/python.md, "gradcheck"):
+    fast_mode compares random projections v^T J u, nondet_tol bounds the difference between two
+    runs of backward, check_undefined_grad backpropagates undefined output gradients,
+    check_grad_dtypes compares gradient and input dtypes, check_batched_grad (no vmap here)
+    compares backwards for random grad_outputs on rebuilt graphs. check_forward_ad,
+    check_batched_forward_grad and check_sparse_nnz raise NotImplementedError."""
+    assert check_forward_ad or check_backward_ad, \
+        "Expected at least one of check_forward_ad or check_backward_ad to be True"
+    assert not (check_batched_grad and not check_backward_ad), (
+        "Setting check_batched_grad=True requires check_backward_ad to be True")
+    assert not (check_batched_forward_grad and not check_forward_ad), (
+        "Setting check_batched_forward_grad=True requires check_forward_ad to be True")
+    _not_implemented("gradcheck", check_forward_ad=check_forward_ad,
+                     check_batched_forward_grad=check_batched_forward_grad,
+                     check_sparse_nnz=check_sparse_nnz)
+    return _run_check(func, inputs, None, eps=eps, atol=atol, rtol=rtol,
+                      raise_exception=raise_exception, nondet_tol=nondet_tol,
+                      check_undefined_grad=check_undefined_grad,
+                      check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                      fast_mode=fast_mode, second_order=False)
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
                   check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
-                  check_rev_over_rev=True, fast_mode=False):
-    """gradcheck of the first derivatives (with random grad_outputs): checks second derivatives.
-    True, or GradcheckError / False as gradcheck."""
-    if grad_outputs is not None:
-        raise NotImplementedError("gradgradcheck(): explicit grad_outputs are not supported; "
-                                  "leave them None (random ones are drawn)")
-    return _check(func, inputs, eps, atol, rtol, raise_exception, True)
+                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False):
+    """gradcheck of the first derivatives: checks second derivatives. The first derivatives are
+    taken with `grad_outputs` (one per output that requires grad; those requiring grad are
+    differentiated too), or random ones (non-contiguous with gen_non_contig_grad_outputs).
+    True, or GradcheckError / False as gradcheck. check_fwd_over_rev raises
+    NotImplementedError."""
+    assert check_fwd_over_rev or check_rev_over_rev, (
+        "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
+    assert not (check_undefined_grad and not check_rev_over_rev), (
+        "Setting check_undefined_grad=True requires check_rev_over_rev to be True")
+    assert not (check_batched_grad and not check_rev_over_rev), (
+        "Setting check_batched_grad=True requires check_rev_over_rev to be True")
+    _not_implemented("gradgradcheck", check_fwd_over_rev=check_fwd_over_rev)
+    return _run_check(func, inputs, grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                      raise_exception=raise_exception, nondet_tol=nondet_tol,
+                      check_undefined_grad=check_undefined_grad,
+                      check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                      fast_mode=fast_mode, second_order=True,
+                      gen_non_contig_grad_outputs=gen_non_contig_grad_outputs)
