@@ -1,6 +1,7 @@
 // The registry of Note [Tensor names] (autograd/tensor_names.h).
 #include "autograd/tensor_names.h"
 
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -16,6 +17,7 @@ struct Entry {
 struct Registry {
   std::mutex mutex;
   std::unordered_map<const void*, Entry> names;  // version counter id -> entry
+  size_t live_after_sweep = 0;
 };
 
 // Never destroyed: tensors may die during static destruction.
@@ -30,9 +32,13 @@ void set_tensor_name(const Tensor& t, const std::string& name) {
   if (!t.defined()) return;
   Registry& r = registry();
   const std::lock_guard<std::mutex> lock(r.mutex);
-  // Drop entries whose tensor died (keeps the table as small as the live named tensors).
-  for (auto it = r.names.begin(); it != r.names.end();) {
-    it = it->second.tensor.expired() ? r.names.erase(it) : std::next(it);
+  // Drop entries whose tensor died once the table doubled since the last sweep (amortised
+  // O(1) per naming; the table stays within twice the live named tensors, plus a few).
+  if (r.names.size() >= 2 * r.live_after_sweep + 16) {
+    for (auto it = r.names.begin(); it != r.names.end();) {
+      it = it->second.tensor.expired() ? r.names.erase(it) : std::next(it);
+    }
+    r.live_after_sweep = r.names.size();
   }
   if (name.empty()) {
     r.names.erase(t.version_counter().id());

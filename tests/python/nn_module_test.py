@@ -534,3 +534,42 @@ def test_load_state_dict_copy_is_named_in_a_stale_error():
         loss.backward()
     msg = str(err.value)
     assert "(a view of weight)" in msg and f"copy_ at {__file__}:" in msg, msg
+
+
+def test_deepcopy_clones_parameters_and_buffers_keeping_ties():
+    m = net(mg, tied=True)
+    m(mg.randn(2, 3, device=DEVICE))  # named and called before copying
+    c = __import__("copy").deepcopy(m)
+    assert type(c.head.weight) is mg.nn.Parameter and c.head.weight is c.head2.weight
+    assert c.head.weight is not m.head.weight
+    assert list(c.state_dict()) == list(m.state_dict())
+    for (k, a), (_, b) in zip(m.state_dict().items(), c.state_dict().items()):
+        np.testing.assert_array_equal(numpy_of(a), numpy_of(b), err_msg=k)
+    with mg.no_grad():
+        c.blocks[0].steps.add_(1)
+        c.embed.weight.zero_()
+    assert m.blocks[0].steps.sum().item() == 0 and m.embed.weight.abs().sum().item() > 0
+    assert str(c) == str(m)
+    # The copy names its own parameters when called.
+    out = c(mg.randn(2, 3, device=DEVICE, requires_grad=True)).sum()
+    with mg.no_grad():
+        c.head.weight.mul_(2)
+    with pytest.raises(RuntimeError, match=re.escape("(a view of head.weight)")):
+        out.backward()
+
+
+def test_layers_called_one_after_the_other_keep_their_names():
+    l1, l2 = mg.nn.Linear(3, 3).to(DEVICE), mg.nn.Linear(3, 3).to(DEVICE)
+    model = mg.nn.Sequential(l1, mg.nn.Tanh(), l2)
+    x = mg.randn(2, 3, device=DEVICE, requires_grad=True)
+    model(x)
+    assert mg._C._nn_module._tensor_name(l2.weight) == "2.weight"
+    l1(x)
+    l2(l1(x))  # each its own root now: "weight" and "bias", each named once
+    assert mg._C._nn_module._tensor_name(l2.weight) == "weight"
+    version = l2.__dict__["_named_version"]
+    l1(x)
+    assert l2.__dict__["_named_version"] == version
+    model(x)  # the model takes its modules back
+    assert mg._C._nn_module._tensor_name(l2.weight) == "2.weight"
+    assert mg._C._nn_module._tensor_name(l2.weight.t()) == "a view of 2.weight"

@@ -25,6 +25,7 @@ Two additions to torch, both for error messages (Note [Module paths in errors]):
 """
 
 import collections
+import copy
 import itertools
 import os
 import weakref
@@ -76,14 +77,15 @@ class RemovableHandle:
 
 # Note [Module paths in errors]
 # Paths are relative to the module a forward started from (the root call: no module forward
-# running on this thread). At a root call, if the module tree changed since it was last named
-# (any registration or deletion anywhere bumps _structure_version) or another root was named
-# since, every submodule gets its label ("features.2 (ReLU)") and every parameter and buffer its
-# name in the C++ registry (autograd/tensor_names.h; tied parameters take the first path, as
-# named_parameters lists them). Then each Module.__call__ swaps the thread's module label
-# (python/call_site.cc) in and out: two C calls per module call, nothing per op.
+# running on this thread). A root is (re)named when the module tree changed since it was named
+# (any registration or deletion anywhere bumps _structure_version) or when another root's naming
+# took over one of its modules: every submodule gets its label ("features.2 (ReLU)") and every
+# parameter and buffer its name in the C++ registry (autograd/tensor_names.h; tied parameters
+# take the first path, as named_parameters lists them). A module remembers the root that labeled
+# it, so roots that share nothing (two layers called one after the other) are named once each.
+# Then each Module.__call__ swaps the thread's module label (python/call_site.cc) in and out:
+# two C calls per module call, nothing per op.
 _structure_version = [0]
-_last_named = [None, -1]  # weakref to the root last named, and the structure version then
 
 
 def _structure_changed():
@@ -91,16 +93,22 @@ def _structure_changed():
 
 
 def _name_tree(root):
-    last = _last_named[0]
-    if last is not None and last() is root and _last_named[1] == _structure_version[0]:
+    version = _structure_version[0]
+    if root.__dict__.get("_named_version") == version:
         return
+    set_ = object.__setattr__
+    root_ref = weakref.ref(root)
     for path, module in root.named_modules(remove_duplicate=False):
+        owner = module.__dict__.get("_label_root")
+        previous = owner() if owner is not None else None
+        if previous is not None and previous is not root:
+            set_(previous, "_named_version", None)  # its labels are ours now
         label = type(module).__name__
-        object.__setattr__(module, "_module_label", f"{path} ({label})" if path else label)
+        set_(module, "_module_label", f"{path} ({label})" if path else label)
+        set_(module, "_label_root", root_ref)
     for name, tensor in itertools.chain(root.named_parameters(), root.named_buffers()):
         _support._set_tensor_name(tensor, name)
-    _last_named[0] = weakref.ref(root)
-    _last_named[1] = _structure_version[0]
+    set_(root, "_named_version", version)
 
 
 def _indent(text, spaces):
@@ -298,6 +306,22 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+
+    def __deepcopy__(self, memo):
+        """copy.deepcopy(model): parameters and buffers cloned (tied ones stay tied, through
+        memo), everything else by the usual protocol. The copy's paths are named at its first
+        call."""
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self).__new__(type(self))
+        memo[id(self)] = result
+        for buf in self._buffers.values():
+            if buf is not None and id(buf) not in memo and not isinstance(buf, Parameter):
+                memo[id(buf)] = buf.detach().clone().requires_grad_(buf.requires_grad)
+        for key, value in self.__dict__.items():
+            if key not in ("_named_version", "_label_root"):
+                object.__setattr__(result, key, copy.deepcopy(value, memo))
+        return result
 
     # ---- iteration ------------------------------------------------------------------------------
 
