@@ -15,6 +15,7 @@
 #include "autograd/ops/join_ops.h"
 #include "autograd/ops/linalg_ops.h"
 #include "autograd/ops/loss_ops.h"
+#include "autograd/ops/out_ops.h"
 #include "autograd/ops/nn_ops.h"
 #include "autograd/ops/products_ops.h"
 #include "autograd/ops/random_ops.h"

@@ -286,3 +286,9 @@ def is_tensor(obj):
     """Whether obj is a mutagrad Tensor."""
     return isinstance(obj, Tensor)
 
+
+# out= on the module functions torch offers it for (_out.py): last, so that it wraps the final
+# binding of each name.
+from mutagrad import _out  # noqa: E402
+
+_out.install(globals())
