@@ -16,6 +16,7 @@
 #include "autograd/ops/linalg_ops.h"
 #include "autograd/ops/loss_ops.h"
 #include "autograd/ops/out_ops.h"
+#include "autograd/ops/out_ops.h"
 #include "autograd/ops/nn_ops.h"
 #include "autograd/ops/products_ops.h"
 #include "autograd/ops/random_ops.h"
