@@ -1,0 +1,45 @@
+// LeakyReLU, GELU, SiLU: the activation layers over autograd/ops/nn_ops.h's functional forms,
+// with torch.nn's options and repr (the others: nn/activation.h).
+//
+//   auto act = std::make_shared<nn::GELU>("tanh");
+//   auto leaky = std::make_shared<nn::LeakyReLU>(0.2, /*inplace=*/true);   // leaky_relu_
+#pragma once
+
+#include <string>
+
+#include "nn/module.h"
+
+namespace mutagrad::nn {
+
+// x for x > 0, negative_slope * x otherwise (inplace: leaky_relu_).
+class LeakyReLU : public Module {
+ public:
+  explicit LeakyReLU(double negative_slope = 0.01, bool inplace = false)
+      : Module("LeakyReLU"), negative_slope_(negative_slope), inplace_(inplace) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+
+ private:
+  double negative_slope_;
+  bool inplace_;
+};
+
+// approximate: "none" (erf) or "tanh"; anything else is a ValueError at construction.
+class GELU : public Module {
+ public:
+  explicit GELU(std::string approximate = "none");
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override { return "approximate='" + approximate_ + "'"; }
+
+ private:
+  std::string approximate_;
+};
+
+// x * sigmoid(x). (torch's inplace option is not offered: there is no silu_ op.)
+class SiLU : public Module {
+ public:
+  SiLU() : Module("SiLU") {}
+  Tensor forward(const Tensor& input) override;
+};
+
+}  // namespace mutagrad::nn
