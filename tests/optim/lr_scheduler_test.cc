@@ -1,10 +1,12 @@
 // optim/lr_scheduler.h: each schedule's lrs over 50 steps against its closed form (derived by
-// hand from torch 1.13's documentation; the chainable recurrences agree to rounding), the
+// hand from torch 1.13's documentation; the chainable recurrences agree to rounding) and bit for
+// bit against torch 1.13's sequences (torch_lr_sequences.inc, generated with torch), the
 // composition rules of SequentialLR and initial_lr, OneCycleLR's momentum, ReduceLROnPlateau's
 // patience and cooldown, state_dict round trips and bad arguments.
 // tests/python/lr_scheduler_test.py compares the Python schedulers with torch 1.13's.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -18,6 +20,8 @@ namespace mutagrad {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
+
+#include "tests/optim/torch_lr_sequences.inc"
 
 Tensor param() { return zeros({2}, TensorOptions(kFloat64)).requires_grad_(); }
 
@@ -227,6 +231,95 @@ TEST(LRScheduler, TheOptimizerStepsWithTheScheduledLr) {
     sched.step();
   }
   EXPECT_DOUBLE_EQ(p.detach().select(0, 0).item<double>(), -(1.0 + 0.5 + 0.25));
+}
+
+// The chainable formulas in torch's operation order give torch's doubles: each group's lr (and
+// OneCycleLR's momentum) equal to torch 1.13's, bit for bit, over 50 steps.
+void expect_torch_sequence(const char* name, optim::Optimizer& opt, optim::LRScheduler& sched,
+                           const std::vector<std::array<double, 4>>& want) {
+  ASSERT_EQ(want.size(), 51u);
+  for (size_t step = 0; step < want.size(); ++step) {
+    for (size_t g = 0; g < 2; ++g) {
+      const auto& options = opt.param_groups()[g].options();
+      EXPECT_EQ(options.get_lr(), want[step][g]) << name << " step " << step << " group " << g;
+      EXPECT_EQ(options.to_map().at("momentum"), want[step][2 + g])
+          << name << " step " << step << " group " << g;
+    }
+    if (step + 1 < want.size()) {
+      opt.step();
+      sched.step();
+    }
+  }
+}
+
+std::vector<optim::ParamGroup> torch_groups() {
+  std::vector<optim::ParamGroup> groups;
+  groups.emplace_back(std::vector<Tensor>{param()});
+  groups.emplace_back(std::vector<Tensor>{param()}, optim::SGDOptions(0.5).momentum(0.9));
+  return groups;
+}
+
+TEST(LRScheduler, TorchSequences) {
+  {
+    optim::SGD opt(torch_groups(), optim::SGDOptions(0.1).momentum(0.9));
+    optim::StepLR s(opt, 3, 0.5);
+    expect_torch_sequence("StepLR", opt, s, kStepLR_3_0p5);
+  }
+  {
+    optim::SGD opt(torch_groups(), optim::SGDOptions(0.1).momentum(0.9));
+    optim::MultiStepLR s(opt, {30, 5, 20, 20}, 0.5);
+    expect_torch_sequence("MultiStepLR", opt, s, kMultiStepLR_5_20_20_30);
+  }
+  {
+    optim::SGD opt(torch_groups(), optim::SGDOptions(0.1).momentum(0.9));
+    optim::ExponentialLR s(opt, 0.93);
+    expect_torch_sequence("ExponentialLR", opt, s, kExponentialLR_0p93);
+  }
+  {
+    optim::SGD opt(torch_groups(), optim::SGDOptions(0.1).momentum(0.9));
+    optim::CosineAnnealingLR s(opt, 7, 0.01);
+    expect_torch_sequence("CosineAnnealingLR(7)", opt, s, kCosineAnnealingLR_7_0p01);
+  }
+  {
+    optim::SGD opt(torch_groups(), optim::SGDOptions(0.1).momentum(0.9));
+    optim::CosineAnnealingLR s(opt, 50);
+    expect_torch_sequence("CosineAnnealingLR(50)", opt, s, kCosineAnnealingLR_50);
+  }
+  {
+    optim::SGD opt(torch_groups(), optim::SGDOptions(0.1).momentum(0.9));
+    optim::LinearLR s(opt, 0.25, 0.75, 20);
+    expect_torch_sequence("LinearLR", opt, s, kLinearLR_0p25_0p75_20);
+  }
+  {
+    optim::SGD opt(torch_groups(), optim::SGDOptions(0.1).momentum(0.9));
+    optim::LinearLR s(opt);
+    expect_torch_sequence("LinearLR()", opt, s, kLinearLR_default);
+  }
+  {
+    optim::SGD opt(torch_groups(), optim::SGDOptions(0.1).momentum(0.9));
+    auto warmup = std::make_shared<optim::LinearLR>(opt, 0.1, 1.0, 5);
+    auto cosine = std::make_shared<optim::CosineAnnealingLR>(opt, 45);
+    optim::SequentialLR s(opt, {warmup, cosine}, {5});
+    expect_torch_sequence("SequentialLR", opt, s, kSequential_Linear_Cosine);
+  }
+  {
+    optim::SGD opt(torch_groups(), optim::SGDOptions(0.1).momentum(0.9));
+    optim::OneCycleOptions o;
+    o.pct_start = 0.25;
+    optim::OneCycleLR s(opt, {1.0, 2.0}, 50, o);
+    expect_torch_sequence("OneCycleLR", opt, s, kOneCycleLR_cos);
+  }
+  {
+    optim::SGD opt(torch_groups(), optim::SGDOptions(0.1).momentum(0.9));
+    optim::OneCycleOptions o;
+    o.cos = false;
+    o.three_phase = true;
+    o.div_factor = 10.0;
+    o.final_div_factor = 100.0;
+    optim::OneCycleLR s(opt, 0.3, 50, o);
+    expect_torch_sequence("OneCycleLR(linear, three_phase)", opt, s,
+                          kOneCycleLR_linear_three_phase);
+  }
 }
 
 }  // namespace

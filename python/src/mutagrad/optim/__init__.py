@@ -1,5 +1,7 @@
-"""mutagrad.optim: SGD, Adam, AdamW, RMSprop and Adagrad with torch.optim's constructors, param_groups,
-step(closure=None), zero_grad(set_to_none=True), state_dict() and load_state_dict().
+"""mutagrad.optim: SGD, Adam, AdamW, RMSprop and Adagrad with torch.optim's constructors,
+param_groups, step(closure=None), zero_grad(set_to_none=True), state_dict() and
+load_state_dict(); the LR schedulers (mutagrad.optim.lr_scheduler) and weight averaging
+(mutagrad.optim.swa_utils).
 
     opt = mutagrad.optim.AdamW(model_params, lr=1e-3, weight_decay=1e-2)
     loss.backward()
