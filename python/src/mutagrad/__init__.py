@@ -183,6 +183,7 @@ from mutagrad import autograd, backends, cuda, return_types  # noqa: F401
 from mutagrad import optim  # noqa: F401  (SGD, Adam, AdamW, RMSprop)
 from mutagrad._C import addcmul, addcdiv, lerp  # noqa: F401  (bindings_optim.cc)
 from mutagrad import nn  # noqa: F401  (nn.functional, nn.init)
+from mutagrad import utils  # noqa: F401  (utils.data: Dataset, DataLoader, ...)
 from mutagrad._C import (  # noqa: F401  (random ops and generators: python/bindings_random.cc)
     Generator,
     default_generator,
