@@ -137,8 +137,6 @@ void bind_shape(py::module_& m);
 void bind_ops(py::module_& m);
 // _write_out: the out= step of mutagrad/_out.py (bindings_out.cc).
 void bind_out(py::module_& m);
-// _write_out: the out= step of mutagrad/_out.py (bindings_out.cc).
-void bind_out(py::module_& m);
 // After bind_stats: softmax/log_softmax and the _nn submodule (losses, nn.init; bindings_nn.cc).
 void bind_nn(py::module_& m);
 // Generator, manual_seed, the random factories and the in-place random fills

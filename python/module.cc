@@ -26,8 +26,7 @@ PYBIND11_MODULE(_C, m) {
   bind_optim(m);
   bind_distributed(m);
   bind_inspect(m);
-  bind_module_support(m);  // after bind_tensor
-  bind_out(m);                 // _write_out, for mutagrad/_out.py
+  bind_module_support(m);      // after bind_tensor
   bind_out(m);                 // _write_out, for mutagrad/_out.py
   install_argument_errors(m);  // last: it wraps every function defined above
 }

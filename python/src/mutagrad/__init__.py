@@ -293,10 +293,3 @@ def is_tensor(obj):
 from mutagrad import _out  # noqa: E402
 
 _out.install(globals())
-
-
-# out= on the module functions torch offers it for (_out.py): last, so that it wraps the final
-# binding of each name.
-from mutagrad import _out  # noqa: E402
-
-_out.install(globals())
