@@ -176,3 +176,15 @@ def test_update_bn_matches_torch():
     for (name, t), (mname, m) in zip(tmodel.state_dict().items(), mmodel.state_dict().items()):
         assert name == mname
         np.testing.assert_allclose(numpy_of(m), numpy_of(t), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_an_update_between_forward_and_backward_names_the_callers_line():
+    import inspect
+    model = mg.nn.Linear(2, 2)
+    avg = swa_utils.AveragedModel(model)
+    y = (avg(mg.ones(1, 2, requires_grad=True)) ** 2).sum()  # mm saves the averaged weight
+    line = inspect.currentframe().f_lineno + 1
+    avg.update_parameters(model)
+    with pytest.raises(RuntimeError) as err:
+        y.backward()
+    assert "copy_ at %s:%d" % (__file__, line) in str(err.value), str(err.value)
