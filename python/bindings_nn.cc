@@ -13,6 +13,149 @@ namespace {
 
 std::string reduction_of(py::handle r) { return py::cast<std::string>(r); }
 
+std::optional<Generator> generator_of(py::handle g) {
+  if (g.is_none()) return std::nullopt;
+  return g.cast<Generator>();
+}
+
+DimVector ints_of(py::handle seq) {
+  DimVector out;
+  if (py::isinstance<py::int_>(seq)) {
+    out.push_back(seq.cast<int64_t>());
+    return out;
+  }
+  for (py::handle h : seq) out.push_back(h.cast<int64_t>());
+  return out;
+}
+
+// The functional ops of nn_ops.h and loss_ops.h (torch.nn.functional's names; functional.py
+// adds the Python-side argument handling). Writes record the caller's .py line.
+void bind_functional(py::module_& nn) {
+  nn.def(
+      "gelu", [](const Tensor& x, const std::string& approximate) { return gelu(x, approximate); },
+      py::arg("input"), py::arg("approximate") = "none");
+  nn.def(
+      "silu", [](const Tensor& x) { return silu(x); }, py::arg("input"));
+  nn.def(
+      "leaky_relu", [](const Tensor& x, double slope) { return leaky_relu(x, slope); },
+      py::arg("input"), py::arg("negative_slope") = 0.01);
+  nn.def(
+      "leaky_relu_",
+      [](Tensor x, double slope) { return leaky_relu_(x, slope, python_call_site()); },
+      py::arg("input"), py::arg("negative_slope") = 0.01);
+  nn.def(
+      "elu", [](const Tensor& x, double alpha) { return elu(x, alpha); }, py::arg("input"),
+      py::arg("alpha") = 1.0);
+  nn.def(
+      "elu_", [](Tensor x, double alpha) { return elu_(x, alpha, python_call_site()); },
+      py::arg("input"), py::arg("alpha") = 1.0);
+  nn.def(
+      "softplus",
+      [](const Tensor& x, double beta, double threshold) { return softplus(x, beta, threshold); },
+      py::arg("input"), py::arg("beta") = 1.0, py::arg("threshold") = 20.0);
+  nn.def(
+      "layer_norm",
+      [](const Tensor& x, py::handle shape, py::handle w, py::handle b, double eps) {
+        return layer_norm(x, ints_of(shape), optional_tensor(w), optional_tensor(b), eps);
+      },
+      py::arg("input"), py::arg("normalized_shape"), py::arg("weight") = py::none(),
+      py::arg("bias") = py::none(), py::arg("eps") = 1e-5);
+  nn.def(
+      "group_norm",
+      [](const Tensor& x, int64_t groups, py::handle w, py::handle b, double eps) {
+        return group_norm(x, groups, optional_tensor(w), optional_tensor(b), eps);
+      },
+      py::arg("input"), py::arg("num_groups"), py::arg("weight") = py::none(),
+      py::arg("bias") = py::none(), py::arg("eps") = 1e-5);
+  nn.def(
+      "batch_norm",
+      [](const Tensor& x, py::handle rm, py::handle rv, py::handle w, py::handle b, bool training,
+         double momentum, double eps) {
+        return batch_norm(x, optional_tensor(rm), optional_tensor(rv), optional_tensor(w),
+                          optional_tensor(b), training, momentum, eps, python_call_site());
+      },
+      py::arg("input"), py::arg("running_mean"), py::arg("running_var"),
+      py::arg("weight") = py::none(), py::arg("bias") = py::none(), py::arg("training") = false,
+      py::arg("momentum") = 0.1, py::arg("eps") = 1e-5);
+  nn.def(
+      "normalize",
+      [](const Tensor& x, double p, int64_t dim, double eps) { return normalize(x, p, dim, eps); },
+      py::arg("input"), py::arg("p") = 2.0, py::arg("dim") = 1, py::arg("eps") = 1e-12);
+  nn.def(
+      "embedding",
+      [](const Tensor& ids, const Tensor& w, std::optional<int64_t> padding_idx,
+         std::optional<double> max_norm, double norm_type, bool scale_grad_by_freq) {
+        return embedding(ids, w, padding_idx, max_norm, norm_type, scale_grad_by_freq,
+                         python_call_site());
+      },
+      py::arg("input"), py::arg("weight"), py::arg("padding_idx") = py::none(),
+      py::arg("max_norm") = py::none(), py::arg("norm_type") = 2.0,
+      py::arg("scale_grad_by_freq") = false);
+  nn.def(
+      "embedding_renorm_",
+      [](Tensor w, const Tensor& ids, double max_norm, double norm_type) {
+        return embedding_renorm_(w, ids, max_norm, norm_type, python_call_site());
+      },
+      py::arg("weight"), py::arg("input"), py::arg("max_norm"), py::arg("norm_type"));
+  nn.def(
+      "one_hot", [](const Tensor& ids, int64_t n) { return one_hot(ids, n); }, py::arg("tensor"),
+      py::arg("num_classes") = -1);
+  nn.def(
+      "pad",
+      [](const Tensor& x, py::handle pad_, const std::string& mode, double value) {
+        return pad(x, ints_of(pad_), mode, value);
+      },
+      py::arg("input"), py::arg("pad"), py::arg("mode") = "constant", py::arg("value") = 0.0);
+  for (const char* name : {"dropout", "feature_dropout"}) {
+    const bool feature = std::string(name) == "feature_dropout";
+    nn.def(
+        name,
+        [feature](const Tensor& x, double p, bool train, bool inplace, py::handle g) {
+          return feature
+                     ? feature_dropout(x, p, train, inplace, generator_of(g), python_call_site())
+                     : dropout(x, p, train, inplace, generator_of(g), python_call_site());
+        },
+        py::arg("input"), py::arg("p") = 0.5, py::arg("train") = true, py::arg("inplace") = false,
+        py::arg("generator") = py::none());
+  }
+  nn.def(
+      "bilinear",
+      [](const Tensor& a, const Tensor& b, const Tensor& w, py::handle bias) {
+        return bilinear(a, b, w, optional_tensor(bias));
+      },
+      py::arg("input1"), py::arg("input2"), py::arg("weight"), py::arg("bias") = py::none());
+  nn.def(
+      "l1_loss",
+      [](const Tensor& x, const Tensor& t, py::handle r) { return l1_loss(x, t, reduction_of(r)); },
+      py::arg("input"), py::arg("target"), py::arg("reduction") = "mean");
+  nn.def(
+      "smooth_l1_loss",
+      [](const Tensor& x, const Tensor& t, py::handle r, double beta) {
+        return smooth_l1_loss(x, t, reduction_of(r), beta);
+      },
+      py::arg("input"), py::arg("target"), py::arg("reduction") = "mean", py::arg("beta") = 1.0);
+  nn.def(
+      "huber_loss",
+      [](const Tensor& x, const Tensor& t, py::handle r, double delta) {
+        return huber_loss(x, t, reduction_of(r), delta);
+      },
+      py::arg("input"), py::arg("target"), py::arg("reduction") = "mean", py::arg("delta") = 1.0);
+  nn.def(
+      "binary_cross_entropy",
+      [](const Tensor& x, const Tensor& t, py::handle w, py::handle r) {
+        return binary_cross_entropy(x, t, optional_tensor(w), reduction_of(r));
+      },
+      py::arg("input"), py::arg("target"), py::arg("weight") = py::none(),
+      py::arg("reduction") = "mean");
+  nn.def(
+      "kl_div",
+      [](const Tensor& x, const Tensor& t, py::handle r, bool log_target) {
+        return kl_div(x, t, reduction_of(r), log_target);
+      },
+      py::arg("input"), py::arg("target"), py::arg("reduction") = "mean",
+      py::arg("log_target") = false);
+}
+
 }  // namespace
 
 void bind_nn(py::module_& m) {
@@ -66,6 +209,7 @@ void bind_nn(py::module_& m) {
       },
       py::arg("input"), py::arg("target"), py::arg("weight") = py::none(),
       py::arg("reduction") = "mean", py::arg("pos_weight") = py::none());
+  bind_functional(nn);
 
   // nn.init: torch's names, signatures and defaults; the draws use mutagrad's default
   // generator of the tensor's device (mutagrad.manual_seed seeds it).

@@ -7,8 +7,8 @@
 // place, differentiable in the gradient), so they differentiate again. Constant padding's
 // node is ConstantPadNdBackward0: the gradient padded by the negated pads, as PyTorch's.
 // Circular padding is cat of slices (CatBackward0; torch 1.13 records CopySlices), and dropout,
-// feature_dropout and bilinear are compositions (MulBackward0 as torch's; bilinear's nodes
-// differ from torch's ReshapeAliasBackward0 / AddBackward0 only in name).
+// feature_dropout and bilinear are compositions (MulBackward0, ReshapeAliasBackward0 /
+// AddBackward0 as torch's).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -281,14 +281,18 @@ Tensor pad(const Tensor& input, IntArrayRef pad, std::string_view mode, double v
   for (int64_t i = 0; i < k; ++i) {
     const int64_t d = nd - 1 - i, size = input.size(d);
     const int64_t before = pad[2 * i], after = pad[2 * i + 1];
-    const bool bad = before < 0 || after < 0 || (reflect && (before >= size || after >= size)) ||
-                     (mode == "replicate" && size == 0 && before + after > 0) ||
-                     (mode == "circular" && (before > size || after > size));
+    const bool circular = mode == "circular";
+    // Negative pads crop (reflect, replicate), as torch's.
+    const bool bad = size + before + after < 0 ||
+                     (circular && (before < 0 || after < 0 || before > size || after > size)) ||
+                     (reflect && (before >= size || after >= size)) ||
+                     (mode == "replicate" && size == 0 && before + after > 0);
     if (bad) {
       throw ValueError(str(op, "(): padding (", before, ", ", after, ") at dimension ", d,
                            " of input ", input.sizes(), " is not allowed for mode '", mode,
-                           "': pads must be >= 0 and ", reflect ? "less than" : "at most",
-                           " the dim's size (", size, ")"));
+                           "': pads must be ", reflect ? "less than" : "at most",
+                           " the dim's size (", size, ")", circular ? " and >= 0" : "",
+                           ", and not crop more than the dim holds"));
     }
   }
   if (mode == "circular") {
@@ -410,9 +414,8 @@ Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight
   const Tensor x1 = reshape(input1, {batch, i1});
   const Tensor x2 = reshape(input2, {batch, 1, i2});
   const Tensor w = reshape(permute(weight, {1, 0, 2}), {i1, out * i2});
-  Tensor y = sum(reshape(matmul(x1, w), {batch, out, i2}) * x2, {2});
-  if (bias.defined()) y = y + bias;
-  return reshape(y, out_shape);
+  Tensor y = reshape(sum(reshape(matmul(x1, w), {batch, out, i2}) * x2, {2}), out_shape);
+  return bias.defined() ? y + bias : y;
 }
 
 }  // namespace mutagrad

@@ -1,10 +1,12 @@
-"""mutagrad.nn.functional: torch.nn.functional's losses and activations for a classifier.
+"""mutagrad.nn.functional: torch.nn.functional's activations, normalizations, losses and the
+other functional ops that nn layers call.
 
     import mutagrad.nn.functional as F
     loss = F.cross_entropy(model(x), y, weight=w, ignore_index=-1, label_smoothing=0.1)
     probs = F.softmax(logits, dim=1)
 
-The computation and its backward nodes are C++ (autograd/ops/loss_ops.h, activation_ops.h);
+The computation and its backward nodes are C++ (autograd/ops/loss_ops.h, activation_ops.h,
+nn_ops.h; torch 1.13's node names, every op differentiable twice);
 this module adds torch's Python argument handling: the legacy size_average/reduce arguments,
 softmax's implicit dim, and the ValueErrors torch raises for a bad reduction or batch size.
 """
@@ -27,6 +29,27 @@ __all__ = [
     "tanh",
     "linear",
     "dropout",
+    "dropout2d",
+    "gelu",
+    "silu",
+    "leaky_relu",
+    "leaky_relu_",
+    "elu",
+    "elu_",
+    "softplus",
+    "layer_norm",
+    "group_norm",
+    "batch_norm",
+    "normalize",
+    "embedding",
+    "one_hot",
+    "pad",
+    "bilinear",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "binary_cross_entropy",
+    "kl_div",
 ]
 
 
@@ -142,15 +165,245 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
-    """Zeroes each element with probability p and scales the rest by 1 / (1 - p) (the default
-    generator's draws, so the mask differs from torch's)."""
+def _check_dropout_p(p):
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
-        return input
-    if p == 1.0:
-        scale = mutagrad.zeros_like(input)
-    else:
-        scale = (mutagrad.rand_like(input) >= p).to(input.dtype) / (1.0 - p)
-    return input.mul_(scale) if inplace else input * scale
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zeroes each element with probability p and scales the rest by 1 / (1 - p) (MulBackward0,
+    as torch). The mask is drawn from mutagrad's default generator of the input's device
+    (Philox: the same seed gives the same mask on the CPU and CUDA; not torch's numbers).
+    inplace: one tracked write of the input."""
+    _check_dropout_p(p)
+    return _nn.dropout(input, p, training, inplace)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels: input [N, C, H, W] or [C, H, W] (torch 1.13 reads a 3-D input as
+    [N, C, L], with its warning)."""
+    _check_dropout_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {inp_dim}-D input to dropout2d, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout2d exists to provide channel-"
+            "wise dropout on inputs with 2 spatial dimensions, a channel dimension, and an "
+            "optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
+    if inp_dim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    return _nn.feature_dropout(input, p, training, inplace)
+
+
+# ---- Activations --------------------------------------------------------------------------
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x), or its tanh approximation (GeluBackward0)."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _nn.gelu(input, approximate)
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x) (SiluBackward0; inplace: one write of the input, MulBackward0)."""
+    if inplace:
+        return input.mul_(mutagrad.sigmoid(input))
+    return _nn.silu(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x where x > 0, else negative_slope * x (LeakyReluBackward0; inplace: LeakyReluBackward1)."""
+    if inplace:
+        return _nn.leaky_relu_(input, negative_slope)
+    return _nn.leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return _nn.leaky_relu_(input, negative_slope)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x where x > 0, else alpha * (exp(x) - 1) (EluBackward0; inplace: EluBackward1)."""
+    if inplace:
+        return _nn.elu_(input, alpha)
+    return _nn.elu(input, alpha)
+
+
+def elu_(input, alpha=1.0):
+    return _nn.elu_(input, alpha)
+
+
+def softplus(input, beta=1, threshold=20):
+    """log(1 + exp(beta x)) / beta, x where beta x > threshold (SoftplusBackward0)."""
+    return _nn.softplus(input, beta, threshold)
+
+
+# ---- Normalization ------------------------------------------------------------------------
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalizes over the last len(normalized_shape) dims (NativeLayerNormBackward0)."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return _nn.layer_norm(input, list(normalized_shape), weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalizes groups of channels of [N, C, *] per sample (NativeGroupNormBackward0)."""
+    return _nn.group_norm(input, num_groups, weight, bias, eps)
+
+
+def _verify_batch_size(size):
+    size_prods = size[0]
+    for i in range(len(size) - 2):
+        size_prods *= size[i + 2]
+    if size_prods == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}"
+        )
+
+
+def batch_norm(
+    input,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training=False,
+    momentum=0.1,
+    eps=1e-5,
+):
+    """Per-channel normalization of [N, C, *] (NativeBatchNormBackward0). training: the batch's
+    statistics, and running_mean / running_var (when given) updated in place, one tracked write
+    each (torch 1.13 does not bump their versions; mutagrad does, with this call's line)."""
+    if training:
+        _verify_batch_size(input.size())
+    return _nn.batch_norm(
+        input, running_mean, running_var, weight, bias, training, momentum, eps
+    )
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p along dim, eps) (DivBackward0)."""
+    result = _nn.normalize(input, float(p), dim, eps)
+    if out is not None:
+        return out.copy_(result)
+    return result
+
+
+# ---- Lookup, padding, bilinear ------------------------------------------------------------
+
+
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
+    """weight[input] (EmbeddingBackward0): no gradient to row padding_idx; max_norm renormalises
+    the looked-up rows of weight in place first (one embedding_renorm_ tracked write)."""
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
+            padding_idx = weight.size(0) + padding_idx
+    if sparse:
+        raise NotImplementedError("embedding(sparse=True): mutagrad has no sparse gradients")
+    return _nn.embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 [*, num_classes] with a 1 at each index."""
+    return _nn.one_hot(tensor, num_classes)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pads (before, after) pairs from the last dim: 'constant' (ConstantPadNdBackward0, any
+    dims, negative pads crop), 'reflect' / 'replicate' (the last 1-3 dims), 'circular'."""
+    if mode != "constant" and value is not None and value != 0:
+        raise RuntimeError(
+            f"Padding mode \"{mode}\" doesn't take in value argument."
+        )
+    return _nn.pad(input, list(pad), mode, 0.0 if value is None else float(value))
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
+    return _nn.bilinear(input1, input2, weight, bias)
+
+
+# ---- More losses --------------------------------------------------------------------------
+
+
+def _warn_target_size(input, target):
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.",
+            stacklevel=3,
+        )
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """|input - target| (AbsBackward0, then MeanBackward0 / SumBackward0)."""
+    _warn_target_size(input, target)
+    return _nn.l1_loss(input, target, _reduction(size_average, reduce, reduction))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (SmoothL1LossBackward0)."""
+    _warn_target_size(input, target)
+    return _nn.smooth_l1_loss(input, target, _reduction(size_average, reduce, reduction), beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta) (HuberLossBackward0)."""
+    _warn_target_size(input, target)
+    return _nn.huber_loss(input, target, _reduction(None, None, reduction), delta)
+
+
+def binary_cross_entropy(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+):
+    """-weight (t log x + (1 - t) log(1 - x)), logs clamped at -100 (BinaryCrossEntropyBackward0)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size."
+        )
+    return _nn.binary_cross_entropy(input, target, weight, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """target (log target - input), or exp(target) (target - input) with log_target; input holds
+    log-probabilities. 'batchmean' divides the sum by the batch size."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, "mean")
+    elif reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.",
+            stacklevel=2,
+        )
+    if reduction not in ("none", "mean", "sum", "batchmean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _nn.kl_div(input, target, reduction, log_target)
