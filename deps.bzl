@@ -1,8 +1,8 @@
 """mutagrad_dependencies(): the repositories mutagrad's BUILD files use, all local.
 
 mutagrad builds offline from Debian packages (docs/notes/offline-bazel.md): Eigen, GoogleTest,
-Google Benchmark, pybind11 and the Python headers, zlib and libtorch are the system's, the
-CUDA Toolkit's headers are /usr/local/cuda's, and rules_cc, rules_java and
+Google Benchmark, pybind11 and the Python headers, zlib, oneDNN and libtorch are the system's,
+the CUDA Toolkit's headers are /usr/local/cuda's, and rules_cc, rules_java and
 remote_coverage_tools (which Bazel 4 would otherwise download) are the stand-ins in
 third_party/. This WORKSPACE calls the macro; so does a project that uses mutagrad:
 
@@ -14,7 +14,7 @@ third_party/. This WORKSPACE calls the macro; so does a project that uses mutagr
 
 A repository the calling WORKSPACE declared first (same name) is kept, so a project can
 bring its own Eigen or GoogleTest. Only what a build reaches is looked at: a C++ user needs
-libeigen3-dev, libboost-dev and libgraphviz-dev (./bazelw installs them all).
+libeigen3-dev, libboost-dev, libdnnl-dev and libgraphviz-dev (./bazelw installs them all).
 """
 
 def _third_party_impl(rctx):
@@ -126,6 +126,16 @@ cc_library(
 )
 """
 
+# oneDNN 2.6 (Debian's libdnnl-dev), for the CPU convolutions (tensor/cpu/convolution.cc). Its
+# headers (oneapi/dnnl/dnnl.hpp) are on the system include path.
+_DNNL = """
+cc_library(
+    name = "dnnl",
+    linkopts = ["-ldnnl"],
+    visibility = ["//visibility:public"],
+)
+"""
+
 def _system(name, path, build_file_content):
     if not native.existing_rule(name):
         native.new_local_repository(
@@ -149,3 +159,4 @@ def mutagrad_dependencies():
     _system("libtorch", "/usr/include", _LIBTORCH)
     _system("cuda", "/usr/local/cuda", _CUDA)
     _system("zlib", "/usr", _ZLIB)
+    _system("dnnl", "/usr", _DNNL)

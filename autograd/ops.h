@@ -10,6 +10,7 @@
 #include "autograd/ops/binary_ops.h"
 #include "autograd/ops/clamp_ops.h"
 #include "autograd/ops/composite_ops.h"
+#include "autograd/ops/convolution_ops.h"
 #include "autograd/ops/copy_ops.h"
 #include "autograd/ops/init_ops.h"
 #include "autograd/ops/join_ops.h"

@@ -125,6 +125,16 @@ struct IndexPutDescriptor {
   bool nonnegative = false;
 };
 
+// The geometry of an N-d convolution (tensor/native/convolution.h), one entry per spatial dim.
+// dilation is torch's (1 = dense); padding is explicit per side.
+struct ConvParams {
+  DimVector stride;
+  DimVector padding_l;
+  DimVector padding_r;
+  DimVector dilation;
+  int64_t groups = 1;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -225,6 +235,22 @@ class Backend {
                                  const IndexPutDescriptor& desc, bool negative_wraps);
   // dst[mask] = value; mask (bool) broadcast to dst's shape.
   virtual void masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value);
+
+  // Convolution (Note [Convolution's backend contract] in tensor/native/convolution.h): x
+  // [N, C, *in], w [O, C / groups, *k], y [N, O, *out], all contiguous and of one dtype
+  // (float32 or float64), the geometry exact: in + padding_l + padding_r == (out - 1) * stride +
+  // dilation * (k - 1) + 1 in every spatial dim. Each writes its first argument whole. The
+  // defaults are the im2col + GEMM reference (native::conv_reference_*), over this backend's
+  // copy and matmul kernels.
+  // y = x (*) w.
+  virtual void conv_forward(const Tensor& y, const Tensor& x, const Tensor& w,
+                            const ConvParams& params);
+  // gx = the adjoint of conv_forward in x, applied to gy.
+  virtual void conv_backward_input(const Tensor& gx, const Tensor& gy, const Tensor& w,
+                                   const ConvParams& params);
+  // gw = the adjoint of conv_forward in w, applied to gy.
+  virtual void conv_backward_weight(const Tensor& gw, const Tensor& x, const Tensor& gy,
+                                    const ConvParams& params);
 
  protected:
   // Throws DeviceError: "<op> has no <device> implementation".

@@ -64,6 +64,14 @@ class CpuBackend : public Backend {
                          const IndexPutDescriptor& desc, bool negative_wraps) override;
   void masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value) override;
 
+  // convolution.cc: oneDNN for float32, the im2col reference otherwise.
+  void conv_forward(const Tensor& y, const Tensor& x, const Tensor& w,
+                    const ConvParams& params) override;
+  void conv_backward_input(const Tensor& gx, const Tensor& gy, const Tensor& w,
+                           const ConvParams& params) override;
+  void conv_backward_weight(const Tensor& gw, const Tensor& x, const Tensor& gy,
+                            const ConvParams& params) override;
+
  private:
   CpuAllocator allocator_;
 };
