@@ -8,6 +8,8 @@
 //   for (int epoch = 0; epoch < 10; ++epoch) {
 //     for (auto& [xb, yb] : data::DataLoader(ds, o)) { ... }   // xb: [64, ...]
 //   }
+//   for (auto& [xb, yb] : data::DataLoader(ds, {.batch_size = 64, .shuffle = true})) { ... }
+//                                        // designated initializers: C++20, or g++'s C++17
 //
 // Note [A batch is a copy]
 // A batch is index_select(0, indices) of each tensor: new tensors on the dataset's device, as

@@ -126,6 +126,27 @@ TEST(DataLoader, ShuffleIsAPermutationPerEpochDeterministicPerSeed) {
   EXPECT_EQ(epochs(data::DataLoader(make_dataset(20), o), 1), a);
 }
 
+TEST(DataLoader, OptionsByDesignatedInitializers) {
+  // C++20's designated initializers (g++ accepts them in C++17 too).
+  default_generator(kCPU).manual_seed(11);
+  int64_t rows = 0, batches = 0;
+  std::set<int64_t> seen;
+  for (auto& [x, y] : data::DataLoader(make_dataset(10), {.batch_size = 4, .shuffle = true})) {
+    rows += x.size(0);
+    ++batches;
+    for (int64_t v : ints(y)) seen.insert(v);
+  }
+  EXPECT_EQ(rows, 10);
+  EXPECT_EQ(batches, 3);
+  EXPECT_EQ(seen.size(), 10u);
+  int64_t dropped = 0;
+  for (auto& [x, y] : data::DataLoader(make_dataset(10), {.batch_size = 4, .drop_last = true})) {
+    EXPECT_EQ(y.size(0), 4);
+    ++dropped;
+  }
+  EXPECT_EQ(dropped, 2);
+}
+
 TEST(DataLoader, ABatchIsACopy) {
   data::TensorDataset ds = make_dataset(6);
   data::DataLoaderOptions o;
