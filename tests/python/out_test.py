@@ -375,3 +375,20 @@ def test_an_out_on_another_device_is_refused():
     with pytest.raises(RuntimeError, match="out is on cpu"):
         mg.neg(t.a, out=out)
     assert out._version == 0
+
+
+def test_a_non_contiguous_out_keeps_its_strides_and_an_overlapping_one_is_refused():
+    got = {}
+    for L in (torch, mg):
+        t = inputs(L)
+        out = empty(L, "float64", (3, 2)).t()
+        assert L.add(t.a, t.b, out=out) is out
+        got[L] = (out, tuple(out.stride()), out._version)
+    same(got[mg][0], got[torch][0], "transposed out")
+    assert got[mg][1:] == got[torch][1:] == ((1, 2), 1)
+
+    def expanded(L):
+        return [empty(L, "float64", (3,))]
+
+    expanded.call = lambda L, outs: L.neg(inputs(L).a, out=outs[0].expand(2, 3))
+    refused_alike(expanded, "an expanded out")
