@@ -228,6 +228,11 @@ BAD = [
     lambda d, ds: d.random_split(ds, [3, 3]),
     lambda d, ds: d.random_split(ds, [0.5, 0.6]),
     lambda d, ds: d.ConcatDataset([]),
+    lambda d, ds: d.DataLoader(ds, prefetch_factor=4),
+    lambda d, ds: d.DataLoader(ds, persistent_workers=True),
+    lambda d, ds: d.DataLoader(ds, multiprocessing_context="spawn"),
+    lambda d, ds: setattr(d.DataLoader(ds), "batch_size", 4),
+    lambda d, ds: setattr(d.DataLoader(ds), "sampler", [0]),
 ]
 
 

@@ -28,6 +28,14 @@ class DataLoader:
                              "disable multiprocessing.")
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor != 2:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing."
+                             "let num_workers > 0 to enable multiprocessing.")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        if multiprocessing_context is not None and num_workers == 0:
+            raise ValueError("multiprocessing_context can only be used with multi-process "
+                             "loading (num_workers > 0), but got num_workers=0")
         if num_workers > 0:
             warnings.warn("mutagrad.utils.data.DataLoader loads in the main process; "
                           "num_workers=%d is ignored" % num_workers, UserWarning)
@@ -87,6 +95,15 @@ class DataLoader:
         if collate_fn is None:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
+
+    _FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
+               "persistent_workers")
+
+    def __setattr__(self, attr, val):
+        if attr in self._FROZEN and "collate_fn" in self.__dict__:  # set last in __init__
+            raise ValueError("{} attribute should not be set after {} is initialized"
+                             .format(attr, type(self).__name__))
+        super().__setattr__(attr, val)
 
     @property
     def _auto_collation(self):
