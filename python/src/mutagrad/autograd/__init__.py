@@ -12,7 +12,6 @@ from mutagrad.autograd import graph  # noqa: F401
 from mutagrad.autograd import function  # noqa: F401
 from mutagrad.autograd.function import Function  # noqa: F401
 from mutagrad.autograd.variable import Variable  # noqa: F401  (torch's alias of Tensor)
-from mutagrad.autograd.variable import Variable  # noqa: F401  (torch's alias of Tensor)
 from mutagrad.autograd.anomaly_mode import (  # noqa: F401
     detect_anomaly, is_anomaly_enabled, set_detect_anomaly)
 
