@@ -280,3 +280,44 @@ TEST(Layers, InitFunctionsDrawWithinTorchsBoundsAndBumpOnce) {
 
 }  // namespace
 }  // namespace mutagrad
+
+namespace mutagrad {
+namespace {
+
+// Embedding(max_norm) renormalises in place in forward: a graph that saved the weight before
+// (here a matmul with it) is refused at backward, naming the renorm write.
+TEST(Layers, EmbeddingMaxNormWriteMakesAnEarlierGraphStale) {
+  nn::Embedding emb(nn::EmbeddingOptions(5, 3).max_norm(0.5));
+  load_pattern(emb);
+  Tensor x = pattern({2, 5}, 0.3, 0.1).requires_grad_();
+  Tensor earlier = x.matmul(emb.weight).sum();  // saves the weight for x's gradient
+  emb(on_test_device(tensor({1, 3})));
+  std::string msg = error_of<autograd::AutogradError>([&] { earlier.backward(); });
+  EXPECT_NE(msg.find("embedding_renorm_"), std::string::npos) << msg;
+  // Rows within max_norm are not written: no bump.
+  nn::Embedding small(nn::EmbeddingOptions(5, 3).max_norm(100.0));
+  load_pattern(small);
+  const uint32_t v = small.weight.version();
+  Tensor before = small.weight.detach().clone();
+  small(on_test_device(tensor({1, 3})));
+  EXPECT_EQ(values(small.weight), values(before));
+  EXPECT_LE(small.weight.version(), v + 1);
+}
+
+// BatchNorm's running statistics are written in place by a training forward: an eval forward
+// whose graph read them is refused at backward afterwards (Note [BatchNorm's writes]).
+TEST(Layers, BatchNormRunningStatsWriteMakesAnEvalGraphStale) {
+  nn::BatchNorm1d bn(3);
+  load_pattern(bn, true);
+  bn.eval();
+  Tensor x = input({4, 3}).requires_grad_();
+  Tensor eval_loss = bn(x).sum();
+  bn.train();
+  bn(input({4, 3}));
+  std::string msg = error_of<autograd::AutogradError>([&] { eval_loss.backward(); });
+  EXPECT_NE(msg.find("batch_norm"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("running_"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace mutagrad
