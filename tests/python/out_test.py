@@ -10,6 +10,7 @@ import re
 import types
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -392,3 +393,50 @@ def test_a_non_contiguous_out_keeps_its_strides_and_an_overlapping_one_is_refuse
 
     expanded.call = lambda L, outs: L.neg(inputs(L).a, out=outs[0].expand(2, 3))
     refused_alike(expanded, "an expanded out")
+
+
+def candidate_args(L):
+    """Argument lists tried in order for a name: the first that torch takes is the case."""
+    t = inputs(L)
+    sq = t.x[:, :3].clone()
+    return [
+        (t.pos,), (t.pos, t.b.abs() + 0.25), (t.pos, 2), (t.cond, t.a, t.b), (t.a, t.b, t.b),
+        (t.a, t.b, 0.5), ([t.a, t.b],), (sq, sq), (sq, sq[0]), (sq[0], sq[0]), (sq, sq, sq),
+        (t.x, 2), (t.a, 1), (t.a, 1, t.gidx), (t.ints,), (t.ints, t.ints), (t.batch, t.batch),
+        (t.a, 1, t.index), (t.a, t.cond), (t.a, t.gidx),
+    ]
+
+
+def out_for(L, result):
+    if isinstance(result, tuple):
+        return tuple(out_for(L, r) for r in result)
+    return L.zeros(0, dtype=result.dtype, device=result.device)
+
+
+BOTH_HAVE = [n for n in mg._out._NAMES if hasattr(torch, n) and hasattr(mg, n)]
+
+
+@pytest.mark.parametrize("name", BOTH_HAVE)
+def test_every_wrapped_name_takes_out_as_torch(name):
+    """Each name that both libraries have, on the first argument list torch takes with out=:
+    mutagrad takes it too and writes torch's values and dtype, once per out."""
+    for i, args in enumerate(candidate_args(torch)):
+        expected = capture(getattr(torch, name), *args)
+        if not expected.ok:
+            continue
+        out_t = out_for(torch, expected.value)
+        if not capture(getattr(torch, name), *args, out=out_t).ok:
+            continue
+        margs = candidate_args(mg)[i]
+        result = getattr(mg, name)(*margs)
+        out_m = out_for(mg, result)
+        assert getattr(mg, name)(*margs, out=out_m) is out_m or isinstance(out_m, tuple)
+        for m, tt in zip(out_m if isinstance(out_m, tuple) else (out_m,),
+                         out_t if isinstance(out_t, tuple) else (out_t,)):
+            assert m._version == 1
+            a, b = numpy_of(m), numpy_of(tt)
+            assert a.shape == b.shape and a.dtype == b.dtype, f"{name}{args}: {a!r} vs {b!r}"
+            assert np.allclose(a.astype("float64"), b.astype("float64"), rtol=0, atol=1e-9,
+                               equal_nan=True), f"{name}{args}: {a!r} vs {b!r}"
+        return
+    pytest.fail(f"no candidate argument list suits torch.{name} with out=")
