@@ -32,6 +32,7 @@
 #include "tensor/native/random.h"
 #include "tensor/native/reduce.h"
 #include "tensor/native/views.h"
+#include "tensor/print_options.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 #include "version.h"

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <variant>
 #include <vector>
 
 #include "tensor/small_vector.h"
@@ -61,6 +62,15 @@ class SavedVisitor {
   virtual void visit(const char* name, SavedVariable& saved) = 0;
 };
 
+// A non-tensor argument a node keeps for backward, under torch's name (Python's _saved_<name>:
+// dim, keepdim, exponent, self_sym_sizes, ...). A DimVector is a tuple of ints in Python.
+using SavedAttribute = std::variant<bool, int64_t, Scalar, DimVector>;
+class SavedAttributeVisitor {
+ public:
+  virtual ~SavedAttributeVisitor() = default;
+  virtual void visit(const char* name, const SavedAttribute& value) = 0;
+};
+
 class Node : public std::enable_shared_from_this<Node> {
  public:
   Node() = default;
@@ -76,6 +86,8 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual VariableList apply(VariableList&& grads) = 0;
   // Calls visitor.visit(name, field) for each SavedVariable the node holds.
   virtual void visit_saved(SavedVisitor& visitor) {}
+  // Calls visitor.visit(name, value) for each non-tensor argument the node keeps.
+  virtual void visit_saved_attributes(SavedAttributeVisitor& visitor) const {}
   // Frees the saved variables (retain_graph=false); a later unpack reports backward-twice.
   void release_variables();
 

@@ -19,6 +19,10 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
         str("only Tensors of floating point dtype can require gradients; this tensor is ",
             dtype_name(dtype()), ". Convert it first, e.g. x.to(kFloat32).requires_grad_()"));
   }
+  if (requires_grad && version_counter().is_inference() && !InferenceMode::is_enabled()) {
+    throw autograd::AutogradError(  // torch's text (tensor/inference_mode.h)
+        "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");
+  }
   AutogradMeta* meta = get_autograd_meta(*this);
   if (meta != nullptr && meta->grad_fn_) {
     if (!requires_grad) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/history.h"
 #include "python/bindings.h"
 #include "python/call_site.h"
 
@@ -126,6 +127,19 @@ void bind_inspect(py::module_& m) {
       },
       py::arg("enabled"));
   m.def("_is_anomaly_enabled", &autograd::is_anomaly_enabled);
+  // autograd.graph.increment_version(t): one tracked bump (a later stale error names the line).
+  m.def(
+      "_increment_version",
+      [](const Tensor& t) { autograd::bump_version(t, "increment_version", python_call_site()); },
+      py::arg("tensor"));
+  // autograd.graph.get_gradient_edge(t): (node, output_nr); a leaf's AccumulateGrad is made.
+  m.def(
+      "_gradient_edge",
+      [](const Tensor& t) {
+        const autograd::Edge edge = autograd::gradient_edge(t);
+        return py::make_tuple(edge.function ? py::cast(edge.function) : py::none(), edge.input_nr);
+      },
+      py::arg("tensor"));
   // (problems, nodes checked, saved tensors checked, report text)
   m.def("_check_backward", [](const py::list& roots) {
     std::vector<Tensor> tensors;

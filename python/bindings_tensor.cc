@@ -9,6 +9,12 @@
 
 namespace mutagrad::python {
 namespace {
+constexpr const char* kNonLeafGradWarning =
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If "
+    "you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. "
+    "See github.com/pytorch/pytorch/pull/30531 for more informations.";
 
 py::tuple to_tuple(IntArrayRef values) {
   py::tuple out(values.size());
@@ -83,14 +89,36 @@ void bind_tensor(py::module_& m) {
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("is_floating_point", &Tensor::is_floating_point)
       .def("element_size", &Tensor::element_size)
-      .def_property_readonly("_version", &Tensor::version)
+      .def("data_ptr",  // the address of the first element (as torch: an int, any device)
+           [](const Tensor& s) {
+             const auto base = reinterpret_cast<intptr_t>(s.storage().data());
+             return base == 0 ? intptr_t{0} : base + s.storage_offset() * s.element_size();
+           })
+      .def_property_readonly(
+          "_version",
+          [](const Tensor& s) {
+            if (s.version_counter().is_inference()) {  // torch's error
+              throw std::runtime_error("Inference tensors do not track version counter.");
+            }
+            return s.version();
+          })
+      .def("is_inference", [](const Tensor& s) { return s.version_counter().is_inference(); })
       .def_property_readonly("_base", [](const Tensor& s) { return wrap_tensor(s.base()); })
       .def("__hash__", [](py::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); });
   t.attr("__array_priority__") = 1000;  // as torch.Tensor's
 
   // Autograd attributes.
   t.def_property(
-       "grad", [](const Tensor& s) { return wrap_tensor(s.grad()); },
+       "grad",
+       [](const Tensor& s) {
+         Tensor g = s.grad();
+         if (!g.defined() && !s.is_leaf() && !s.retains_grad()) {  // torch's warning and text
+           if (PyErr_WarnEx(PyExc_UserWarning, kNonLeafGradWarning, 1) != 0) {
+             throw py::error_already_set();
+           }
+         }
+         return wrap_tensor(g);
+       },
        [](const Tensor& s, py::handle g) {
          if (!g.is_none() && !py::isinstance<Tensor>(g)) {  // torch's TypeError
            throw py::type_error(

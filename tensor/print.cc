@@ -1,26 +1,36 @@
 // Tensor printing, as PyTorch 1.13's repr (torch/_tensor_str.py) with its default print options:
-// precision 4, summarization above 1000 elements with 3 edge items, 80-column lines.
+// by default precision 4, summarization above 1000 elements with 3 edge items, 80-column
+// lines; set_print_options (tensor/print_options.h) changes them.
 //
 //   tensor([[0., 1., 2.],
 //           [3., 4., 5.]], dtype=float64, requires_grad=True)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
+#include "tensor/print_options.h"
 #include "tensor/tensor.h"
 
 namespace mutagrad {
 namespace {
 
-constexpr int kPrecision = 4;
-constexpr int64_t kThreshold = 1000;
-constexpr int64_t kEdgeItems = 3;
-constexpr int kLineWidth = 80;
+// Read once per to_string (set_print_options between two prints takes effect at the next).
+// Guarded by a mutex: options are set rarely, from any thread.
+std::mutex& options_mutex() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+PrintOptions& current_options() {
+  static auto* o = new PrintOptions();
+  return *o;
+}
+thread_local PrintOptions opts;  // the options of the print in progress on this thread
 
 // One element, widened: floating dtypes as double (exact for float32), the others as int64.
 struct Value {
@@ -57,9 +67,9 @@ class Reader {
 // The indices of a dim of size n that are shown: all, or the edge items when summarizing.
 std::vector<int64_t> shown_indices(int64_t n, bool summarize) {
   std::vector<int64_t> out;
-  if (summarize && n > 2 * kEdgeItems) {
-    for (int64_t i = 0; i < kEdgeItems; ++i) out.push_back(i);
-    for (int64_t i = n - kEdgeItems; i < n; ++i) out.push_back(i);
+  if (summarize && n > 2 * opts.edgeitems) {
+    for (int64_t i = 0; i < opts.edgeitems; ++i) out.push_back(i);
+    for (int64_t i = n - opts.edgeitems; i < n; ++i) out.push_back(i);
   } else {
     for (int64_t i = 0; i < n; ++i) out.push_back(i);
   }
@@ -81,12 +91,12 @@ void visit_shown(const Tensor& t, int64_t d, int64_t pos, bool summarize, Fn& fn
 // Python's "{:W.4e}", "{:.4f}" and "{:.0f}" for finite values.
 std::string sci_str(double v, int width) {
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%*.*e", width, kPrecision, v);
+  std::snprintf(buf, sizeof(buf), "%*.*e", width, opts.precision, v);
   return buf;
 }
 std::string fixed_str(double v) {
   char buf[512];
-  std::snprintf(buf, sizeof(buf), "%.*f", kPrecision, v);
+  std::snprintf(buf, sizeof(buf), "%.*f", opts.precision, v);
   return buf;
 }
 std::string integer_str(double v) {
@@ -140,6 +150,7 @@ class Formatter {
                              : fixed_str(v).size();
       max_width_ = std::max(max_width_, static_cast<int>(w));
     }
+    if (opts.sci_mode) sci_mode_ = *opts.sci_mode;  // after the widths, as torch's _Formatter
   }
 
   int width() const { return max_width_; }
@@ -175,14 +186,14 @@ class Formatter {
 std::string vector_str(const Tensor& t, int64_t pos, int indent, bool summarize,
                        const Reader& reader, const Formatter& fmt) {
   int element_length = fmt.width() + 2;
-  int per_line = std::max(1, (kLineWidth - indent) / element_length);
+  int per_line = std::max(1, (opts.linewidth - indent) / element_length);
   int64_t n = t.sizes()[t.dim() - 1];
   int64_t stride = t.strides()[t.dim() - 1];
   std::vector<std::string> data;
   std::vector<int64_t> shown = shown_indices(n, summarize);
   bool elided = static_cast<int64_t>(shown.size()) < n;
   for (size_t k = 0; k < shown.size(); ++k) {
-    if (elided && k == static_cast<size_t>(kEdgeItems)) data.push_back(" ...");
+    if (elided && k == static_cast<size_t>(opts.edgeitems)) data.push_back(" ...");
     data.push_back(fmt.format(reader.at(pos + shown[k] * stride)));
   }
   std::string out = "[";
@@ -213,7 +224,7 @@ std::string tensor_str(const Tensor& t, int64_t d, int64_t pos, int indent, bool
   std::string out = "[";
   for (size_t k = 0; k < shown.size(); ++k) {
     if (k > 0) out += sep;
-    if (elided && k == static_cast<size_t>(kEdgeItems)) out += "..." + sep;
+    if (elided && k == static_cast<size_t>(opts.edgeitems)) out += "..." + sep;
     out +=
         tensor_str(t, d + 1, pos + shown[k] * t.strides()[d], indent + 1, summarize, reader, fmt);
   }
@@ -237,7 +248,7 @@ std::string add_suffixes(std::string body, const std::vector<std::string>& suffi
                           (nl == std::string::npos ? -1 : static_cast<int64_t>(nl)) + 1;
   for (const std::string& suffix : suffixes) {
     int64_t len = static_cast<int64_t>(suffix.size());
-    if (last_line_len + len + 2 > kLineWidth) {
+    if (last_line_len + len + 2 > opts.linewidth) {
       body += ",\n" + std::string(static_cast<size_t>(indent), ' ') + suffix;
       last_line_len = indent + len;
     } else {
@@ -250,8 +261,27 @@ std::string add_suffixes(std::string body, const std::vector<std::string>& suffi
 
 }  // namespace
 
+PrintOptions print_options() {
+  std::lock_guard<std::mutex> lock(options_mutex());
+  return current_options();
+}
+
+void set_print_options(const PrintOptions& options) {
+  if (options.precision < 0 || options.precision > 100 || options.threshold < 0 ||
+      options.edgeitems < 0 || options.linewidth < 1) {
+    throw ValueError(
+        str("set_print_options: precision must be in [0, 100], threshold and "
+            "edgeitems >= 0 and linewidth >= 1, got precision=",
+            options.precision, ", threshold=", options.threshold, ", edgeitems=", options.edgeitems,
+            ", linewidth=", options.linewidth));
+  }
+  std::lock_guard<std::mutex> lock(options_mutex());
+  current_options() = options;
+}
+
 std::string Tensor::to_string() const {
   if (!defined()) return "tensor(undefined)";
+  opts = print_options();
   const std::string prefix = "tensor(";
   const int indent = static_cast<int>(prefix.size());
   std::vector<std::string> suffixes;
@@ -269,7 +299,7 @@ std::string Tensor::to_string() const {
       host = empty(sizes(), dtype());
       native::copy_(host, *this);
     }
-    bool summarize = numel() > kThreshold;
+    bool summarize = numel() > opts.threshold;
     Reader reader(host);
     Formatter fmt(host, reader, summarize);
     body = tensor_str(host, 0, host.storage_offset(), indent, summarize, reader, fmt);

@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "tensor/inference_mode.h"
 #include "tensor/pending.h"
 
 namespace mutagrad {
@@ -69,7 +70,13 @@ class VersionCounter {
   // How many past bumps keep their site; older ones are reported as unknown.
   static constexpr uint32_t kSiteHistory = 8;
 
-  VersionCounter() : impl_(std::make_shared<Impl>()) {}
+  // Marked as an inference tensor's when made in inference mode (tensor/inference_mode.h).
+  VersionCounter() : impl_(std::make_shared<Impl>()) {
+    impl_->inference = InferenceMode::is_enabled();
+  }
+
+  // Whether the tensors sharing this counter are inference tensors (their writes are not counted).
+  bool is_inference() const { return impl_->inference; }
 
   uint32_t current() const { return impl_->version.load(std::memory_order_relaxed); }
 
@@ -78,6 +85,10 @@ class VersionCounter {
   // `written`: the tensor the write goes through, for the pre-write hook's observers (its shape
   // appears in a MutationLog); every in-place op of the library passes it.
   void bump(const MutationSite& site, const TensorImpl* written = nullptr) {
+    if (__builtin_expect(impl_->inference, 0)) {
+      if (!InferenceMode::is_enabled()) detail::throw_inference_tensor_write();
+      return;  // inference tensors track no version (nothing saved them)
+    }
     // Note [Pending collective]: the write is refused, before anything changes, while an
     // unfinished op reads or writes the memory of `written`'s storage.
     if (__builtin_expect(any_pending_marks(), 0) && written != nullptr) {
@@ -164,6 +175,7 @@ class VersionCounter {
   struct Impl {
     std::atomic<uint32_t> version{0};
     SiteSlot sites[kSiteHistory];
+    bool inference = false;  // set once, at creation
   };
   std::shared_ptr<Impl> impl_;
 };

@@ -34,6 +34,7 @@ class AddBackward0 final : public Node {
     if (should_compute_output(1)) out[1] = times(grads[0], alpha_);
     return out;
   }
+  void visit_saved_attributes(SavedAttributeVisitor& v) const override { v.visit("alpha", alpha_); }
   Scalar alpha_ = 1;
 };
 
@@ -90,6 +91,7 @@ class MulBackward1 final : public Node {
  public:
   const char* name() const override { return "MulBackward1"; }
   VariableList apply(VariableList&& grads) override { return {grads[0] * other_}; }
+  void visit_saved_attributes(SavedAttributeVisitor& v) const override { v.visit("other", other_); }
   Scalar other_;
 };
 
@@ -114,6 +116,7 @@ class DivBackward1 final : public Node {
  public:
   const char* name() const override { return "DivBackward1"; }
   VariableList apply(VariableList&& grads) override { return {grads[0] / other_}; }
+  void visit_saved_attributes(SavedAttributeVisitor& v) const override { v.visit("other", other_); }
   Scalar other_;
 };
 

@@ -80,6 +80,9 @@ class IndexBackward0 final : public Node {
     return {index_put(zero, indices_.unpack(this), grads[0], /*accumulate=*/true)};
   }
   void visit_saved(SavedVisitor& visitor) override { indices_.visit(visitor); }
+  void visit_saved_attributes(SavedAttributeVisitor& v) const override {
+    v.visit("self_sizes", self_sizes_);
+  }
 
   DimVector self_sizes_;
   ScalarType dtype_ = kFloat32;
@@ -112,6 +115,9 @@ class IndexPutBackward0 final : public Node {
     return out;
   }
   void visit_saved(SavedVisitor& visitor) override { indices_.visit(visitor); }
+  void visit_saved_attributes(SavedAttributeVisitor& v) const override {
+    v.visit("accumulate", accumulate_);
+  }
 
   SavedIndices indices_;
   DimVector values_sizes_;

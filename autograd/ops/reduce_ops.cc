@@ -29,6 +29,13 @@ struct ReduceInfo {
   int64_t ndim() const { return static_cast<int64_t>(self_sizes.size()); }
 };
 
+// torch's names of a dim reduction's arguments (SumBackward1._saved_dim, ...).
+void visit_reduce_info(SavedAttributeVisitor& v, const ReduceInfo& info) {
+  v.visit("dim", info.dims);
+  v.visit("keepdim", info.keepdim);
+  v.visit("self_sym_sizes", info.self_sizes);
+}
+
 int64_t reduced_count(const ReduceInfo& info) {
   int64_t count = 1;
   for (int64_t d : info.dims) {
@@ -43,6 +50,9 @@ class SumBackward0 final : public Node {
  public:
   const char* name() const override { return "SumBackward0"; }
   VariableList apply(VariableList&& grads) override { return {grads[0].expand(self_sizes_)}; }
+  void visit_saved_attributes(SavedAttributeVisitor& v) const override {
+    v.visit("self_sym_sizes", self_sizes_);
+  }
   DimVector self_sizes_;
 };
 
@@ -52,6 +62,9 @@ class SumBackward1 final : public Node {
   VariableList apply(VariableList&& grads) override {
     return {
         keepdim_form(grads[0], info_.dims, info_.ndim(), info_.keepdim).expand(info_.self_sizes)};
+  }
+  void visit_saved_attributes(SavedAttributeVisitor& v) const override {
+    visit_reduce_info(v, info_);
   }
   ReduceInfo info_;
 };
@@ -72,6 +85,9 @@ class MeanBackward1 final : public Node {
   VariableList apply(VariableList&& grads) override {
     Tensor g = keepdim_form(grads[0], info_.dims, info_.ndim(), info_.keepdim);
     return {(g / static_cast<double>(reduced_count(info_))).expand(info_.self_sizes)};
+  }
+  void visit_saved_attributes(SavedAttributeVisitor& v) const override {
+    visit_reduce_info(v, info_);
   }
   ReduceInfo info_;
 };

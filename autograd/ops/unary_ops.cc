@@ -116,6 +116,9 @@ class PowBackward0 final : public SavedOneNode {
                                                            : Scalar(exponent_.to<int64_t>() - 1);
     return {grads[0] * (self.pow(minus_one) * exponent_)};
   }
+  void visit_saved_attributes(SavedAttributeVisitor& v) const override {
+    v.visit("exponent", exponent_);
+  }
   Scalar exponent_;
 };
 

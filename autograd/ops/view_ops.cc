@@ -114,6 +114,11 @@ class SelectBackward0 final : public Node {
     return {view_backward(grads[0], self_sizes_,
                           [&](const Tensor& t) { return native::select(t, dim_, index_); })};
   }
+  void visit_saved_attributes(SavedAttributeVisitor& v) const override {
+    v.visit("dim", dim_);
+    v.visit("index", index_);
+    v.visit("self_sizes", self_sizes_);
+  }
   DimVector self_sizes_;
   int64_t dim_ = 0, index_ = 0;
 };
@@ -213,6 +218,10 @@ class TransposeBackward0 final : public Node {
  public:
   const char* name() const override { return "TransposeBackward0"; }
   VariableList apply(VariableList&& grads) override { return {grads[0].transpose(dim0_, dim1_)}; }
+  void visit_saved_attributes(SavedAttributeVisitor& v) const override {
+    v.visit("dim0", dim0_);
+    v.visit("dim1", dim1_);
+  }
   int64_t dim0_ = 0, dim1_ = 1;
 };
 

@@ -63,3 +63,27 @@ class set_grad_enabled(_GradModeContext):
 
     def clone(self):
         return self.__class__(self._enabled)
+
+
+class inference_mode(_GradModeContext):
+    """inference_mode(mode=True): as torch, a context manager and decorator that turns
+    inference mode and, with it, grad mode off (mode=True) or back on (mode=False) inside the
+    block. Tensors made inside are inference tensors (Tensor.is_inference()): they keep no
+    version counter (_version raises), cannot be saved for backward, and refuse in-place
+    writes and requires_grad_() outside inference mode (tensor/inference_mode.h)."""
+
+    def __init__(self, mode=True):
+        self._mode = bool(mode)
+
+    def __enter__(self):
+        self._prev = (_C.is_grad_enabled(), _C.is_inference_mode_enabled())
+        _C._set_inference_mode(self._mode)
+        _C.set_grad_enabled(not self._mode)
+
+    def __exit__(self, *exc):
+        grad, inference = self._prev
+        _C._set_inference_mode(inference)
+        _C.set_grad_enabled(grad)
+
+    def clone(self):
+        return self.__class__(self._mode)

@@ -87,6 +87,20 @@ class Function:
         return _C._function_apply(cls, args)
 
 
+class InplaceFunction(Function):
+    """torch's base of Functions with an `inplace` flag (subclass it as Function; forward may
+    write its input and call ctx.mark_dirty). Instantiating it stores the flag and warns, as
+    torch 1.13 does."""
+
+    def __init__(self, inplace=False):
+        import warnings
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions"
+                      "are all static, so you should invoke them on the class itself. "
+                      "Instantiating an autograd function will raise an error in a future "
+                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
+        self.inplace = inplace
+
+
 def once_differentiable(fn):
     """Decorates a backward that is not itself differentiable: it runs in no_grad mode, and a
     double backward through it raises instead of returning wrong values."""

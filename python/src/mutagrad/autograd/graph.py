@@ -37,9 +37,72 @@ def mutation_policy(policy):
         _C._set_mutation_policy(previous)
 
 
+class _AllowMutationOnSavedContext:
+    """What allow_mutation_on_saved_tensors() yields (torch 2's context object)."""
+
+    def __init__(self):
+        self._previous = None
+
+    def __enter__(self):
+        self._previous = _C._get_mutation_policy()
+        _C._set_mutation_policy("snapshot")
+        return self
+
+    def __exit__(self, *exc):
+        _C._set_mutation_policy(self._previous)
+
+
 def allow_mutation_on_saved_tensors():
-    """mutation_policy("snapshot"): in-place writes to saved tensors keep backward correct."""
-    return mutation_policy("snapshot")
+    """mutation_policy("snapshot"): in-place writes to saved tensors keep backward correct.
+    As torch 2, `with allow_mutation_on_saved_tensors() as ctx:` yields a context object.
+    Unlike torch 2, backward after the block is not refused: the snapshots stay valid
+    (docs/python.md)."""
+    return _AllowMutationOnSavedContext()
+
+
+# A graph node (torch 2's torch.autograd.graph.Node): every grad_fn is an instance, of a
+# subclass named after the node (type(y.grad_fn).__name__ == "MulBackward0").
+Node = _C.Node
+
+
+class GradientEdge(tuple):
+    """(node, output_nr): where the gradient of a tensor goes (torch 2's GradientEdge)."""
+
+    __slots__ = ()
+
+    def __new__(cls, node, output_nr):
+        return tuple.__new__(cls, (node, output_nr))
+
+    @property
+    def node(self):
+        return self[0]
+
+    @property
+    def output_nr(self):
+        return self[1]
+
+    def __repr__(self):
+        return f"GradientEdge(node={self[0]!r}, output_nr={self[1]})"
+
+
+def get_gradient_edge(tensor):
+    """The GradientEdge of `tensor`: its grad_fn and output number, or for a leaf its
+    AccumulateGrad (made if needed) and 0. Raises RuntimeError, as torch 2, for a tensor that
+    does not require grad."""
+    if not isinstance(tensor, _C.Tensor):
+        raise TypeError(f"get_gradient_edge: expected a Tensor, got {type(tensor).__name__}")
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    return GradientEdge(*_C._gradient_edge(tensor))
+
+
+def increment_version(tensor):
+    """Bumps `tensor`'s version counter once, as an in-place write would (torch 2): saved
+    copies of it become stale, and the stale error names this call's line."""
+    if not isinstance(tensor, _C.Tensor):
+        raise TypeError(f"increment_version: expected a Tensor, got {type(tensor).__name__}")
+    _C._increment_version(tensor)
 
 
 class saved_tensors_hooks:
