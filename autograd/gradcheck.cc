@@ -32,8 +32,9 @@
 //  4. check_undefined_grad: every output's gradient undefined, and with several outputs each
 //     one undefined in turn, must give undefined or zero gradients without failing. mutagrad's
 //     engine does not run a node whose incoming gradients are all undefined, so in the
-//     all-undefined case the outputs' custom Function nodes are applied directly (torch's
-//     engine runs them, materializing zeros unless set_materialize_grads(False)).
+//     all-undefined case the custom Function nodes the undefined gradients reach (through
+//     built-in nodes, which pass them on as torch's do) are applied directly (torch's engine
+//     runs them, materializing zeros unless set_materialize_grads(False)).
 
 namespace mutagrad::autograd {
 namespace {
@@ -473,6 +474,46 @@ class Checker {
     }
   }
 
+  // The all-undefined case. mutagrad's engine runs no node whose gradients are all undefined;
+  // torch's runs them all: built-in nodes give undefined gradients, custom Functions get zeros
+  // (or None without materialize_grads). This walks the nodes the undefined gradients reach,
+  // through built-in nodes, applying each custom Function node once with undefined gradients;
+  // a defined (zero) gradient it returns is ordinary input for the engine's nodes beyond.
+  void apply_undefined_gradients(const VariableList& outputs,
+                                 const std::vector<size_t>& diff) const {
+    std::vector<Node*> stack, seen;
+    auto push = [&](Node* node) {
+      if (node == nullptr || std::find(seen.begin(), seen.end(), node) != seen.end()) return;
+      seen.push_back(node);
+      stack.push_back(node);
+    };
+    for (size_t o : diff) push(outputs[o].grad_fn().get());
+    NoGradGuard no_grad;
+    while (!stack.empty()) {
+      Node* node = stack.back();
+      stack.pop_back();
+      auto* custom = dynamic_cast<CustomFunctionNode*>(node);
+      if (custom == nullptr) {
+        for (const Edge& edge : node->next_edges()) push(edge.function.get());
+        continue;
+      }
+      const VariableList results = custom->apply(VariableList(custom->num_inputs()));
+      for (size_t i = 0; i < results.size() && i < custom->num_outputs(); ++i) {
+        if (!results[i].defined()) {
+          push(custom->next_edge(i).function.get());
+          continue;
+        }
+        for (double d : flat_values(results[i])) {
+          if (d != 0) {
+            throw CheckFailed{undefined_not_zero_message(
+                " (mutagrad's rule: a backward receiving an undefined gradient (None in Python) "
+                "treats it as zeros)")};
+          }
+        }
+      }
+    }
+  }
+
   // Input gradients from backward through fn's outputs where `undefined[w]` marks the outputs
   // whose gradient is undefined (the others get zeros).
   void check_undefined_case(const std::vector<bool>& undefined) const {
@@ -490,23 +531,7 @@ class Checker {
       bool all_undefined = true;
       for (size_t w = 0; w < diff.size(); ++w) all_undefined = all_undefined && undefined[w];
       if (all_undefined) {
-        // The engine skips such nodes; a custom Function's backward is called as torch calls it.
-        std::vector<Node*> done;
-        for (size_t o : diff) {
-          const std::shared_ptr<Node>& node = outputs[o].grad_fn();
-          auto* custom = dynamic_cast<CustomFunctionNode*>(node.get());
-          if (custom == nullptr || std::find(done.begin(), done.end(), custom) != done.end()) {
-            continue;
-          }
-          done.push_back(custom);
-          NoGradGuard no_grad;
-          for (const Tensor& g : custom->apply(VariableList(custom->num_inputs()))) {
-            if (!g.defined()) continue;
-            for (double d : flat_values(g)) {
-              if (d != 0) throw CheckFailed{undefined_not_zero_message(kNote)};
-            }
-          }
-        }
+        apply_undefined_gradients(outputs, diff);
         return;
       }
       std::vector<Edge> roots;

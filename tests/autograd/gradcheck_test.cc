@@ -267,6 +267,17 @@ TEST(Gradcheck, UndefinedOutputGradients) {
   EXPECT_NE(r.report().find("Expected backward function to handle undefined output grads"),
             std::string::npos)
       << r.report();
+  // Reached through a built-in node too (torch's engine runs SumBackward0 with an undefined
+  // gradient, and it passes an undefined one on).
+  r = autograd::gradcheck(
+      [](const VariableList& in) {
+        return VariableList{RejectsUndefinedSingle::apply(in[0]).sum()};
+      },
+      {leaf({3}, 19)});
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.report().find("Expected backward function to handle undefined output grads"),
+            std::string::npos)
+      << r.report();
 }
 
 TEST(Gradcheck, BackwardMustScaleWithGradOutput) {

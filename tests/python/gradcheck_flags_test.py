@@ -141,6 +141,8 @@ def functions(lib):
         "wrong_off_diagonal": (WrongOffDiagonal.apply, x3),
         "nondeterministic": (Nondeterministic.apply, x3),
         "none_unsafe": (NoneUnsafe.apply, x3),
+        "none_unsafe_then_sum": (lambda x: NoneUnsafe.apply(x).sum(), x3),
+        "none_unsafe_under_triple": (lambda x: Triple.apply(NoneUnsafe.apply(x)), x3),
         "nonzero_on_undefined": (NonzeroOnUndefined.apply, x3),
         "two_outputs_none_unsafe": (TwoOutputsNoneUnsafe.apply, x3),
         "two_outputs_safe": (TwoOutputsSafe.apply, x3),
@@ -183,6 +185,8 @@ CASES = [
     # Undefined output gradients.
     ("none_unsafe", {}),
     ("none_unsafe", {"check_undefined_grad": False}),
+    ("none_unsafe_then_sum", {}),  # reached through a built-in node
+    ("none_unsafe_under_triple", {}),  # Triple's materialized zeros reach it, not None
     ("nonzero_on_undefined", {}),
     ("nonzero_on_undefined", {"check_undefined_grad": False}),
     ("two_outputs_none_unsafe", {}),
