@@ -214,7 +214,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   if (training && running_mean.defined() != running_var.defined()) {
     throw ValueError(str(op, "(): pass both running_mean and running_var or neither"));
   }
-  const int64_t per_channel = c == 0 ? 0 : input.numel() / c;
+  // An empty input is returned as a copy (CloneBackward0) and writes nothing, as torch's.
+  if (input.numel() == 0) return input.clone();
+  const int64_t per_channel = input.numel() / c;
   if (training && per_channel <= 1) {
     throw ValueError(str("Expected more than 1 value per channel when training, got input size ",
                          input.sizes()));

@@ -279,6 +279,21 @@ def test_bad_pad_is_refused(args):
     assert t.kind != "ok" and m.kind != "ok", (t, m)
 
 
+def test_non_constant_pad_of_other_ranks_is_not_implemented_as_torch():
+    x = rand(1, 2, 3, 4, grad=False)
+    for F, v in ((TF, x), (MF, to_mg(x, False))):
+        assert capture(F.pad, v, (1, 1), "reflect").kind == "NotImplementedError"
+
+
+def test_empty_batch_norm_is_a_copy_and_writes_nothing():
+    for F, conv in ((TF, lambda t: t.clone()), (MF, lambda t: to_mg(t, False))):
+        rm, rv = conv(torch.zeros(3)), conv(torch.ones(3))
+        x = conv(torch.zeros(0, 3)).requires_grad_()
+        y = F.batch_norm(x, rm, rv, training=True)
+        assert tuple(y.shape) == (0, 3) and node_name(y) == "CloneBackward0"
+        assert rm._version == 0 and numpy_of(rm).tolist() == [0, 0, 0]
+
+
 def test_dropout_masks_inplace_and_errors():
     x = mg.ones(400, dtype=mg.float64).to(MG_DEVICE)
     mg.manual_seed(3)

@@ -339,6 +339,12 @@ def pad(input, pad, mode="constant", value=None):
         raise RuntimeError(
             f"Padding mode \"{mode}\" doesn't take in value argument."
         )
+    if mode != "constant" and (len(pad), input.dim()) not in (
+        (2, 2), (2, 3), (4, 3), (4, 4), (6, 4), (6, 5)
+    ):
+        raise NotImplementedError(
+            "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now"
+        )
     return _nn.pad(input, list(pad), mode, 0.0 if value is None else float(value))
 
 
