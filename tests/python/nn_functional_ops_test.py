@@ -144,6 +144,25 @@ def test_values_gradients_and_node_names_match_torch(name, fn, inputs):
             close(a.grad, b.grad, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("name,fn,inputs", CASES, ids=[c[0] for c in CASES])
+def test_float32_matches_torch(name, fn, inputs):
+    """The same cases in float32: values and gradients within float32 rounding."""
+    t_in = [(t.detach().float() if t.is_floating_point() else t.detach().clone())
+            .requires_grad_(t.requires_grad) for t in inputs]
+    m_in = [to_mg(t) for t in t_in]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t_out = fn(TF, *t_in)
+        m_out = fn(MF, *m_in)
+    close(m_out, t_out, rtol=1e-5, atol=1e-5)
+    g = torch.rand(t_out.shape, generator=torch.Generator().manual_seed(9))
+    t_out.backward(g)
+    m_out.backward(to_mg(g, False))
+    for a, b in zip(m_in, t_in):
+        if b.requires_grad:
+            close(a.grad, b.grad, rtol=1e-4, atol=1e-5)
+
+
 def test_second_derivatives_match_torch():
     """Double backward through the dedicated nodes (gradient of a gradient's norm)."""
     cases = [
