@@ -55,7 +55,12 @@ std::optional<std::string> tensor_name_of(const Tensor& t) {
   if (it == r.names.end()) return std::nullopt;
   const std::shared_ptr<TensorImpl> named = it->second.tensor.lock();
   if (!named || !named->version_counter().is_same(t.version_counter())) return std::nullopt;
-  if (named.get() == t.unsafe_impl()) return it->second.name;
+  // The tensor itself, or an alias with its geometry (detach(), what a saved leaf holds).
+  const Tensor n(named);
+  if (named.get() == t.unsafe_impl() || (n.sizes() == t.sizes() && n.strides() == t.strides() &&
+                                         n.storage_offset() == t.storage_offset())) {
+    return it->second.name;
+  }
   return "a view of " + it->second.name;
 }
 

@@ -17,10 +17,10 @@ namespace mutagrad::autograd {
 
 // Note [Tensor names]
 // A name belongs to the memory: it is kept per version counter (one per storage family), so a
-// view, detach() or .data of a named tensor reports it too (as "a view of <name>" unless it is
-// the named tensor's own TensorImpl). The registry holds the named tensor weakly: once it dies
-// the entry is ignored and dropped, so a counter address reused later never shows an old name.
-// Naming again replaces the name; an empty name removes it. Thread-safe (one mutex); only
+// view, detach() or .data of a named tensor reports it too (as "a view of <name>" unless it has
+// the named tensor's sizes, strides and offset). The registry holds the named tensor weakly: once
+// it dies the entry is ignored and dropped, so a counter address reused later never shows an old
+// name. Naming again replaces the name; an empty name removes it. Thread-safe (one mutex); only
 // naming and the error's message take it, never an op.
 void set_tensor_name(const Tensor& t, const std::string& name);
 

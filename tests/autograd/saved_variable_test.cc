@@ -3,6 +3,7 @@
 #include "autograd/saved_variable.h"
 
 #include "autograd/history.h"
+#include "autograd/tensor_names.h"
 #include "grad_test_util.h"
 
 namespace mutagrad {
@@ -149,6 +150,46 @@ TEST(SavedVariable, GraphIsFreedWithItsLastTensor) {
   }
   EXPECT_TRUE(first.expired());
   EXPECT_TRUE(last.expired());
+}
+
+// Note [Tensor names]: the name given to a tensor (nn.Module's parameter paths) appears in the
+// stale error for the tensor and for its views, and never for another tensor.
+TEST(SavedVariable, StaleErrorShowsTheTensorsName) {
+  Tensor w = dev(tensor({{1.0f, 2.0f}, {3.0f, 4.0f}})).requires_grad_();
+  autograd::set_tensor_name(w, "fc1.weight");
+  EXPECT_EQ(autograd::tensor_name_of(w), "fc1.weight");
+  EXPECT_EQ(autograd::tensor_name_of(w.t()), "a view of fc1.weight");
+  EXPECT_EQ(autograd::tensor_name_of(w.detach()), "fc1.weight");  // same memory and geometry
+  EXPECT_EQ(autograd::tensor_name_of(w.select(0, 1)), "a view of fc1.weight");
+  EXPECT_EQ(autograd::tensor_name_of(w.clone()), std::nullopt);
+  Tensor x = dev(tensor({{1.0f, 1.0f}})).requires_grad_();
+  Tensor direct = (w * w).sum();                // saves w itself
+  Tensor through_view = x.matmul(w.t()).sum();  // saves w.t()
+  {
+    NoGradGuard no_grad;
+    w.mul_(2.0);
+  }
+  EXPECT_TRUE(contains(backward_error(direct), "[torch.FloatTensor [2, 2]] (fc1.weight) is at"))
+      << backward_error(direct);
+  EXPECT_TRUE(contains(backward_error(through_view),
+                       "[torch.FloatTensor [2, 2]] (a view of fc1.weight), which is output 0"))
+      << backward_error(through_view);
+  // Renaming replaces the name; an empty name removes it.
+  autograd::set_tensor_name(w, "encoder.fc1.weight");
+  EXPECT_EQ(autograd::tensor_name_of(w), "encoder.fc1.weight");
+  autograd::set_tensor_name(w, "");
+  EXPECT_EQ(autograd::tensor_name_of(w), std::nullopt);
+}
+
+TEST(SavedVariable, NameOfADeadTensorIsNeverShown) {
+  for (int i = 0; i < 100; ++i) {  // counters reuse addresses: a dead name must not leak
+    {
+      Tensor named = dev(zeros({2}));
+      autograd::set_tensor_name(named, "gone");
+    }
+    Tensor other = dev(zeros({2}));
+    EXPECT_EQ(autograd::tensor_name_of(other), std::nullopt);
+  }
 }
 
 }  // namespace

@@ -103,6 +103,39 @@ LAYERS = {
                    lambda: [torch.randn(3, 5)]),
 }
 
+# Layers over the functional ops of issue 36 (gelu, layer_norm, batch_norm, embedding, ...).
+LAYERS.update({
+    "LeakyReLU": (lambda lib: lib.nn.LeakyReLU(0.2), lambda: [torch.randn(4, 5)]),
+    "ELU": (lambda lib: lib.nn.ELU(alpha=0.7), lambda: [torch.randn(4, 5)]),
+    "GELU": (lambda lib: lib.nn.GELU(), lambda: [torch.randn(4, 5)]),
+    "GELU_tanh": (lambda lib: lib.nn.GELU(approximate="tanh"), lambda: [torch.randn(4, 5)]),
+    "SiLU": (lambda lib: lib.nn.SiLU(), lambda: [torch.randn(4, 5)]),
+    "Softplus": (lambda lib: lib.nn.Softplus(beta=2, threshold=1.5), lambda: [torch.randn(4, 5)]),
+    "LayerNorm": (lambda lib: lib.nn.LayerNorm((3, 4)), lambda: [torch.randn(2, 3, 4)]),
+    "LayerNorm_noaffine": (lambda lib: lib.nn.LayerNorm(4, eps=1e-3, elementwise_affine=False),
+                           lambda: [torch.randn(5, 4)]),
+    "GroupNorm": (lambda lib: lib.nn.GroupNorm(2, 6), lambda: [torch.randn(3, 6, 4)]),
+    "GroupNorm_noaffine": (lambda lib: lib.nn.GroupNorm(3, 6, affine=False),
+                           lambda: [torch.randn(2, 6, 2, 2)]),
+    "BatchNorm1d": (lambda lib: lib.nn.BatchNorm1d(4), lambda: [torch.randn(8, 4)]),
+    "BatchNorm1d_3d": (lambda lib: lib.nn.BatchNorm1d(4, momentum=0.3),
+                       lambda: [torch.randn(5, 4, 3)]),
+    "BatchNorm1d_cumulative": (lambda lib: lib.nn.BatchNorm1d(4, momentum=None),
+                               lambda: [torch.randn(8, 4)]),
+    "BatchNorm1d_noaffine": (lambda lib: lib.nn.BatchNorm1d(4, affine=False),
+                             lambda: [torch.randn(8, 4)]),
+    "BatchNorm1d_nostats": (lambda lib: lib.nn.BatchNorm1d(4, track_running_stats=False),
+                            lambda: [torch.randn(8, 4)]),
+    "BatchNorm2d": (lambda lib: lib.nn.BatchNorm2d(3), lambda: [torch.randn(4, 3, 2, 5)]),
+    "Bilinear": (lambda lib: lib.nn.Bilinear(3, 4, 2), lambda: [torch.randn(5, 3),
+                                                              torch.randn(5, 4)]),
+    "Embedding": (lambda lib: lib.nn.Embedding(10, 4, padding_idx=2),
+                  lambda: [torch.tensor([[1, 2, 3], [2, 9, 1]])]),
+    "Embedding_scale_grad": (lambda lib: lib.nn.Embedding(6, 3, scale_grad_by_freq=True),
+                             lambda: [torch.tensor([1, 1, 4, 1, 0])]),
+    "MLP_bn": (lambda lib: mlp(lib, batchnorm=True), lambda: [torch.randn(6, 6)]),
+})
+
 LOSSES = {
     "CrossEntropyLoss": (lambda lib: lib.nn.CrossEntropyLoss(),
                          lambda: [torch.randn(6, 4), torch.randint(0, 4, (6,))]),
@@ -122,6 +155,18 @@ LOSSES = {
         lambda lib: lib.nn.BCEWithLogitsLoss(weight=lib.tensor([1.0, 2.0, 0.5]),
                                              pos_weight=lib.tensor([3.0, 1.0, 0.5])),
         lambda: [torch.randn(4, 3), torch.rand(4, 3)]),
+    "L1Loss": (lambda lib: lib.nn.L1Loss(), lambda: [torch.randn(4, 3), torch.randn(4, 3)]),
+    "SmoothL1Loss": (lambda lib: lib.nn.SmoothL1Loss(beta=0.5),
+                     lambda: [torch.randn(4, 3), torch.randn(4, 3)]),
+    "HuberLoss": (lambda lib: lib.nn.HuberLoss(reduction="sum", delta=0.7),
+                  lambda: [torch.randn(4, 3), torch.randn(4, 3)]),
+    "BCELoss": (lambda lib: lib.nn.BCELoss(weight=lib.tensor([1.0, 2.0, 0.5])),
+                lambda: [torch.rand(4, 3) * 0.9 + 0.05, torch.rand(4, 3)]),
+    "KLDivLoss": (lambda lib: lib.nn.KLDivLoss(reduction="batchmean"),
+                  lambda: [torch.randn(4, 3).log_softmax(1), torch.rand(4, 3)]),
+    "KLDivLoss_log_target": (lambda lib: lib.nn.KLDivLoss(reduction="sum", log_target=True),
+                             lambda: [torch.randn(4, 3).log_softmax(1),
+                                      torch.randn(4, 3).log_softmax(1)]),
 }
 
 
@@ -190,9 +235,10 @@ def train_both(dtype, batchnorm=False, steps=20):
     return t, m, losses
 
 
+@pytest.mark.parametrize("batchnorm", [False, True])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_mlp_20_sgd_steps_match_torch(dtype):
-    t, m, losses = train_both(dtype)
+def test_mlp_20_sgd_steps_match_torch(dtype, batchnorm):
+    t, m, losses = train_both(dtype, batchnorm)
     tol = TOL[dtype]
     for k, v in t.state_dict().items():
         assert_close(m.state_dict()[k], v, tol, k)
@@ -314,3 +360,98 @@ def test_parameters_to_vector_and_back():
         assert_close(m.state_dict()[k], v, 0, k)
     with pytest.raises(ValueError, match="11 elements"):
         mg.nn.utils.vector_to_parameters(mg.zeros(3, device=DEVICE), m.parameters())
+
+
+def test_batchnorm_running_stats_are_one_tracked_write_each():
+    bn = mg.nn.BatchNorm1d(3).to(DEVICE)
+    versions = lambda: [bn.running_mean._version, bn.running_var._version,  # noqa: E731
+                        bn.num_batches_tracked._version]
+    before = versions()
+    x = mg.randn(4, 3, device=DEVICE, requires_grad=True)
+    bn(x)
+    assert versions() == [v + 1 for v in before]
+    assert bn.num_batches_tracked.item() == 1
+    bn.eval()
+    y = bn(x)  # eval: reads the running statistics, writes nothing
+    assert versions() == [v + 1 for v in before]
+    bn.train()
+    bn(x)  # a training forward writes the statistics the eval graph saved
+    now, then = before[0] + 2, before[0] + 1
+    with pytest.raises(RuntimeError, match=rf"\(running_mean\) is at version {now}; expected "
+                                           rf"version {then} .* batch_norm at module BatchNorm1d,"
+                                           r" called from [^ ]*nn_layers_test.py:\d+"):
+        y.sum().backward()
+
+
+def test_batchnorm_bad_input_changes_nothing():
+    bn = mg.nn.BatchNorm1d(3).to(DEVICE)
+    state = {k: (numpy_of(v), v._version) for k, v in bn.state_dict().items()}
+    with pytest.raises(ValueError, match=r"more than 1 value per channel when training, got "
+                                         r"input size .*\[1, 3\]"):
+        bn(mg.randn(1, 3, device=DEVICE))
+    with pytest.raises(ValueError, match=r"expected 2D or 3D input \(got 4D input\)"):
+        bn(mg.randn(2, 3, 1, 1, device=DEVICE))
+    with pytest.raises(ValueError):
+        torch.nn.BatchNorm1d(3)(torch.randn(1, 3))
+    for k, v in bn.state_dict().items():
+        np.testing.assert_array_equal(numpy_of(v), state[k][0], err_msg=k)
+        assert v._version == state[k][1], k
+    bn.eval()
+    bn(mg.randn(1, 3, device=DEVICE))  # one sample is fine in eval mode, as torch
+
+
+def test_inplace_activation_after_a_saved_output_is_refused_naming_the_layer():
+    for act in (mg.nn.ReLU(inplace=True), mg.nn.LeakyReLU(inplace=True), mg.nn.ELU(inplace=True),
+                mg.nn.SiLU(inplace=True), mg.nn.Dropout(0.3, inplace=True)):
+        model = mg.nn.Sequential(mg.nn.Linear(3, 3), mg.nn.Tanh(), act).to(DEVICE)
+        out = model(mg.randn(4, 3, device=DEVICE))
+        with pytest.raises(RuntimeError) as err:
+            out.sum().backward()
+        msg = str(err.value)
+        assert "TanhBackward0" in msg, msg
+        assert f"at module 2 ({type(act).__name__}), called from {__file__}:" in msg, msg
+
+
+def test_inplace_activation_after_linear_is_fine_and_matches_torch():
+    torch.manual_seed(4)
+    t = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(inplace=True),
+                            torch.nn.Linear(4, 2)).double()
+    m = mg.nn.Sequential(mg.nn.Linear(3, 4), mg.nn.ReLU(inplace=True),
+                         mg.nn.Linear(4, 2)).double().to(DEVICE)
+    copy_state(t, m)
+    x = torch.randn(5, 3, dtype=torch.float64)
+    t(x).sum().backward()
+    m(mgt(x)).sum().backward()
+    for (k, a), (_, b) in zip(t.named_parameters(), m.named_parameters()):
+        assert_close(b.grad, a.grad, 1e-12, k)
+
+
+def test_embedding_max_norm_renormalises_in_place_and_refuses_a_stale_graph():
+    torch.manual_seed(5)
+    t = torch.nn.Embedding(6, 3, max_norm=1.0).double()
+    m = mg.nn.Embedding(6, 3, max_norm=1.0).double().to(DEVICE)
+    with torch.no_grad():
+        t.weight.mul_(3)
+    copy_state(t, m)
+    idx = torch.tensor([[0, 2], [2, 5]])
+    v = m.weight._version
+    assert_close(m(mgt(idx)), t(idx), 1e-12, "max_norm lookup")
+    assert m.weight._version == v + 1  # one renormalising write
+    assert_close(m.weight, t.weight, 1e-12, "renormalised rows")
+    # A graph that saved the weight (a tied output projection) is refused after the renorm.
+    h = mg.randn(2, 3, dtype=mg.float64, device=DEVICE, requires_grad=True)
+    logits = h.matmul(m.weight.t())
+    m(mgt(torch.tensor([1, 3])))
+    with pytest.raises(RuntimeError, match=r"\((a view of )?weight\).*embedding_renorm_"):
+        logits.sum().backward()
+
+
+def test_dropout2d_zeroes_whole_channels():
+    d = mg.nn.Dropout2d(0.5)
+    x = mg.ones(4, 8, 3, 3, device=DEVICE)
+    v = numpy_of(d(x))
+    per_channel = v.reshape(4, 8, 9)
+    assert all(len(set(c.tolist())) == 1 for row in per_channel for c in row)
+    assert set(np.unique(v)) <= {0.0, 2.0}
+    d.eval()
+    assert d(x) is x
