@@ -14,7 +14,8 @@ third_party/. This WORKSPACE calls the macro; so does a project that uses mutagr
 
 A repository the calling WORKSPACE declared first (same name) is kept, so a project can
 bring its own Eigen or GoogleTest. Only what a build reaches is looked at: a C++ user needs
-libeigen3-dev, libboost-dev, libdnnl-dev and libgraphviz-dev (./bazelw installs them all).
+libeigen3-dev, libboost-dev, libdnnl-dev and libgraphviz-dev, and //serialize's user libzip-dev
+and nlohmann-json3-dev (./bazelw installs them all).
 """
 
 def _third_party_impl(rctx):
@@ -136,6 +137,24 @@ cc_library(
 )
 """
 
+# libzip (Debian's libzip-dev), for //serialize's PyTorch checkpoints (zip archives).
+_LIBZIP = """
+cc_library(
+    name = "libzip",
+    linkopts = ["-lzip"],
+    visibility = ["//visibility:public"],
+)
+"""
+
+# nlohmann-json (Debian's nlohmann-json3-dev, header-only, nlohmann/json.hpp on the system
+# include path), for //serialize's safetensors headers.
+_NLOHMANN_JSON = """
+cc_library(
+    name = "nlohmann_json",
+    visibility = ["//visibility:public"],
+)
+"""
+
 def _system(name, path, build_file_content):
     if not native.existing_rule(name):
         native.new_local_repository(
@@ -160,3 +179,5 @@ def mutagrad_dependencies():
     _system("cuda", "/usr/local/cuda", _CUDA)
     _system("zlib", "/usr", _ZLIB)
     _system("dnnl", "/usr", _DNNL)
+    _system("libzip", "/usr", _LIBZIP)
+    _system("nlohmann_json", "/usr", _NLOHMANN_JSON)
