@@ -13,7 +13,7 @@ Storage Storage::allocate(Device device, size_t nbytes) {
 }
 
 Storage Storage::from_blob(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner) {
-  return Storage(std::make_shared<Impl>(Impl{std::move(owner), data, nbytes, device}));
+  return Storage(std::make_shared<Impl>(Impl{std::move(owner), data, nbytes, device, false}));
 }
 
 }  // namespace mutagrad

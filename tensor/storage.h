@@ -37,6 +37,9 @@ class Storage {
   Device device() const { return impl_->device; }
   bool is_same(const Storage& other) const { return impl_ == other.impl_; }
   long use_count() const { return impl_.use_count(); }
+  // False for from_blob's memory, which its owner may still read: it cannot be replaced by a
+  // larger buffer behind the owner's back (an out= resize refuses it, as torch's).
+  bool is_resizable() const { return impl_->resizable; }
 
  private:
   struct Impl {
@@ -44,6 +47,7 @@ class Storage {
     void* data;
     size_t nbytes;
     Device device;
+    bool resizable = true;
   };
   explicit Storage(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<Impl> impl_;

@@ -35,12 +35,15 @@ std::string shape_text(IntArrayRef sizes) {
 // view's base, a detached twin) sees the new geometry's bytes. mutagrad gives the out a new
 // storage instead (TensorImpl::set_data: same tensor, version counter and autograd metadata),
 // which is only the same thing when nothing else shares the old one. So an out whose shape
-// must change has to be a tensor that owns its storage alone: not a view, and no other tensor
-// on the same storage. Otherwise ShapeError, before anything changes.
+// must change has to be a tensor that owns its storage alone: not a view, no other tensor on
+// the same storage, and not memory wrapped from elsewhere (a NumPy array would stop seeing the
+// tensor; torch refuses to grow such a storage). Otherwise ShapeError, before anything changes.
 void check_resizable(const char* op, const Tensor& out, IntArrayRef sizes, size_t position) {
   const char* why = out.is_view() ? "is a view of another tensor"
                     : out.unsafe_impl()->storage().use_count() > 1
                         ? "shares its storage with another tensor"
+                    : !out.unsafe_impl()->storage().is_resizable()
+                        ? "wraps memory owned elsewhere (from_numpy, from_blob)"
                         : nullptr;
   if (why == nullptr) return;
   throw ShapeError(str(op, "(): out", position == 0 ? "" : str(" ", position), " of shape ",

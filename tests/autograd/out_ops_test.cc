@@ -185,6 +185,19 @@ TEST(OutOps, AnOutThatCannotBeResizedSafelyIsRefused) {
   const std::string m = error_of<ShapeError>([&] { neg_out(owner, a); });
   EXPECT_NE(m.find("shares its storage with another tensor"), std::string::npos) << m;
   before.expect_unchanged();
+  // Memory wrapped from elsewhere: its owner would stop seeing the tensor. Of the right shape,
+  // the write reaches the memory.
+  if (test_device().is_cpu()) {
+    std::vector<double> memory(4, 1.0);
+    const Tensor wrapped = from_blob(memory.data(), {4}, {1}, kFloat64, nullptr);
+    const std::string w = error_of<ShapeError>([&] { neg_out(wrapped, a); });
+    EXPECT_NE(w.find("wraps memory owned elsewhere"), std::string::npos) << w;
+    EXPECT_EQ(wrapped.sizes(), IntArrayRef({4}));
+    EXPECT_EQ(memory, std::vector<double>(4, 1.0));
+    const Tensor src = data({4}, 9);
+    neg_out(wrapped, src);
+    EXPECT_EQ(memory, values(neg(src)));
+  }
 }
 
 TEST(OutOps, DTypesFollowCanCast) {

@@ -440,3 +440,21 @@ def test_every_wrapped_name_takes_out_as_torch(name):
                                equal_nan=True), f"{name}{args}: {a!r} vs {b!r}"
         return
     pytest.fail(f"no candidate argument list suits torch.{name} with out=")
+
+
+def test_an_out_wrapping_a_numpy_array():
+    # Of the right shape the array sees the write; of another shape torch grows the array's
+    # storage only when it is big enough (else "Trying to resize storage that is not
+    # resizable"), mutagrad refuses to resize it at all: the array would stop seeing the tensor.
+    array = np.zeros(3)
+    out = mg.from_numpy(array)
+    mg.add(mg.ones(3, dtype=mg.float64), 1, out=out)
+    assert array.tolist() == [2, 2, 2] and out._version == 1
+    for shape in ((0,), (5,)):
+        array = np.zeros(shape)
+        out = mg.from_numpy(array)
+        with pytest.raises(RuntimeError, match="wraps memory owned elsewhere"):
+            mg.add(mg.ones(3, dtype=mg.float64), 1, out=out)
+        assert tuple(out.shape) == shape and out._version == 0
+        with pytest.raises(RuntimeError, match="not resizable"):
+            torch.add(torch.ones(3, dtype=torch.float64), 1, out=torch.from_numpy(np.zeros(0)))
