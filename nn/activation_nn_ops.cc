@@ -26,4 +26,29 @@ Tensor GELU::forward(const Tensor& input) { return gelu(input, approximate_); }
 
 Tensor SiLU::forward(const Tensor& input) { return silu(input); }
 
+Tensor ELU::forward(const Tensor& input) {
+  if (!inplace_) return elu(input, alpha_);
+  Tensor x = input;
+  return elu_(x, alpha_);
+}
+
+std::string ELU::extra_repr() const {
+  return "alpha=" + python_float_repr(alpha_) + (inplace_ ? ", inplace=True" : "");
+}
+
+Tensor Softplus::forward(const Tensor& input) { return softplus(input, beta_, threshold_); }
+
+namespace {
+
+std::string int_or_float(double v) {
+  return v == static_cast<double>(static_cast<int64_t>(v)) ? std::to_string(static_cast<int64_t>(v))
+                                                           : python_float_repr(v);
+}
+
+}  // namespace
+
+std::string Softplus::extra_repr() const {
+  return "beta=" + int_or_float(beta_) + ", threshold=" + int_or_float(threshold_);
+}
+
 }  // namespace mutagrad::nn

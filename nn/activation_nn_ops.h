@@ -1,5 +1,5 @@
-// LeakyReLU, GELU, SiLU: the activation layers over autograd/ops/nn_ops.h's functional forms,
-// with torch.nn's options and repr (the others: nn/activation.h).
+// LeakyReLU, GELU, SiLU, ELU, Softplus: the activation layers over autograd/ops/nn_ops.h's
+// functional forms, with torch.nn's options and repr (the others: nn/activation.h).
 //
 //   auto act = std::make_shared<nn::GELU>("tanh");
 //   auto leaky = std::make_shared<nn::LeakyReLU>(0.2, /*inplace=*/true);   // leaky_relu_
@@ -40,6 +40,32 @@ class SiLU : public Module {
  public:
   SiLU() : Module("SiLU") {}
   Tensor forward(const Tensor& input) override;
+};
+
+// x for x > 0, alpha * (exp(x) - 1) otherwise (inplace: elu_).
+class ELU : public Module {
+ public:
+  explicit ELU(double alpha = 1.0, bool inplace = false)
+      : Module("ELU"), alpha_(alpha), inplace_(inplace) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+
+ private:
+  double alpha_;
+  bool inplace_;
+};
+
+// log(1 + exp(beta x)) / beta, and x where beta x > threshold. The repr prints an integral
+// beta or threshold as an integer (torch's defaults, ints in Python: "beta=1, threshold=20").
+class Softplus : public Module {
+ public:
+  explicit Softplus(double beta = 1.0, double threshold = 20.0)
+      : Module("Softplus"), beta_(beta), threshold_(threshold) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+
+ private:
+  double beta_, threshold_;
 };
 
 }  // namespace mutagrad::nn

@@ -42,4 +42,16 @@ ModuleList::ModuleList(const std::vector<std::shared_ptr<Module>>& modules)
   for (const auto& m : modules) push_back(m);
 }
 
+ModuleDict::ModuleDict(const OrderedDict<std::shared_ptr<Module>>& modules) : Module("ModuleDict") {
+  for (const auto& [name, m] : modules) update(name, m);
+}
+
+void ModuleDict::update(const std::string& name, std::shared_ptr<Module> module) {
+  if (contains(name)) {
+    replace_module(name, std::move(module));
+  } else {
+    register_module(name, std::move(module));
+  }
+}
+
 }  // namespace mutagrad::nn

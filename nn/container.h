@@ -1,5 +1,5 @@
-// Sequential and ModuleList: containers whose children are named "0", "1", ... (or given
-// names, for Sequential), as torch.nn's.
+// Sequential, ModuleList and ModuleDict: containers whose children are named "0", "1", ... (or
+// given names, for Sequential), as torch.nn's.
 //
 //   auto mlp = std::make_shared<nn::Sequential>(
 //       std::make_shared<nn::Linear>(4, 8), std::make_shared<nn::ReLU>());
@@ -64,6 +64,22 @@ class ModuleList : public ModuleListBase {
  public:
   ModuleList() : ModuleListBase("ModuleList") {}
   explicit ModuleList(const std::vector<std::shared_ptr<Module>>& modules);
+};
+
+// Modules by name, in insertion order (torch's ModuleDict); no forward of its own.
+class ModuleDict : public Module {
+ public:
+  ModuleDict() : Module("ModuleDict") {}
+  explicit ModuleDict(const OrderedDict<std::shared_ptr<Module>>& modules);
+  // Adds `name`, or replaces the module registered under it.
+  void update(const std::string& name, std::shared_ptr<Module> module);
+  bool contains(const std::string& name) const { return named_children().contains(name); }
+  // Error naming the key and the keys there are.
+  std::shared_ptr<Module> operator[](const std::string& name) const {
+    return named_children()[name];
+  }
+  size_t size() const { return named_children().size(); }
+  std::vector<std::string> keys() const { return named_children().keys(); }
 };
 
 }  // namespace mutagrad::nn

@@ -57,4 +57,18 @@ std::string Dropout::extra_repr() const {
   return str("p=", python_float_repr(p_), ", inplace=", python_bool(inplace_));
 }
 
+Dropout2d::Dropout2d(double p, bool inplace) : Module("Dropout2d"), p_(p), inplace_(inplace) {
+  if (!(p >= 0.0 && p <= 1.0)) {
+    throw ValueError(str("Dropout2d: probability has to be between 0 and 1, but got ", p));
+  }
+}
+
+Tensor Dropout2d::forward(const Tensor& input) {
+  return feature_dropout(input, p_, is_training(), inplace_);
+}
+
+std::string Dropout2d::extra_repr() const {
+  return str("p=", python_float_repr(p_), ", inplace=", python_bool(inplace_));
+}
+
 }  // namespace mutagrad::nn

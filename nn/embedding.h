@@ -59,4 +59,17 @@ class Dropout : public Module {
   bool inplace_;
 };
 
+// Zeroes whole channels ([N, C, ...] -> per (n, c)) with probability p in training and scales
+// the rest by 1 / (1 - p) (feature_dropout); the identity in eval().
+class Dropout2d : public Module {
+ public:
+  explicit Dropout2d(double p = 0.5, bool inplace = false);
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+
+ private:
+  double p_;
+  bool inplace_;
+};
+
 }  // namespace mutagrad::nn

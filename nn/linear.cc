@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "autograd/ops/nn_ops.h"
+
 namespace mutagrad::nn {
 
 Linear::Linear(const LinearOptions& options) : Module("Linear"), options_(options) {
@@ -44,6 +46,39 @@ std::string Linear::extra_repr() const {
 
 std::string Flatten::extra_repr() const {
   return str("start_dim=", start_dim_, ", end_dim=", end_dim_);
+}
+
+std::string Unflatten::extra_repr() const {
+  std::string tuple = "(";
+  for (size_t i = 0; i < sizes_.size(); ++i) tuple += (i ? ", " : "") + std::to_string(sizes_[i]);
+  tuple += sizes_.size() == 1 ? ",)" : ")";
+  return str("dim=", dim_, ", unflattened_size=", tuple);
+}
+
+Bilinear::Bilinear(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias)
+    : Module("Bilinear"), in1_(in1_features), in2_(in2_features), out_(out_features) {
+  if (in1_ < 0 || in2_ < 0 || out_ < 0) {
+    throw ValueError(
+        str("Bilinear: feature counts must be >= 0, got ", in1_, ", ", in2_, ", ", out_));
+  }
+  weight = register_parameter("weight", empty({out_, in1_, in2_}));
+  if (bias) this->bias = register_parameter("bias", empty({out_}));
+  reset_parameters(default_generator(kCPU));
+}
+
+void Bilinear::reset_parameters(Generator& gen) {
+  const double bound = in1_ > 0 ? 1.0 / std::sqrt(static_cast<double>(in1_)) : 0.0;
+  init::uniform_(weight, gen, -bound, bound);
+  if (bias.defined()) init::uniform_(bias, gen, -bound, bound);
+}
+
+Tensor Bilinear::forward(const Tensor& input1, const Tensor& input2) {
+  return bilinear(input1, input2, weight, bias);
+}
+
+std::string Bilinear::extra_repr() const {
+  return str("in1_features=", in1_, ", in2_features=", in2_, ", out_features=", out_,
+             ", bias=", python_bool(bias.defined()));
 }
 
 }  // namespace mutagrad::nn

@@ -1,4 +1,5 @@
-// Linear, Identity, Flatten (torch.nn's, with torch's parameters, init and repr).
+// Linear, Bilinear, Identity, Flatten, Unflatten (torch.nn's, with torch's parameters, init and
+// repr).
 //
 //   auto fc = std::make_shared<nn::Linear>(784, 128);            // weight [128, 784], bias [128]
 //   auto head = std::make_shared<nn::Linear>(nn::LinearOptions(128, 10).bias(false));
@@ -6,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "nn/module.h"
 #include "nn/options.h"
@@ -62,6 +64,35 @@ class Flatten : public Module {
 
  private:
   int64_t start_dim_, end_dim_;
+};
+
+// input.unflatten(dim, sizes).
+class Unflatten : public Module {
+ public:
+  Unflatten(int64_t dim, std::vector<int64_t> sizes)
+      : Module("Unflatten"), dim_(dim), sizes_(std::move(sizes)) {}
+  Tensor forward(const Tensor& input) override { return input.unflatten(dim_, sizes_); }
+  std::string extra_repr() const override;
+
+ private:
+  int64_t dim_;
+  std::vector<int64_t> sizes_;
+};
+
+// y[..., o] = x1 W[o] x2 + b[o]; weight [out, in1, in2], bias [out], both uniform in
+// [-1/sqrt(in1), 1/sqrt(in1)) (torch's reset_parameters).
+class Bilinear : public Module {
+ public:
+  Bilinear(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias = true);
+  void reset_parameters(Generator& gen);
+  // Bilinear has two inputs: forward(input1, input2); the one-input forward throws.
+  Tensor forward(const Tensor& input1, const Tensor& input2);
+  using Module::forward;
+  std::string extra_repr() const override;
+  Tensor weight, bias;
+
+ private:
+  int64_t in1_, in2_, out_;
 };
 
 }  // namespace mutagrad::nn

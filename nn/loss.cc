@@ -50,4 +50,21 @@ Tensor SmoothL1Loss::forward(const Tensor& input, const Tensor& target) {
   return smooth_l1_loss(input, target, reduction_, beta_);
 }
 
+Tensor HuberLoss::forward(const Tensor& input, const Tensor& target) {
+  return huber_loss(input, target, reduction_, delta_);
+}
+
+BCELoss::BCELoss(const Tensor& weight, std::string reduction)
+    : Loss("BCELoss"), reduction_(std::move(reduction)) {
+  if (weight.defined()) this->weight = register_buffer("weight", weight);
+}
+
+Tensor BCELoss::forward(const Tensor& input, const Tensor& target) {
+  return binary_cross_entropy(input, target, weight, reduction_);
+}
+
+Tensor KLDivLoss::forward(const Tensor& input, const Tensor& target) {
+  return kl_div(input, target, reduction_, log_target_);
+}
+
 }  // namespace mutagrad::nn

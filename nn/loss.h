@@ -1,4 +1,5 @@
 // Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, BCEWithLogitsLoss, L1Loss, SmoothL1Loss,
+// HuberLoss, BCELoss, KLDivLoss,
 // with torch.nn's options; each calls its functional form (autograd/ops/loss_ops.h).
 //
 //   nn::CrossEntropyLoss criterion(nn::CrossEntropyLossOptions().label_smoothing(0.1));
@@ -102,6 +103,40 @@ class SmoothL1Loss : public Loss {
  private:
   std::string reduction_;
   double beta_;
+};
+
+class HuberLoss : public Loss {
+ public:
+  explicit HuberLoss(std::string reduction = "mean", double delta = 1.0)
+      : Loss("HuberLoss"), reduction_(std::move(reduction)), delta_(delta) {}
+  Tensor forward(const Tensor& input, const Tensor& target) override;
+
+ private:
+  std::string reduction_;
+  double delta_;
+};
+
+// Binary cross entropy of probabilities; weight (a buffer when given) rescales each element.
+class BCELoss : public Loss {
+ public:
+  explicit BCELoss(const Tensor& weight = Tensor(), std::string reduction = "mean");
+  Tensor forward(const Tensor& input, const Tensor& target) override;
+  Tensor weight;
+
+ private:
+  std::string reduction_;
+};
+
+// input holds log-probabilities; reduction "batchmean" divides the sum by the batch size.
+class KLDivLoss : public Loss {
+ public:
+  explicit KLDivLoss(std::string reduction = "mean", bool log_target = false)
+      : Loss("KLDivLoss"), reduction_(std::move(reduction)), log_target_(log_target) {}
+  Tensor forward(const Tensor& input, const Tensor& target) override;
+
+ private:
+  std::string reduction_;
+  bool log_target_;
 };
 
 }  // namespace mutagrad::nn

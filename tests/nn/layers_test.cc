@@ -140,6 +140,9 @@ TEST(Layers, ActivationsAgreeWithTorch) {
       {"softmax", std::make_shared<nn::Softmax>(1), {2, 5}},
       {"logsoftmax", std::make_shared<nn::LogSoftmax>(0), {2, 5}},
       {"flatten", std::make_shared<nn::Flatten>(), {2, 2, 3}},
+      {"elu", std::make_shared<nn::ELU>(0.5), {2, 5}},
+      {"softplus", std::make_shared<nn::Softplus>(2.0, 1.0), {2, 5}},
+      {"unflatten", std::make_shared<nn::Unflatten>(1, std::vector<int64_t>{2, 3}), {2, 6}},
   };
   for (auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -216,9 +219,10 @@ TEST(Layers, DropoutTrainEvalAndInplace) {
   EXPECT_THROW(nn::Dropout(1.5), ValueError);
 }
 
-void check_loss(const std::string& name, nn::Loss& loss, const Tensor& target) {
+void check_loss(const std::string& name, nn::Loss& loss, const Tensor& target,
+                Tensor x = Tensor()) {
   loss.to(test_device(), kFloat64);
-  Tensor x = input({4, 3}).requires_grad_();
+  x = (x.defined() ? x.detach().clone() : input({4, 3})).requires_grad_();
   Tensor y = loss(x, target);
   y.backward(ones_like(y));
   expect_torch(name + "_y", y);
@@ -244,6 +248,12 @@ TEST(Layers, LossesAgreeWithTorch) {
   check_loss("l1", l1, target);
   nn::SmoothL1Loss sl1("mean", 0.5);
   check_loss("smoothl1", sl1, target);
+  nn::HuberLoss huber("mean", 0.7);
+  check_loss("huber", huber, target);
+  nn::BCELoss bce_prob(on_test_device(tensor({1.0, 2.0, 3.0}, kFloat64)));
+  check_loss("bceprob", bce_prob, gt(target, 0.0).to(kFloat64), input({4, 3}).sigmoid());
+  nn::KLDivLoss kl("batchmean");
+  check_loss("kldiv", kl, target.softmax(1), input({4, 3}).log_softmax(1));
 }
 
 TEST(Layers, InitFunctionsDrawWithinTorchsBoundsAndBumpOnce) {
@@ -317,6 +327,59 @@ TEST(Layers, BatchNormRunningStatsWriteMakesAnEvalGraphStale) {
   std::string msg = error_of<autograd::AutogradError>([&] { eval_loss.backward(); });
   EXPECT_NE(msg.find("batch_norm"), std::string::npos) << msg;
   EXPECT_NE(msg.find("running_"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace mutagrad
+
+namespace mutagrad {
+namespace {
+
+TEST(Layers, BilinearAgreesWithTorch) {
+  nn::Bilinear bil(2, 3, 4);
+  load_pattern(bil);
+  Tensor x1 = input({5, 2}).requires_grad_();
+  Tensor x2 = pattern({5, 3}, 0.21, 0.5, 1.0).requires_grad_();
+  Tensor y = bil.forward(x1, x2);
+  y.mul(pattern(y.sizes(), 0.7, 0.4)).sum().backward();
+  expect_torch("bilinear_y", y);
+  expect_torch("bilinear_dx1", x1.grad());
+  expect_torch("bilinear_dx2", x2.grad());
+  expect_torch("bilinear_dweight", bil.weight.grad());
+  expect_torch("bilinear_dbias", bil.bias.grad());
+  EXPECT_THROW(bil(x1), ValueError);  // two inputs: the one-input call says so
+}
+
+TEST(Layers, Dropout2dZeroesWholeChannels) {
+  Tensor x = on_test_device(ones({8, 50, 3}, kFloat64));
+  nn::Dropout2d drop(0.5);
+  std::vector<double> y = values(drop(x));
+  int dropped = 0;
+  for (size_t c = 0; c < 400; ++c) {
+    const double first = y[c * 3];
+    EXPECT_TRUE(first == 0.0 || first == 2.0) << first;
+    for (size_t k = 1; k < 3; ++k) EXPECT_EQ(y[c * 3 + k], first);
+    dropped += first == 0.0;
+  }
+  EXPECT_GT(dropped, 140);
+  EXPECT_LT(dropped, 260);
+  drop.eval();
+  EXPECT_TRUE(drop(x).is_same(x));
+}
+
+TEST(Layers, ModuleDictRegistersByName) {
+  nn::ModuleDict dict;
+  dict.update("act", std::make_shared<nn::ReLU>());
+  dict.update("fc", std::make_shared<nn::Linear>(2, 3));
+  EXPECT_EQ(dict.keys(), (std::vector<std::string>{"act", "fc"}));
+  EXPECT_EQ(dict.named_parameters().keys(), (std::vector<std::string>{"fc.weight", "fc.bias"}));
+  dict.update("act", std::make_shared<nn::Tanh>());  // replaced in place, order kept
+  EXPECT_EQ(dict["act"]->name(), "Tanh");
+  EXPECT_EQ(dict.keys(), (std::vector<std::string>{"act", "fc"}));
+  EXPECT_THROW(dict["missing"], Error);
+  EXPECT_EQ(dict.repr(),
+            "ModuleDict(\n  (act): Tanh()\n  (fc): Linear(in_features=2, out_features=3, "
+            "bias=True)\n)");
 }
 
 }  // namespace

@@ -71,7 +71,11 @@ TEST(Module, StateDictKeysAndReprEqualTorchs) {
           make<nn::Sequential>(make<nn::ReLU>())}),
       make<nn::CrossEntropyLoss>(), make<nn::MSELoss>(),
       make<nn::BatchNorm2d>(nn::BatchNormOptions(5).momentum(std::nullopt).affine(false)),
-      make<nn::Embedding>(5, 2));
+      make<nn::Embedding>(5, 2), make<nn::ELU>(), make<nn::ELU>(0.5, true), make<nn::Softplus>(),
+      make<nn::Dropout2d>(0.3), make<nn::Unflatten>(1, std::vector<int64_t>{2, 3}),
+      make<nn::Bilinear>(2, 3, 4),
+      make<nn::ModuleDict>(nn::OrderedDict<std::shared_ptr<nn::Module>>()), make<nn::HuberLoss>(),
+      make<nn::BCELoss>(), make<nn::KLDivLoss>());
   // print(model) and list(model.state_dict()) of the same torch.nn.Sequential, torch 1.13.
   const char* torch_repr = R"(Sequential(
   (0): Linear(in_features=4, out_features=3, bias=True)
@@ -100,6 +104,16 @@ TEST(Module, StateDictKeysAndReprEqualTorchs) {
   (18): MSELoss()
   (19): BatchNorm2d(5, eps=1e-05, momentum=None, affine=False, track_running_stats=True)
   (20): Embedding(5, 2)
+  (21): ELU(alpha=1.0)
+  (22): ELU(alpha=0.5, inplace=True)
+  (23): Softplus(beta=1, threshold=20)
+  (24): Dropout2d(p=0.3, inplace=False)
+  (25): Unflatten(dim=1, unflattened_size=(2, 3))
+  (26): Bilinear(in1_features=2, in2_features=3, out_features=4, bias=True)
+  (27): ModuleDict()
+  (28): HuberLoss()
+  (29): BCELoss()
+  (30): KLDivLoss()
 ))";
   std::ostringstream printed;
   printed << m;
@@ -108,7 +122,7 @@ TEST(Module, StateDictKeysAndReprEqualTorchs) {
             (Keys{"0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean", "1.running_var",
                   "1.num_batches_tracked", "13.weight", "13.bias", "14.weight", "14.bias",
                   "15.weight", "16.0.weight", "19.running_mean", "19.running_var",
-                  "19.num_batches_tracked", "20.weight"}));
+                  "19.num_batches_tracked", "20.weight", "26.weight", "26.bias"}));
   // state_dict's tensors are detached aliases.
   nn::StateDict sd = m.state_dict();
   EXPECT_FALSE(sd["0.weight"].requires_grad());
