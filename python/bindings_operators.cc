@@ -28,6 +28,23 @@ Scalar times(const Scalar& a, const Scalar& b) {
   return Scalar(a.to<int64_t>() * b.to<int64_t>());
 }
 
+// clamp_/clip_ with tensor bounds (each a Tensor or None): the tracked write of clamp_ops.h;
+// false when neither bound is a tensor (the Scalar overload then runs). A tensor with a number
+// is torch's TypeError.
+bool clamp_tensor_bounds(Tensor& self, py::handle lo, py::handle hi, const char* name) {
+  const bool lo_tensor = py::isinstance<Tensor>(lo), hi_tensor = py::isinstance<Tensor>(hi);
+  if (!lo_tensor && !hi_tensor) return false;
+  if ((!lo_tensor && !lo.is_none()) || (!hi_tensor && !hi.is_none())) {
+    throw py::type_error(str(name,
+                             "() received an invalid combination of arguments: min and max "
+                             "must both be Tensors (or None) or both numbers (or None); got ",
+                             std::string(py::str(lo.get_type().attr("__name__"))), " and ",
+                             std::string(py::str(hi.get_type().attr("__name__")))));
+  }
+  mutagrad::clamp_(self, optional_tensor(lo), optional_tensor(hi), python_call_site());
+  return true;
+}
+
 }  // namespace
 
 void bind_operators(py::module_& m) {
@@ -116,6 +133,7 @@ void bind_operators(py::module_& m) {
       .def(
           "clamp_",
           [](Self self, py::handle lo, py::handle hi) {
+            if (clamp_tensor_bounds(self.cast<Tensor&>(), lo, hi, "clamp_")) return self;
             self.cast<Tensor&>().clamp_(optional_scalar(lo), optional_scalar(hi),
                                         python_call_site());
             return self;
@@ -124,6 +142,7 @@ void bind_operators(py::module_& m) {
       .def(
           "clip_",
           [](Self self, py::handle lo, py::handle hi) {
+            if (clamp_tensor_bounds(self.cast<Tensor&>(), lo, hi, "clip_")) return self;
             self.cast<Tensor&>().clip_(optional_scalar(lo), optional_scalar(hi),
                                        python_call_site());
             return self;

@@ -5,9 +5,13 @@
 
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
+#include "autograd/ops/inplace_ops.h"
 #include "autograd/saved_variable.h"
+#include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/pointwise.h"
+#include "tensor/native/views.h"
+#include "tensor/shape.h"
 
 namespace mutagrad {
 namespace autograd {
@@ -68,6 +72,52 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max) {
     autograd::set_history(result, node);
   }
   return result;
+}
+
+const Tensor& clamp_(const Tensor& self, const Tensor& min, const Tensor& max, CallSite site) {
+  if (!min.defined() && !max.defined()) {
+    throw ValueError("clamp_(): at least one of 'min' or 'max' must not be None; pass a bound");
+  }
+  const bool requires_grad = autograd::compute_requires_grad(self, min, max);
+  autograd::check_inplace(self, requires_grad);
+  ScalarType result = self.dtype();
+  for (const Tensor* bound : {&min, &max}) {
+    if (!bound->defined()) continue;
+    if (!self.sizes().equals(broadcast_shapes(self.sizes(), bound->sizes(), "clamp_"))) {
+      throw ShapeError(str("clamp_(): output with shape ", self.sizes(),
+                           " doesn't match the broadcast shape ",
+                           broadcast_shapes(self.sizes(), bound->sizes(), "clamp_"),
+                           "; give bounds that broadcast to the written tensor's shape"));
+    }
+    result = promote_types(result, native::result_type(self, *bound));
+  }
+  if (!autograd::can_cast(result, self.dtype())) {
+    throw DTypeError(str("clamp_(): result type ", dtype_name(result),
+                         " can't be cast to the desired output type ", dtype_name(self.dtype()),
+                         "; convert the bounds to ", dtype_name(self.dtype()), " first"));
+  }
+  native::assert_no_internal_overlap(self, "clamp_");
+  // The value is computed first (bounds that alias self are read before the write).
+  Tensor value = native::detach(self);
+  if (min.defined()) value = native::binary(BinaryOp::kMaximum, value, native::detach(min));
+  if (max.defined()) value = native::binary(BinaryOp::kMinimum, value, native::detach(max));
+  std::shared_ptr<autograd::ClampBackward0> node;
+  if (requires_grad && self.is_floating_point()) {
+    node = autograd::make_node<autograd::ClampBackward0>(self, min, max);
+    node->self_ = autograd::SavedVariable(self.clone(), /*is_output=*/false);
+    // Note [Saving an operand that aliases the written tensor] (autograd/history.h).
+    auto saved = [&self](const Tensor& b) {
+      return b.version_counter().is_same(self.version_counter())
+                 ? autograd::alias_with_current_edge(b)
+                 : b;
+    };
+    if (min.defined()) node->min_ = autograd::SavedVariable(saved(min), /*is_output=*/false);
+    if (max.defined()) node->max_ = autograd::SavedVariable(saved(max), /*is_output=*/false);
+  }
+  const MutationSite write{"clamp_", site.file, site.line};
+  native::copy_(self, value, &write);  // bumps once, writes
+  if (node) autograd::rebase_history(self, node);
+  return self;
 }
 
 }  // namespace mutagrad

@@ -13,5 +13,11 @@
 namespace mutagrad {
 
 Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max);
+// In place (torch's clamp_/clip_ with tensor bounds): one tracked write (check_inplace, one
+// bump with `site`, ClampBackward0 as self's history, CopySlices through a view). The bounds
+// broadcast to self's shape and the result must cast to self's dtype; a refused call changes
+// nothing.
+const Tensor& clamp_(const Tensor& self, const Tensor& min, const Tensor& max,
+                     CallSite site = CallSite::current());
 
 }  // namespace mutagrad
