@@ -3,6 +3,8 @@
 // methods with torch's (dim, dtype=None). The Python package (nn/functional.py) adds torch's
 // argument handling (legacy size_average/reduce, the implicit softmax dim, ValueErrors); the
 // init functions are these bindings themselves, so an init write records the caller's line.
+// The convolutions (conv1d, conv2d, conv_transpose1d/2d, convolution) are module functions, as
+// torch's; nn.functional names them.
 #include <pybind11/stl.h>
 
 #include "python/bindings.h"
@@ -16,6 +18,28 @@ std::string reduction_of(py::handle r) { return py::cast<std::string>(r); }
 std::optional<Generator> generator_of(py::handle g) {
   if (g.is_none()) return std::nullopt;
   return g.cast<Generator>();
+}
+
+// torch's int-or-tuple convolution arguments (stride=2, padding=(1, 0)) as a list.
+std::vector<int64_t> int_list(py::handle h) {
+  if (py::isinstance<py::int_>(h)) return {h.cast<int64_t>()};
+  return h.cast<std::vector<int64_t>>();
+}
+
+// conv1d/conv2d: padding an int, a tuple, or "valid"/"same".
+Tensor conv_any_padding(const char* op, int64_t dims, const Tensor& input, const Tensor& weight,
+                        py::handle bias, py::handle stride, py::handle padding, py::handle dilation,
+                        int64_t groups) {
+  const Tensor b = optional_tensor(bias);
+  const std::vector<int64_t> s = int_list(stride), d = int_list(dilation);
+  if (py::isinstance<py::str>(padding)) {
+    const ConvPadding mode = conv_padding_mode(op, padding.cast<std::string>());
+    return dims == 1 ? conv1d(input, weight, b, s, mode, d, groups)
+                     : conv2d(input, weight, b, s, mode, d, groups);
+  }
+  const std::vector<int64_t> p = int_list(padding);
+  return dims == 1 ? conv1d(input, weight, b, s, p, d, groups)
+                   : conv2d(input, weight, b, s, p, d, groups);
 }
 
 DimVector ints_of(py::handle seq) {
@@ -174,6 +198,43 @@ void bind_nn(py::module_& m) {
       py::arg("dim"), py::arg("dtype") = py::none());
 
   py::module_ nn = m.def_submodule("_nn", "the C++ behind mutagrad.nn");
+
+  // Convolution (autograd/ops/convolution_ops.h): torch.conv1d ... and nn.functional's forms.
+  for (int64_t dims : {1, 2}) {
+    const char* name = dims == 1 ? "conv1d" : "conv2d";
+    m.def(
+        name,
+        [name, dims](const Tensor& input, const Tensor& weight, py::handle bias, py::handle stride,
+                     py::handle padding, py::handle dilation, int64_t groups) {
+          return conv_any_padding(name, dims, input, weight, bias, stride, padding, dilation,
+                                  groups);
+        },
+        py::arg("input"), py::arg("weight"), py::arg("bias") = py::none(), py::arg("stride") = 1,
+        py::arg("padding") = 0, py::arg("dilation") = 1, py::arg("groups") = 1);
+    const char* tname = dims == 1 ? "conv_transpose1d" : "conv_transpose2d";
+    m.def(
+        tname,
+        [dims](const Tensor& input, const Tensor& weight, py::handle bias, py::handle stride,
+               py::handle padding, py::handle output_padding, int64_t groups, py::handle dilation) {
+          const auto f = dims == 1 ? &conv_transpose1d : &conv_transpose2d;
+          return f(input, weight, optional_tensor(bias), int_list(stride), int_list(padding),
+                   int_list(output_padding), groups, int_list(dilation));
+        },
+        py::arg("input"), py::arg("weight"), py::arg("bias") = py::none(), py::arg("stride") = 1,
+        py::arg("padding") = 0, py::arg("output_padding") = 0, py::arg("groups") = 1,
+        py::arg("dilation") = 1);
+  }
+  m.def(
+      "convolution",
+      [](const Tensor& input, const Tensor& weight, py::handle bias, py::handle stride,
+         py::handle padding, py::handle dilation, bool transposed, py::handle output_padding,
+         int64_t groups) {
+        return convolution(input, weight, optional_tensor(bias), int_list(stride),
+                           int_list(padding), int_list(dilation), transposed,
+                           int_list(output_padding), groups);
+      },
+      py::arg("input"), py::arg("weight"), py::arg("bias"), py::arg("stride"), py::arg("padding"),
+      py::arg("dilation"), py::arg("transposed"), py::arg("output_padding"), py::arg("groups"));
   nn.def(
       "cross_entropy",
       [](const Tensor& input, const Tensor& target, py::handle weight, int64_t ignore_index,

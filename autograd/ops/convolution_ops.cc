@@ -22,6 +22,16 @@ enum class ConvMap : int8_t { kForward, kInput, kWeight };
 
 constexpr const char* kBackwardBackward = "ConvolutionBackwardBackward0";
 
+// y cut to gy's spatial sizes: a grad_output smaller than the forward's output (Note in
+// tensor/native/convolution.h) has the adjoint F(.)'s leading positions only.
+Tensor fit(const Tensor& y, const Tensor& gy) {
+  Tensor r = y;
+  for (int64_t i = 2; i < y.dim(); ++i) {
+    if (r.size(i) != gy.size(i)) r = r.narrow(i, 0, gy.size(i));
+  }
+  return r;
+}
+
 // One node for the three maps: edges (a, b[, bias]) with a, b the map's operands in order.
 class ConvolutionNode final : public Node {
  public:
@@ -41,12 +51,12 @@ class ConvolutionNode final : public Node {
         if (gb) out[1] = conv_backward_weight(a, h, params_, b.sizes(), kBackwardBackward);
         break;
       case ConvMap::kInput:  // gx = Bx(gy = a, w = b)
-        if (ga) out[0] = conv_forward(h, b, params_, kBackwardBackward);
+        if (ga) out[0] = fit(conv_forward(h, b, params_, kBackwardBackward), a);
         if (gb) out[1] = conv_backward_weight(h, a, params_, b.sizes(), kBackwardBackward);
         break;
       case ConvMap::kWeight:  // gw = Bw(x = a, gy = b)
         if (ga) out[0] = conv_backward_input(b, h, params_, a.sizes(), kBackwardBackward);
-        if (gb) out[1] = conv_forward(a, h, params_, kBackwardBackward);
+        if (gb) out[1] = fit(conv_forward(a, h, params_, kBackwardBackward), b);
         break;
     }
     if (num_outputs() > 2 && should_compute_output(2)) {

@@ -103,6 +103,25 @@ Tensor im2col(const Tensor& x, IntArrayRef k, IntArrayRef out, const ConvParams&
   return contiguous(as_strided(xp, sizes, strides, xp.storage_offset()));
 }
 
+// gy of the output's batch and channels, each spatial size at most the output's (the missing
+// trailing outputs are zeros: a transposed convolution's output_padding >= stride).
+void check_grad_output(const char* op, const Tensor& gy, const Tensor& other, IntArrayRef out,
+                       IntArrayRef input_size, IntArrayRef weight_size) {
+  if (gy.dtype() != other.dtype()) {
+    throw DTypeError(str(op, ": grad_output type (", dtype_name(gy.dtype()), ") and operand type (",
+                         dtype_name(other.dtype()), ") should be the same"));
+  }
+  check_same_device(op, gy.device(), other.device());
+  bool ok =
+      gy.dim() == static_cast<int64_t>(out.size()) && gy.size(0) == out[0] && gy.size(1) == out[1];
+  for (size_t i = 2; ok && i < out.size(); ++i) ok = gy.size(i) <= out[i];
+  if (!ok) {
+    throw ShapeError(str(op, ": expected grad_output of size ", out, " (or smaller spatial sizes)",
+                         " for input of size ", input_size, " and weight of size ", weight_size,
+                         ", got ", gy.sizes()));
+  }
+}
+
 }  // namespace
 
 DimVector conv_output_size(IntArrayRef input_size, IntArrayRef weight_size, const ConvParams& p) {
@@ -201,13 +220,9 @@ Tensor conv_backward_input(const Tensor& gy, const Tensor& w, const ConvParams& 
   const TensorOptions opts = TensorOptions(gy.dtype()).device(gy.device());
   Tensor gx = zeros(input_size, opts);
   check_conv_operands("conv_backward_input", gx, w, p);
-  const DimVector out_size = conv_output_size(input_size, w.sizes(), p);
-  if (!gy.sizes().equals(out_size)) {
-    throw ShapeError(str("conv_backward_input: expected grad_output of size ", out_size,
-                         " for input of size ", input_size, " and weight of size ", w.sizes(),
-                         ", got ", gy.sizes()));
-  }
-  const Exact e = exact_geometry(tail2(input_size), spatial(w), tail2(out_size), p);
+  check_grad_output("conv_backward_input", gy, w, conv_output_size(input_size, w.sizes(), p),
+                    input_size, w.sizes());
+  const Exact e = exact_geometry(tail2(input_size), spatial(w), spatial(gy), p);
   if (e.nothing_read || gy.numel() == 0 || w.numel() == 0 || gx.numel() == 0) return gx;
   const ScalarType cdt = compute_dtype(gy.dtype());
   const Tensor target = crop(gx, e.used);
@@ -226,13 +241,9 @@ Tensor conv_backward_weight(const Tensor& x, const Tensor& gy, const ConvParams&
   const TensorOptions opts = TensorOptions(x.dtype()).device(x.device());
   Tensor gw = zeros(weight_size, opts);
   check_conv_operands("conv_backward_weight", x, gw, p);
-  const DimVector out_size = conv_output_size(x.sizes(), weight_size, p);
-  if (!gy.sizes().equals(out_size)) {
-    throw ShapeError(str("conv_backward_weight: expected grad_output of size ", out_size,
-                         " for input of size ", x.sizes(), " and weight of size ", weight_size,
-                         ", got ", gy.sizes()));
-  }
-  const Exact e = exact_geometry(spatial(x), tail2(weight_size), tail2(out_size), p);
+  check_grad_output("conv_backward_weight", gy, x, conv_output_size(x.sizes(), weight_size, p),
+                    x.sizes(), weight_size);
+  const Exact e = exact_geometry(spatial(x), tail2(weight_size), spatial(gy), p);
   if (e.nothing_read || gy.numel() == 0 || x.numel() == 0 || gw.numel() == 0) return gw;
   const ScalarType cdt = compute_dtype(x.dtype());
   Tensor r = cdt == gw.dtype() ? gw : empty(weight_size, TensorOptions(cdt).device(x.device()));

@@ -34,6 +34,9 @@ DimVector conv_output_size(IntArrayRef input_size, IntArrayRef weight_size, cons
 void check_conv_operands(const char* op, const Tensor& x, const Tensor& w, const ConvParams& p);
 
 Tensor conv_forward(const Tensor& x, const Tensor& w, const ConvParams& p);
+// The adjoints take a grad_output gy whose spatial sizes may be smaller than the output's: the
+// missing trailing outputs count as zeros (a transposed convolution with output_padding >=
+// stride has such an output).
 // The adjoint of conv_forward in x: gx of input_size.
 Tensor conv_backward_input(const Tensor& gy, const Tensor& w, const ConvParams& p,
                            IntArrayRef input_size);

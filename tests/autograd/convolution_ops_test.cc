@@ -264,6 +264,12 @@ TEST(ConvolutionOps, GradcheckAndGradgradcheck) {
         return conv_transpose1d(in[0], in[1], Tensor(), {2}, {1}, {0}, 1, {2});
       },
       {leaf({1, 2, 4}, 12), leaf({2, 3, 3}, 13)});
+  // output_padding >= stride (< dilation): trailing outputs no input reaches (bias only).
+  CHECK_GRADS(
+      [](const VariableList& in) {
+        return conv_transpose1d(in[0], in[1], in[2], {2}, {1}, {2}, 2, {3});
+      },
+      {leaf({1, 2, 3}, 16), leaf({2, 2, 3}, 17), leaf({4}, 18)});
   // Unbatched input; strided (non-contiguous) leaves.
   CHECK_GRADS([](const VariableList& in) { return conv2d(in[0], in[1], Tensor(), {1}, {1}); },
               {testing_util::strided_leaf({2, 4, 3}, 14), leaf({2, 2, 2, 2}, 15)});

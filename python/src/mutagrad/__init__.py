@@ -197,6 +197,13 @@ from mutagrad import random  # noqa: F401
 from mutagrad import testing  # noqa: F401  (assert_close, make_tensor)
 from mutagrad.random import seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
 from mutagrad._C import softmax, log_softmax  # noqa: F401
+from mutagrad._C import (  # noqa: F401  (convolutions: python/bindings_nn.cc)
+    conv1d,
+    conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
+    convolution,
+)
 from mutagrad._C import (  # noqa: F401  (sorting and search: python/bindings_sort.cc)
     sort,
     argsort,

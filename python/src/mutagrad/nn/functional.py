@@ -50,6 +50,10 @@ __all__ = [
     "huber_loss",
     "binary_cross_entropy",
     "kl_div",
+    "conv1d",
+    "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
 ]
 
 
@@ -413,3 +417,32 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return _nn.kl_div(input, target, reduction, log_target)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """torch.nn.functional.conv1d: padding an int, a tuple or "valid"/"same" (node
+    ConvolutionBackward0; C++: autograd/ops/convolution_ops.h)."""
+    return _C.conv1d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """torch.nn.functional.conv2d (see conv1d)."""
+    return _C.conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose1d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
+    """torch.nn.functional.conv_transpose1d: weight [in_channels, out_channels / groups, k]."""
+    return _C.conv_transpose1d(
+        input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
+
+
+def conv_transpose2d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
+    """torch.nn.functional.conv_transpose2d (see conv_transpose1d)."""
+    return _C.conv_transpose2d(
+        input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
