@@ -544,7 +544,10 @@ class Checker {
       for (const Tensor& x : wrt_) wanted.push_back(gradient_edge(x));
       grads = execute(roots, std::move(root_grads), /*keep_graph=*/false, /*create_graph=*/false,
                       /*accumulate_grad=*/false, wanted);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
+      const bool failure = dynamic_cast<const Error*>(&e) != nullptr ||
+                           (options_.is_backward_failure && options_.is_backward_failure(e));
+      if (!failure) throw;
       throw CheckFailed{str("Expected backward function to handle undefined output grads", kNote,
                             "; backward raised: ", e.what(),
                             "\n(check_undefined_grad=False skips this check)")};

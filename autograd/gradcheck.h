@@ -17,6 +17,8 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -47,6 +49,10 @@ struct GradcheckOptions {
   bool require_float64 = true;
   // gradgradcheck's random grad_outputs are non-contiguous (every other element of a buffer).
   bool gen_non_contig_grad_outputs = false;
+  // During the undefined-grad check, a mutagrad Error thrown by a backward fails the check;
+  // other exceptions propagate unless this returns true for them (the Python binding: a
+  // Python RuntimeError, as torch catches RuntimeError there).
+  std::function<bool(const std::exception&)> is_backward_failure;
 };
 
 class GradcheckResult {

@@ -99,6 +99,10 @@ void bind_autograd(py::module_& m) {
         options.fast_mode = fast_mode;
         options.gen_non_contig_grad_outputs = gen_non_contig_grad_outputs;
         options.require_float64 = false;  // mutagrad.autograd warns as torch does
+        options.is_backward_failure = [](const std::exception& e) {
+          const auto* py_error = dynamic_cast<const py::error_already_set*>(&e);
+          return py_error != nullptr && py_error->matches(PyExc_RuntimeError);
+        };
         options.seed = seed;
         VariableList ins = tensors_from(inputs);
         autograd::GradcheckResult r =

@@ -73,6 +73,18 @@ def functions(lib):
 
     ctx_like = []
 
+    class RuntimeErrorOnNone(F):  # raises RuntimeError for an undefined gradient
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            if g is None:
+                raise RuntimeError("RuntimeErrorOnNone: an undefined gradient")
+            return g * 3
+
     class TwoOutputsNoneUnsafe(F):  # two outputs; backward assumes both gradients defined
         @staticmethod
         def forward(ctx, x):
@@ -144,6 +156,7 @@ def functions(lib):
         "none_unsafe_then_sum": (lambda x: NoneUnsafe.apply(x).sum(), x3),
         "none_unsafe_under_triple": (lambda x: Triple.apply(NoneUnsafe.apply(x)), x3),
         "nonzero_on_undefined": (NonzeroOnUndefined.apply, x3),
+        "runtime_error_on_none": (RuntimeErrorOnNone.apply, x3),
         "two_outputs_none_unsafe": (TwoOutputsNoneUnsafe.apply, x3),
         "two_outputs_safe": (TwoOutputsSafe.apply, x3),
         "float32_grad": (Float32Grad.apply, x3),
@@ -189,6 +202,7 @@ CASES = [
     ("none_unsafe_under_triple", {}),  # Triple's materialized zeros reach it, not None
     ("nonzero_on_undefined", {}),
     ("nonzero_on_undefined", {"check_undefined_grad": False}),
+    ("runtime_error_on_none", {}),  # a RuntimeError there is a failed check, as in torch
     ("two_outputs_none_unsafe", {}),
     ("two_outputs_none_unsafe", {"check_undefined_grad": False}),
     ("two_outputs_safe", {}),
