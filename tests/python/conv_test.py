@@ -2,7 +2,8 @@
 random geometries (1,600 cases: stride, padding, dilation, groups, output_padding, batch, odd
 sizes, 1x1 and large kernels): values and input/weight/bias gradients in float32 and float64,
 second derivatives, padding "same"/"valid", unbatched inputs, node names and torch's exception
-kinds for refused arguments (nothing changed). Runs mutagrad on the CPU and the (host-run) CUDA device.
+kinds for refused arguments (nothing changed). Runs mutagrad on the CPU and the (host-run) CUDA
+device.
 """
 
 import random
