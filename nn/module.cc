@@ -253,15 +253,27 @@ void Module::requires_grad_(bool requires_grad) {
 
 namespace {
 
-// Rebinds `t` to converted data, keeping its identity (torch's param.data = fn(param)).
-void convert_in_place(Tensor& t, Device device, std::optional<ScalarType> dtype) {
-  if (!t.defined()) return;
-  std::optional<ScalarType> target = t.is_floating_point() ? dtype : std::nullopt;
-  if (t.device() == device && (!target || *target == t.dtype())) return;
-  NoGradGuard no_grad;
-  t.set_data(t.detach().to(device, target));
-  Tensor g = t.grad();
-  if (g.defined()) g.set_data(g.to(device, target));
+// Converts every distinct parameter, buffer and gradient of `m`'s tree first, then rebinds each
+// to its converted data, keeping its identity (torch's param.data = fn(param)): a conversion
+// that fails (a device without a backend) leaves every tensor as it was. Only floating tensors
+// take `dtype`; a tensor without `device` keeps its own.
+void convert_all(Module& m, std::optional<Device> device, std::optional<ScalarType> dtype) {
+  std::vector<std::pair<Tensor, Tensor>> rebind;  // (tensor, its new data)
+  {
+    NoGradGuard no_grad;
+    auto plan = [&](const Tensor& t) {
+      if (!t.defined()) return;
+      const Device dev = device.value_or(t.device());
+      const std::optional<ScalarType> target = t.is_floating_point() ? dtype : std::nullopt;
+      if (t.device() == dev && (!target || *target == t.dtype())) return;
+      rebind.emplace_back(t, t.detach().to(dev, target));
+      Tensor g = t.grad();
+      if (g.defined()) rebind.emplace_back(g, g.to(dev, target));
+    };
+    for (const Tensor& t : m.parameters()) plan(t);
+    for (const Tensor& t : m.buffers()) plan(t);
+  }
+  for (auto& [t, data] : rebind) t.set_data(data);
 }
 
 }  // namespace
@@ -271,25 +283,15 @@ void Module::to(Device device, std::optional<ScalarType> dtype) {
     throw DTypeError(str(name_, ".to(): modules take floating dtypes only, got ",
                          dtype_name(*dtype), "; use kFloat32 or kFloat64"));
   }
-  for (const auto& [prefix, m] : named_modules()) {
-    for (auto& [name, t] : m->parameters_) convert_in_place(t, device, dtype);
-    for (auto& [name, t] : m->buffers_) convert_in_place(t, device, dtype);
-  }
+  convert_all(*this, device, dtype);
 }
 
 void Module::to(ScalarType dtype) {
-  // Keeps each tensor's device: only the dtype changes.
-  for (const auto& [prefix, m] : named_modules()) {
-    for (auto* dict : {&m->parameters_, &m->buffers_}) {
-      for (auto& [name, t] : *dict) {
-        if (!is_floating_point(dtype)) {
-          throw DTypeError(str(name_, ".to(): modules take floating dtypes only, got ",
-                               dtype_name(dtype), "; use kFloat32 or kFloat64"));
-        }
-        convert_in_place(t, t.device(), dtype);
-      }
-    }
+  if (!is_floating_point(dtype)) {
+    throw DTypeError(str(name_, ".to(): modules take floating dtypes only, got ", dtype_name(dtype),
+                         "; use kFloat32 or kFloat64"));
   }
+  convert_all(*this, std::nullopt, dtype);
 }
 
 void Module::apply(const std::function<void(Module&)>& fn) {

@@ -145,7 +145,8 @@ class Module : public std::enable_shared_from_this<Module> {
   void requires_grad_(bool requires_grad = true);
   // Moves (and converts) every parameter, buffer and gradient, keeping each tensor's identity
   // (x.data = x.to(...), as torch): an optimizer holding them keeps working. to(dtype) converts
-  // only floating tensors, as torch (num_batches_tracked stays int64).
+  // only floating tensors, as torch (num_batches_tracked stays int64). Everything is converted
+  // before anything is rebound: a failed conversion changes nothing.
   void to(Device device, std::optional<ScalarType> dtype = std::nullopt);
   void to(ScalarType dtype);
   // fn on every descendant then on this module (torch's apply).

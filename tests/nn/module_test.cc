@@ -241,8 +241,12 @@ TEST(Module, ModesZeroGradRequiresGradToAndApply) {
   m->requires_grad_(true);
   // to() keeps each tensor's identity; only floating tensors change dtype.
   Tensor w = m->at<nn::Linear>(0)->weight;
+  (*m)(x).sum().backward();
+  Tensor w_grad = w.grad();
   m->to(kFloat32);
   EXPECT_EQ(w.dtype(), kFloat32);
+  EXPECT_TRUE(w.grad().is_same(w_grad));  // the gradient is converted too, keeping its identity
+  EXPECT_EQ(w_grad.dtype(), kFloat32);
   EXPECT_TRUE(m->parameters()[0].is_same(w));
   EXPECT_EQ(m->at<nn::BatchNorm1d>(1)->num_batches_tracked.dtype(), kInt64);
   EXPECT_EQ(m->at<nn::BatchNorm1d>(1)->running_mean.dtype(), kFloat32);
