@@ -127,6 +127,15 @@ void SnapshotSlot::release() {
   }
 }  // `old` dies outside the lock: it may free nodes that own other slots
 
+namespace {
+thread_local std::shared_ptr<SnapshotScope> t_snapshot_scope;
+}  // namespace
+
+const std::shared_ptr<SnapshotScope>& current_snapshot_scope() { return t_snapshot_scope; }
+void set_snapshot_scope(std::shared_ptr<SnapshotScope> scope) {
+  t_snapshot_scope = std::move(scope);
+}
+
 std::shared_ptr<SnapshotSlot> make_snapshot_slot(const Tensor& data, uint32_t saved_version) {
   auto slot = std::make_shared<SnapshotSlot>(data, saved_version);
   {

@@ -13,6 +13,7 @@
 //   }
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -50,6 +51,27 @@ class MutationPolicyGuard {
   MutationPolicy prev_;
 };
 
+// Note [Snapshot scopes]
+// torch 2's allow_mutation_on_saved_tensors refuses a backward that runs after its block
+// closed. A SnapshotScope is such a block: set as the thread's scope, every snapshot slot made
+// while it is set keeps it, and unpacking the slot once the scope is closed raises
+// kClosedSnapshotScopeMessage (SavedVariable::unpack). Without a scope (MutationPolicyGuard
+// alone) slots stay valid for the graph's life.
+class SnapshotScope {
+ public:
+  bool is_open() const { return open_.load(std::memory_order_acquire); }
+  void close() { open_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> open_{true};
+};
+inline constexpr const char* kClosedSnapshotScopeMessage =
+    "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context in which the "
+    "graph was originally recorded.";
+// The calling thread's scope (null: none).
+const std::shared_ptr<SnapshotScope>& current_snapshot_scope();
+void set_snapshot_scope(std::shared_ptr<SnapshotScope> scope);
+
 // A saved value that kSnapshot protects: registered under its version counter's id until it
 // is snapshotted (then private to the graph) or destroyed. Owned by SavedVariable.
 class SnapshotSlot {
@@ -68,6 +90,8 @@ class SnapshotSlot {
   Tensor load(uint32_t* saved_version) const;
   // Drops the value (backward ran without retain_graph).
   void release();
+  // Whether the SnapshotScope the slot was made in has closed (Note [Snapshot scopes]).
+  bool scope_closed() const { return scope_ != nullptr && !scope_->is_open(); }
 
  private:
   friend int64_t snapshot_before_write(const VersionCounter& counter);
@@ -75,6 +99,7 @@ class SnapshotSlot {
   uint32_t saved_version_;
   const void* counter_id_;  // null once unregistered
   bool snapshotted_ = false;
+  std::shared_ptr<const SnapshotScope> scope_ = current_snapshot_scope();
 };
 
 // Registers `data` (saved at `saved_version`) for snapshots; installs the pre-write hook.

@@ -72,6 +72,7 @@ Tensor SavedVariable::unpack(Node* needed_by) const {
   if (!was_saved_) return Tensor();
   // Saved-tensor hooks; or the slot's value under kSnapshot, read with its version in one go.
   uint32_t expected = saved_version_;
+  if (slot_ && slot_->scope_closed()) throw AutogradError(kClosedSnapshotScopeMessage);
   const Tensor saved = packed_ ? unpack_packed() : slot_ ? slot_->load(&expected) : data_;
   if (!saved.defined()) throw AutogradError(kBackwardTwiceMessage);
   // Under hooks: the original's counter, when pack kept an alias or unpack returned one (Note

@@ -127,6 +127,20 @@ void bind_inspect(py::module_& m) {
       },
       py::arg("enabled"));
   m.def("_is_anomaly_enabled", &autograd::is_anomaly_enabled);
+  // allow_mutation_on_saved_tensors' scope (Note [Snapshot scopes] in autograd/mutation_policy.h).
+  using autograd::SnapshotScope;
+  py::class_<SnapshotScope, std::shared_ptr<SnapshotScope>>(m, "_SnapshotScope")
+      .def_property_readonly("is_open", &SnapshotScope::is_open);
+  m.def("_enter_snapshot_scope", [] {
+    auto scope = std::make_shared<SnapshotScope>();
+    autograd::set_snapshot_scope(scope);
+    return scope;
+  });
+  m.def("_exit_snapshot_scope", [](const std::shared_ptr<SnapshotScope>& scope) {
+    scope->close();
+    autograd::set_snapshot_scope(nullptr);
+  });
+  m.def("_in_snapshot_scope", [] { return autograd::current_snapshot_scope() != nullptr; });
   // autograd.graph.increment_version(t): one tracked bump (a later stale error names the line).
   m.def(
       "_increment_version",

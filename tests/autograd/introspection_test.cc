@@ -110,5 +110,26 @@ TEST(InferenceMode, TensorsMadeInsideFollowTorchsRules) {
   EXPECT_EQ(testing_util::values(w.grad()), std::vector<double>({3, 5}));
 }
 
+// Note [Snapshot scopes]: values saved in a scope survive writes, and are refused once it closes.
+TEST(SnapshotScope, BackwardAfterTheScopeClosedIsRefused) {
+  Tensor a = dev(from_vector<double>({1, 2}, {2})).requires_grad_();
+  Tensor inside, after;
+  {
+    autograd::MutationPolicyGuard policy(MutationPolicy::kSnapshot);
+    auto scope = std::make_shared<autograd::SnapshotScope>();
+    autograd::set_snapshot_scope(scope);
+    Tensor h = a * 2.0;
+    inside = (h * h).sum();
+    after = (h * h).sum();
+    h.mul_(10.0);
+    inside.backward();  // the values as saved: d/da sum((2a)^2) = 8a
+    scope->close();
+    autograd::set_snapshot_scope(nullptr);
+  }
+  EXPECT_EQ(testing_util::values(a.grad()), std::vector<double>({8, 16}));
+  EXPECT_NE(error_of<Error>([&] { after.backward(); }).find("allow_mutation_on_saved_tensors"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace mutagrad

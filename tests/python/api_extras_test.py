@@ -206,3 +206,29 @@ def test_allow_mutation_on_saved_tensors_yields_a_context():
     # d/da sum((2a)^2) = 8a, at the values saved before the write.
     assert a.grad.tolist() == [8.0, 16.0]
     assert h.tolist() == [20.0, 40.0]
+
+
+def test_allow_mutation_on_saved_tensors_refuses_backward_after_the_block():
+    """torch 2's rules (torch 1.13 has no such context): hand-derived."""
+    graph = mg.autograd.graph
+    a = make(mg, [1.0, 2.0], requires_grad=True)
+    with graph.allow_mutation_on_saved_tensors():
+        h = a * 2
+        loss = (h * h).sum()
+        h.mul_(10.0)
+        with pytest.raises(RuntimeError, match="cannot be nested"):
+            with graph.allow_mutation_on_saved_tensors():
+                pass
+    with pytest.raises(RuntimeError, match="Trying to backward outside of the "
+                                           "'allow_mutation_on_saved_tensors' context"):
+        loss.backward()
+    assert a.grad is None
+    # Leaves and outputs saved inside are refused too; a graph recorded outside is not.
+    with graph.allow_mutation_on_saved_tensors():
+        e = a.exp()  # saves its result
+        p = a * a  # saves the leaf twice
+    for y in (e, p):
+        with pytest.raises(RuntimeError, match="allow_mutation_on_saved_tensors"):
+            y.sum().backward()
+    (a * a).sum().backward()
+    assert a.grad.tolist() == [2.0, 4.0]

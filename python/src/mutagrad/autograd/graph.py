@@ -38,25 +38,33 @@ def mutation_policy(policy):
 
 
 class _AllowMutationOnSavedContext:
-    """What allow_mutation_on_saved_tensors() yields (torch 2's context object)."""
+    """What allow_mutation_on_saved_tensors() yields (torch 2's context object). Tensors saved
+    inside keep their values through later writes; a backward through them after the block
+    closed raises, as torch 2 (C++: Note [Snapshot scopes] in autograd/mutation_policy.h)."""
 
     def __init__(self):
         self._previous = None
+        self._scope = None
 
     def __enter__(self):
+        if _C._in_snapshot_scope():
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
         self._previous = _C._get_mutation_policy()
         _C._set_mutation_policy("snapshot")
+        self._scope = _C._enter_snapshot_scope()
         return self
 
     def __exit__(self, *exc):
+        _C._exit_snapshot_scope(self._scope)
         _C._set_mutation_policy(self._previous)
 
 
 def allow_mutation_on_saved_tensors():
-    """mutation_policy("snapshot"): in-place writes to saved tensors keep backward correct.
-    As torch 2, `with allow_mutation_on_saved_tensors() as ctx:` yields a context object.
-    Unlike torch 2, backward after the block is not refused: the snapshots stay valid
-    (docs/python.md)."""
+    """As torch 2: inside `with allow_mutation_on_saved_tensors() as ctx:`, an in-place write to
+    a tensor saved for backward first copies the saved value (mutation_policy("snapshot")), so
+    backward inside the block uses the values as saved; a backward after the block raises
+    "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context ...".
+    Contexts cannot be nested."""
     return _AllowMutationOnSavedContext()
 
 
