@@ -6,7 +6,7 @@ namespace mutagrad::nn {
 Tensor ReLU::forward(const Tensor& input) {
   if (!inplace_) return input.relu();
   Tensor x = input;
-  return x.relu_();
+  return x.relu_(write_site());
 }
 
 }  // namespace mutagrad::nn

@@ -8,7 +8,7 @@ namespace mutagrad::nn {
 Tensor LeakyReLU::forward(const Tensor& input) {
   if (!inplace_) return leaky_relu(input, negative_slope_);
   Tensor x = input;
-  return leaky_relu_(x, negative_slope_);
+  return leaky_relu_(x, negative_slope_, write_site());
 }
 
 std::string LeakyReLU::extra_repr() const {
@@ -29,7 +29,7 @@ Tensor SiLU::forward(const Tensor& input) { return silu(input); }
 Tensor ELU::forward(const Tensor& input) {
   if (!inplace_) return elu(input, alpha_);
   Tensor x = input;
-  return elu_(x, alpha_);
+  return elu_(x, alpha_, write_site());
 }
 
 std::string ELU::extra_repr() const {

@@ -33,7 +33,7 @@ void Embedding::reset_parameters(Generator& gen) {
 
 Tensor Embedding::forward(const Tensor& indices) {
   return embedding(indices, weight, options_.padding_idx(), options_.max_norm(),
-                   options_.norm_type(), options_.scale_grad_by_freq());
+                   options_.norm_type(), options_.scale_grad_by_freq(), write_site());
 }
 
 std::string Embedding::extra_repr() const {
@@ -51,7 +51,9 @@ Dropout::Dropout(double p, bool inplace) : Module("Dropout"), p_(p), inplace_(in
   }
 }
 
-Tensor Dropout::forward(const Tensor& input) { return dropout(input, p_, is_training(), inplace_); }
+Tensor Dropout::forward(const Tensor& input) {
+  return dropout(input, p_, is_training(), inplace_, std::nullopt, write_site());
+}
 
 std::string Dropout::extra_repr() const {
   return str("p=", python_float_repr(p_), ", inplace=", python_bool(inplace_));
@@ -64,7 +66,7 @@ Dropout2d::Dropout2d(double p, bool inplace) : Module("Dropout2d"), p_(p), inpla
 }
 
 Tensor Dropout2d::forward(const Tensor& input) {
-  return feature_dropout(input, p_, is_training(), inplace_);
+  return feature_dropout(input, p_, is_training(), inplace_, std::nullopt, write_site());
 }
 
 std::string Dropout2d::extra_repr() const {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <ostream>
 #include <sstream>
 #include <unordered_map>
@@ -20,6 +21,17 @@ namespace {
 std::atomic<uint64_t> structure_version{1};
 std::atomic<const Module*> last_named_root{nullptr};
 thread_local int forward_depth = 0;
+// The root call's site (file null outside any call), for write_site().
+thread_local CallSite root_site{nullptr, 0};
+
+// A string that lives for the process (a recorded CallSite's file may be read by an error
+// long after the module died). Interned: one copy per distinct label.
+const char* intern(const std::string& s) {
+  static std::mutex mutex;
+  static auto* pool = new std::unordered_set<std::string>();
+  std::lock_guard<std::mutex> lock(mutex);
+  return pool->insert(s).first->c_str();
+}
 
 struct ForwardDepth {
   ForwardDepth() { ++forward_depth; }
@@ -60,6 +72,9 @@ Tensor Module::run_forward_hooks(const Tensor& input, const Tensor& output) {
 void Module::name_tree() {
   const uint64_t version = structure_version.load(std::memory_order_acquire);
   if (named_version_ == version && last_named_root.load(std::memory_order_acquire) == this) return;
+  for (const auto& [path, m] : named_modules()) {
+    m->label_ = path.empty() ? m->name_ : path + " (" + m->name_ + ")";
+  }
   for (const auto& [name, t] : named_parameters()) autograd::set_tensor_name(t, name);
   for (const auto& [name, t] : named_buffers()) {
     if (t.defined()) autograd::set_tensor_name(t, name);
@@ -68,8 +83,24 @@ void Module::name_tree() {
   last_named_root.store(this, std::memory_order_release);
 }
 
-Tensor Module::operator()(const Tensor& input) {
-  if (forward_depth == 0) name_tree();
+CallSite Module::write_site() const {
+  const std::string& label = label_.empty() ? name_ : label_;
+  if (root_site.file == nullptr) return CallSite{intern("module " + label), 0};
+  return CallSite{intern(str("module ", label, ", called from ", root_site.file)), root_site.line};
+}
+
+Tensor Module::operator()(const Tensor& input, CallSite site) {
+  // The root call names the tree and keeps the caller's site for the whole call.
+  struct RootSite {
+    bool root = forward_depth == 0;
+    explicit RootSite(CallSite s) {
+      if (root) root_site = s;
+    }
+    ~RootSite() {
+      if (root) root_site = CallSite{nullptr, 0};
+    }
+  } root_guard(site);
+  if (root_guard.root) name_tree();
   ForwardDepth depth;
   Tensor x = hooks_->pre.empty() ? input : run_forward_pre_hooks(input);
   Tensor y = forward(x);

@@ -33,7 +33,10 @@
 // does: a step that writes a parameter between forward and backward is reported as "... of
 // 0.weight ...". Naming runs again only when a registration anywhere changed a tree or another
 // root named last, so a training loop pays two integer compares per call. Tied tensors take
-// the first path, as named_parameters lists them.
+// the first path, as named_parameters lists them. A write a layer makes in its forward (an
+// inplace ReLU, BatchNorm's running statistics) is recorded with write_site(): "module
+// features.2 (ReLU), called from train.cc" and the line of the root call, so the stale-tensor
+// error reads "relu_ at module features.2 (ReLU), called from train.cc:31", as in Python.
 //
 // Note [load_state_dict checks first]
 // load_state_dict(strict) first compares every key, shape and dtype with the module's own
@@ -97,8 +100,9 @@ class Module : public std::enable_shared_from_this<Module> {
   // ---- Calling ----
   // One-input forward; the base throws ValueError (a container or a loss has none).
   virtual Tensor forward(const Tensor& input);
-  // Pre-hooks, forward(), hooks (Note [Calling a module]).
-  Tensor operator()(const Tensor& input);
+  // Pre-hooks, forward(), hooks (Note [Calling a module]). `site`: the caller's line, for the
+  // writes the call makes (Note [Parameter names in errors]).
+  Tensor operator()(const Tensor& input, CallSite site = CallSite::current());
   HookHandle register_forward_pre_hook(ForwardPreHook hook);
   HookHandle register_forward_hook(ForwardHook hook);
 
@@ -171,6 +175,9 @@ class Module : public std::enable_shared_from_this<Module> {
   const OrderedDict<Tensor>& own_buffers() const { return buffers_; }
 
  protected:
+  // The site to record a write this module makes in its forward with (Note [Parameter names in
+  // errors]); outside a call through operator(), "module <Name>" at line 0.
+  CallSite write_site() const;
   // Runs the forward hooks of a call whose forward() the caller ran (losses).
   Tensor run_forward_hooks(const Tensor& input, const Tensor& output);
   Tensor run_forward_pre_hooks(const Tensor& input);
@@ -190,6 +197,7 @@ class Module : public std::enable_shared_from_this<Module> {
   std::string name_;
   bool training_ = true;
   uint64_t named_version_ = 0;
+  std::string label_;  // "features.2 (ReLU)" from the last naming root; empty: name_
   OrderedDict<Tensor> parameters_;
   OrderedDict<Tensor> buffers_;
   std::unordered_set<std::string> non_persistent_;

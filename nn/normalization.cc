@@ -54,7 +54,7 @@ Tensor BatchNormBase::forward(const Tensor& input) {
                            "input size ",
                            input.sizes(), "; use a larger batch or eval()"));
     }
-    num_batches_tracked.add_(1);
+    num_batches_tracked.add_(1, write_site());
     if (!options_.momentum()) {
       factor = 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>());
     }
@@ -62,7 +62,7 @@ Tensor BatchNormBase::forward(const Tensor& input) {
   const bool use_batch_stats = training || !options_.track_running_stats();
   return batch_norm(input, options_.track_running_stats() ? running_mean : Tensor(),
                     options_.track_running_stats() ? running_var : Tensor(), weight, bias,
-                    use_batch_stats, factor, options_.eps());
+                    use_batch_stats, factor, options_.eps(), write_site());
 }
 
 std::string BatchNormBase::extra_repr() const {

@@ -381,3 +381,22 @@ TEST(Module, StaleTensorErrorNamesTheParameterByItsPath) {
 
 }  // namespace
 }  // namespace mutagrad
+
+namespace mutagrad {
+namespace {
+
+// A write a layer makes in its forward is reported with the layer's path and the line of the
+// model's call (Note [Parameter names in errors]).
+TEST(Module, InplaceLayerWriteNamesTheLayerPathAndTheCallersLine) {
+  nn::Sequential model(std::make_shared<nn::Sigmoid>(), std::make_shared<nn::ReLU>(true));
+  Tensor x = pattern({2, 3}, 0.37, 0.1).requires_grad_();
+  // clang-format off
+  Tensor y = model(x); const int line = __LINE__;
+  // clang-format on
+  std::string msg = error_of<autograd::AutogradError>([&] { y.sum().backward(); });
+  EXPECT_NE(msg.find("relu_ at module 1 (ReLU), called from "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("module_test.cc:" + std::to_string(line)), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace mutagrad
