@@ -81,6 +81,24 @@ void CudaBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const 
   if (out.numel() > 0) binary_kernel(op, out, a, b);
 }
 
+void CudaBackend::binary_scalar_inplace(BinaryOp op, const Tensor& out, const Scalar& value) {
+  if (out.numel() > 0) binary_scalar_inplace_kernel(op, out, value);
+}
+
+void CudaBackend::axpy_inplace(const Tensor& out, const Tensor& b, double alpha) {
+  if (out.numel() > 0) axpy_inplace_kernel(out, b, alpha);
+}
+
+void CudaBackend::addcmul_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2,
+                                  double value) {
+  if (out.numel() > 0) addc_inplace_kernel(/*is_div=*/false, out, t1, t2, value);
+}
+
+void CudaBackend::addcdiv_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2,
+                                  double value) {
+  if (out.numel() > 0) addc_inplace_kernel(/*is_div=*/true, out, t1, t2, value);
+}
+
 void CudaBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (out.numel() > 0) where_kernel(out, cond, a, b);
 }

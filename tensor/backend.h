@@ -159,8 +159,8 @@ class Backend {
   // operand tensor. The default wraps the value in a 0-dim tensor and calls binary().
   virtual void binary_scalar_inplace(BinaryOp op, const Tensor& out, const Scalar& value);
   // out = out + alpha * b, both float32 (rounded once, as an FMA) or both float64, of one shape
-  // (Note [Fused add with alpha] in tensor/native/scalar_inplace.h). The default rounds the
-  // product and the sum separately.
+  // (Note [Fused add with alpha] in tensor/native/scalar_inplace.h). The default composes
+  // binary ops with the same rounding (float32 through float64 temporaries).
   virtual void axpy_inplace(const Tensor& out, const Tensor& b, double alpha);
   // out = out + (value * t1) * t2, all three float32 (the last multiply and the add rounded
   // once) or float64, of one shape: addcmul_ (Note [addcmul rounds as an FMA] in

@@ -13,6 +13,12 @@ void Backend::binary_scalar_inplace(BinaryOp op, const Tensor& out, const Scalar
 }
 
 void Backend::axpy_inplace(const Tensor& out, const Tensor& b, double alpha) {
+  if (out.dtype() == kFloat32) {  // float alpha * b exact in double, the sum rounded once
+    const Scalar a(static_cast<double>(static_cast<float>(alpha)));
+    const Tensor product = native::binary(BinaryOp::kMul, native::to(b, kFloat64), a);
+    copy(out, native::binary(BinaryOp::kAdd, native::to(out, kFloat64), product));
+    return;
+  }
   binary(BinaryOp::kAdd, out, out, native::binary(BinaryOp::kMul, b, Scalar(alpha)));
 }
 

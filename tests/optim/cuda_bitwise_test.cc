@@ -1,0 +1,271 @@
+// The CPU's bits on the CUDA device (issue 39, item 4): every optimizer and option run 20 steps
+// on the CPU and on the CUDA device (the host-run backend here, a GPU under --config=cuda) from
+// the same parameters and gradients ends with bitwise the same parameters and state; and the
+// in-place ops optimizers are made of (add_ with alpha, addcmul_, addcdiv_, lerp_, the scalar
+// add_/sub_/mul_/div_) write bitwise the CPU's values, float32 and float64, on random data with
+// edge values (zeros of both signs, subnormals, huge and tiny magnitudes, inf, nan).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mutagrad.h"
+#include "optim/optim.h"
+
+namespace mutagrad {
+namespace {
+
+const Device kCuda(DeviceType::CUDA, 0);
+
+Tensor host(const Tensor& t) { return t.detach().to(kCPU).contiguous(); }
+
+// Bitwise equality of two tensors (any devices): NaNs compare by their bits too.
+::testing::AssertionResult same_bits(const Tensor& cpu, const Tensor& cuda) {
+  const Tensor a = host(cpu);
+  const Tensor b = host(cuda);
+  if (a.dtype() != b.dtype() || !a.sizes().equals(b.sizes())) {
+    return ::testing::AssertionFailure() << "dtype or shape differs";
+  }
+  const size_t item = a.dtype() == kFloat32 ? 4 : 8;
+  const char* pa = static_cast<const char*>(a.unsafe_impl()->data());
+  const char* pb = static_cast<const char*>(b.unsafe_impl()->data());
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    if (std::memcmp(pa + i * item, pb + i * item, item) != 0) {
+      const Tensor da = a.to(kFloat64);
+      const Tensor db = b.to(kFloat64);
+      return ::testing::AssertionFailure()
+             << "element " << i << " of " << a.numel() << ": cpu " << da.data_ptr<double>()[i]
+             << " cuda " << db.data_ptr<double>()[i];
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// n random values with a spread of magnitudes, and edge values first when `edges`.
+std::vector<double> random_values(std::mt19937_64& rng, int64_t n, bool edges, bool positive) {
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<int> exponent(-6, 6);
+  std::vector<double> v;
+  if (edges) {
+    const double inf = std::numeric_limits<double>::infinity();
+    for (double e : {0.0, -0.0, 1e-40, -1e-310, 3e38, -3e38, 1e-30, 1.0, -1.0, 0.5, inf, -inf,
+                     std::numeric_limits<double>::quiet_NaN()}) {
+      v.push_back(positive ? std::abs(e) : e);
+    }
+  }
+  while (static_cast<int64_t>(v.size()) < n) {
+    const double x = normal(rng) * std::pow(10.0, exponent(rng));
+    v.push_back(positive ? std::abs(x) + 1e-3 : x);
+  }
+  v.resize(static_cast<size_t>(n));
+  return v;
+}
+
+Tensor make(const std::vector<double>& v, ScalarType dtype) {
+  return from_vector(v, {static_cast<int64_t>(v.size())}).to(dtype);
+}
+
+constexpr int64_t kN = 1031;  // not a multiple of any vector width
+
+struct OpCase {
+  std::string name;
+  // Applies the op in place to x (other operands a, b, w on x's device).
+  std::function<void(Tensor& x, const Tensor& a, const Tensor& b, const Tensor& w)> apply;
+};
+
+std::vector<OpCase> op_cases() {
+  std::vector<OpCase> cases;
+  for (double alpha : {1.0, -1.0, 0.1, -0.9, 1e-3, 3.0e-8, 7.0}) {
+    cases.push_back(
+        {"add_(b, alpha=" + std::to_string(alpha) + ")",
+         [alpha](Tensor& x, const Tensor&, const Tensor& b, const Tensor&) { x.add_(b, alpha); }});
+    cases.push_back(
+        {"sub_(b, alpha=" + std::to_string(alpha) + ")",
+         [alpha](Tensor& x, const Tensor&, const Tensor& b, const Tensor&) { x.sub_(b, alpha); }});
+    cases.push_back({"addcmul_(a, b, " + std::to_string(alpha) + ")",
+                     [alpha](Tensor& x, const Tensor& a, const Tensor& b, const Tensor&) {
+                       x.addcmul_(a, b, alpha);
+                     }});
+    cases.push_back({"addcdiv_(a, b, " + std::to_string(alpha) + ")",
+                     [alpha](Tensor& x, const Tensor& a, const Tensor& b, const Tensor&) {
+                       x.addcdiv_(a, b, alpha);
+                     }});
+    cases.push_back(
+        {"add_(" + std::to_string(alpha) + ")",
+         [alpha](Tensor& x, const Tensor&, const Tensor&, const Tensor&) { x.add_(alpha); }});
+    cases.push_back(
+        {"sub_(" + std::to_string(alpha) + ")",
+         [alpha](Tensor& x, const Tensor&, const Tensor&, const Tensor&) { x.sub_(alpha); }});
+    cases.push_back(
+        {"mul_(" + std::to_string(alpha) + ")",
+         [alpha](Tensor& x, const Tensor&, const Tensor&, const Tensor&) { x.mul_(alpha); }});
+    cases.push_back(
+        {"div_(" + std::to_string(alpha) + ")",
+         [alpha](Tensor& x, const Tensor&, const Tensor&, const Tensor&) { x.div_(alpha); }});
+  }
+  for (double w : {0.0, 0.1, 0.4999, 0.5, 0.9, 1.0, -0.3, 1.7}) {
+    cases.push_back(
+        {"lerp_(b, " + std::to_string(w) + ")",
+         [w](Tensor& x, const Tensor&, const Tensor& b, const Tensor&) { x.lerp_(b, w); }});
+  }
+  cases.push_back({"lerp_(b, tensor weight)", [](Tensor& x, const Tensor&, const Tensor& b,
+                                                 const Tensor& w) { x.lerp_(b, w); }});
+  cases.push_back({"add_(x, alpha=0.3) (aliased)",
+                   [](Tensor& x, const Tensor&, const Tensor&, const Tensor&) { x.add_(x, 0.3); }});
+  cases.push_back({"addcmul_(a, a, 0.1)", [](Tensor& x, const Tensor& a, const Tensor&,
+                                             const Tensor&) { x.addcmul_(a, a, 0.1); }});
+  return cases;
+}
+
+class InplaceOps : public ::testing::TestWithParam<ScalarType> {};
+
+TEST_P(InplaceOps, WriteTheCpusBitsOnCuda) {
+  const ScalarType dtype = GetParam();
+  std::mt19937_64 rng(39);
+  for (const OpCase& c : op_cases()) {
+    for (bool edges : {false, true}) {
+      const Tensor x0 = make(random_values(rng, kN, edges, false), dtype);
+      const Tensor a0 = make(random_values(rng, kN, edges, false), dtype);
+      const Tensor b0 = make(random_values(rng, kN, edges, false), dtype);
+      std::uniform_real_distribution<double> unit(-0.5, 1.5);
+      std::vector<double> wv(kN);
+      for (double& e : wv) e = unit(rng);
+      const Tensor w0 = make(wv, dtype);
+      Tensor x = x0.clone();
+      c.apply(x, a0, b0, w0);
+      Tensor xc = x0.to(kCuda);
+      c.apply(xc, a0.to(kCuda), b0.to(kCuda), w0.to(kCuda));
+      EXPECT_TRUE(same_bits(x, xc))
+          << c.name << " " << dtype_name(dtype) << (edges ? " with edge values" : "");
+      // A non-contiguous self (every other element) takes the strided paths.
+      Tensor y = x0.clone();
+      Tensor ys = y.slice(0, 0, kN - 1, 2);
+      Tensor yc = x0.to(kCuda);
+      Tensor ycs = yc.slice(0, 0, kN - 1, 2);
+      c.apply(ys, a0.slice(0, 0, kN - 1, 2), b0.slice(0, 1, kN, 2), w0.slice(0, 0, kN - 1, 2));
+      c.apply(ycs, a0.to(kCuda).slice(0, 0, kN - 1, 2), b0.to(kCuda).slice(0, 1, kN, 2),
+              w0.to(kCuda).slice(0, 0, kN - 1, 2));
+      EXPECT_TRUE(same_bits(y, yc))
+          << c.name << " strided " << dtype_name(dtype) << (edges ? " with edge values" : "");
+      // ... and the strided CPU writes what it writes into contiguous operands.
+      Tensor z = x0.slice(0, 0, kN - 1, 2).contiguous();
+      c.apply(z, a0.slice(0, 0, kN - 1, 2).contiguous(), b0.slice(0, 1, kN, 2).contiguous(),
+              w0.slice(0, 0, kN - 1, 2).contiguous());
+      EXPECT_TRUE(same_bits(z, ys)) << c.name << " strided vs contiguous on the CPU "
+                                    << dtype_name(dtype) << (edges ? " with edge values" : "");
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, InplaceOps, ::testing::Values(kFloat32, kFloat64),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// One optimizer configuration: builds the optimizer over `params`.
+struct OptimCase {
+  std::string name;
+  std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)> make;
+};
+
+std::vector<OptimCase> optim_cases() {
+  using namespace optim;
+  auto sgd = [](SGDOptions o) {
+    return [o](std::vector<Tensor> p) -> std::unique_ptr<Optimizer> {
+      return std::make_unique<SGD>(std::move(p), o);
+    };
+  };
+  auto adam = [](AdamOptions o) {
+    return [o](std::vector<Tensor> p) -> std::unique_ptr<Optimizer> {
+      return std::make_unique<Adam>(std::move(p), o);
+    };
+  };
+  auto adamw = [](AdamWOptions o) {
+    return [o](std::vector<Tensor> p) -> std::unique_ptr<Optimizer> {
+      return std::make_unique<AdamW>(std::move(p), o);
+    };
+  };
+  auto rmsprop = [](RMSpropOptions o) {
+    return [o](std::vector<Tensor> p) -> std::unique_ptr<Optimizer> {
+      return std::make_unique<RMSprop>(std::move(p), o);
+    };
+  };
+  auto adagrad = [](AdagradOptions o) {
+    return [o](std::vector<Tensor> p) -> std::unique_ptr<Optimizer> {
+      return std::make_unique<Adagrad>(std::move(p), o);
+    };
+  };
+  return {
+      {"SGD", sgd(SGDOptions(0.1))},
+      {"SGD weight_decay", sgd(SGDOptions(0.1).weight_decay(0.01))},
+      {"SGD momentum", sgd(SGDOptions(0.05).momentum(0.9))},
+      {"SGD momentum dampening", sgd(SGDOptions(0.05).momentum(0.9).dampening(0.1))},
+      {"SGD nesterov weight_decay",
+       sgd(SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(1e-3))},
+      {"SGD maximize momentum", sgd(SGDOptions(0.05).momentum(0.5).maximize(true))},
+      {"Adam", adam(AdamOptions(1e-3))},
+      {"Adam weight_decay", adam(AdamOptions(1e-2).weight_decay(0.1))},
+      {"Adam amsgrad", adam(AdamOptions(1e-2).amsgrad(true).betas({0.8, 0.95}))},
+      {"Adam amsgrad weight_decay maximize",
+       adam(AdamOptions(1e-2).amsgrad(true).weight_decay(0.05).maximize(true))},
+      {"AdamW", adamw(AdamWOptions(1e-3))},
+      {"AdamW amsgrad", adamw(AdamWOptions(1e-2).amsgrad(true).weight_decay(0.1))},
+      {"RMSprop", rmsprop(RMSpropOptions(1e-2))},
+      {"RMSprop centered", rmsprop(RMSpropOptions(1e-2).centered(true))},
+      {"RMSprop momentum", rmsprop(RMSpropOptions(1e-2).momentum(0.9))},
+      {"RMSprop centered momentum weight_decay",
+       rmsprop(RMSpropOptions(1e-2).centered(true).momentum(0.8).weight_decay(0.01))},
+      {"Adagrad", adagrad(AdagradOptions(0.1))},
+      {"Adagrad lr_decay weight_decay",
+       adagrad(
+           AdagradOptions(0.1).lr_decay(0.01).weight_decay(0.05).initial_accumulator_value(0.1))},
+  };
+}
+
+class Optimizers : public ::testing::TestWithParam<ScalarType> {};
+
+TEST_P(Optimizers, GiveTheCpusParametersOnCuda) {
+  const ScalarType dtype = GetParam();
+  constexpr int kSteps = 20;
+  constexpr int64_t kNumel = 257;
+  for (const OptimCase& c : optim_cases()) {
+    std::mt19937_64 rng(7);
+    // Two parameters: a vector and a (non-square) matrix.
+    const std::vector<Tensor> start = {
+        make(random_values(rng, kNumel, false, false), dtype),
+        make(random_values(rng, 6 * 5, false, false), dtype).reshape({6, 5})};
+    std::vector<Tensor> cpu, cuda;
+    for (const Tensor& s : start) {
+      cpu.push_back(s.clone().requires_grad_());
+      cuda.push_back(s.to(kCuda).requires_grad_());
+    }
+    std::unique_ptr<optim::Optimizer> on_cpu = c.make(cpu);
+    std::unique_ptr<optim::Optimizer> on_cuda = c.make(cuda);
+    for (int k = 0; k < kSteps; ++k) {
+      for (size_t i = 0; i < start.size(); ++i) {
+        const Tensor g = make(random_values(rng, start[i].numel(), false, false), dtype)
+                             .reshape(start[i].sizes());
+        cpu[i].set_grad(g);
+        cuda[i].set_grad(g.to(kCuda));
+      }
+      on_cpu->step();
+      on_cuda->step();
+    }
+    for (size_t i = 0; i < start.size(); ++i) {
+      EXPECT_TRUE(same_bits(cpu[i], cuda[i]))
+          << c.name << " " << dtype_name(dtype) << ": parameter " << i << " after " << kSteps
+          << " steps";
+      EXPECT_FALSE(same_bits(cpu[i], start[i])) << c.name << ": the steps changed nothing";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, Optimizers, ::testing::Values(kFloat32, kFloat64),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+}  // namespace
+}  // namespace mutagrad
