@@ -1,0 +1,301 @@
+// PyTorch's zip format: round trips, a torch 1.13 file, shared storages, hostile archives.
+#include "serialize/checkpoint.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zip.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "mutagrad.h"
+#include "serialize/errors.h"
+#include "tests/tensor/test_device.h"
+
+namespace mutagrad {
+namespace {
+
+using serialize::Value;
+using testing_device::host_copy;
+using testing_device::on_test_device;
+using testing_device::test_device;
+
+std::string tmp_path(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string bytes_of(const Tensor& t) {
+  Tensor h = native::contiguous(host_copy(t));
+  return std::string(static_cast<const char*>(h.unsafe_impl()->data()),
+                     static_cast<size_t>(h.numel() * element_size(h.dtype())));
+}
+
+std::vector<int64_t> vec(IntArrayRef r) { return std::vector<int64_t>(r.begin(), r.end()); }
+
+const ScalarType kAllDTypes[] = {kFloat64, kFloat32, kFloat16, kBFloat16, kInt64,
+                                 kInt32,   kInt16,   kInt8,    kUInt8,    kBool};
+
+Tensor arange6(ScalarType dtype) {
+  return on_test_device(arange(6, kInt64).reshape({2, 3}).to(dtype));
+}
+
+TEST(Checkpoint, NestedValuesOfEveryDTypeRoundTrip) {
+  std::vector<std::pair<Value, Value>> tensors;
+  for (ScalarType d : kAllDTypes) tensors.emplace_back(dtype_name(d), arange6(d));
+  Value attrs =
+      Value::dict({{"_metadata", Value::dict({{"", Value::dict({{"version", 1}})}}, true)}});
+  Value sd = Value::dict(std::move(tensors), true);
+  sd.set_attributes(std::make_shared<Value>(attrs));
+  Value obj = Value::dict({
+      {"sd", sd},
+      {"ints", Value::list({0, 255, 256, 65535, 65536, -1, int64_t{-(1LL << 40)},
+                            int64_t{1LL << 62}, int64_t{INT64_MIN}})},
+      {"pi", 3.25},
+      {"s", "a string"},
+      {"flags", Value::tuple({true, false, Value()})},
+      {"state", Value::dict({{0, Value::dict({{"step", 3}})}})},
+  });
+  std::string path = tmp_path("nested.pt");
+  save(obj, path);
+  Value back = load(path);
+  const Value& sd2 = back.at("sd");
+  EXPECT_TRUE(sd2.ordered());
+  ASSERT_EQ(sd2.entries().size(), 10u);
+  for (ScalarType d : kAllDTypes) {
+    const Tensor& t = sd2.at(dtype_name(d)).to_tensor();
+    EXPECT_EQ(t.dtype(), d);
+    EXPECT_EQ(t.device(), Device(kCPU));  // saved with location "cpu"
+    EXPECT_EQ(vec(t.sizes()), (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(bytes_of(t), bytes_of(arange6(d)));
+  }
+  ASSERT_TRUE(sd2.attributes());
+  EXPECT_EQ(sd2.attributes()->at("_metadata").entries()[0].second.at("version").to_int(), 1);
+  std::vector<int64_t> ints;
+  for (const Value& v : back.at("ints").items()) ints.push_back(v.to_int());
+  EXPECT_EQ(ints, (std::vector<int64_t>{0, 255, 256, 65535, 65536, -1, -(1LL << 40), 1LL << 62,
+                                        INT64_MIN}));
+  EXPECT_EQ(back.at("pi").to_double(), 3.25);
+  EXPECT_EQ(back.at("s").to_string(), "a string");
+  EXPECT_EQ(back.at("flags").kind(), Value::Kind::Tuple);
+  EXPECT_TRUE(back.at("flags").items()[0].to_bool());
+  EXPECT_TRUE(back.at("flags").items()[2].is_none());
+  const auto& state = back.at("state").entries();
+  ASSERT_EQ(state.size(), 1u);
+  EXPECT_EQ(state[0].first.to_int(), 0);
+  EXPECT_EQ(state[0].second.at("step").to_int(), 3);
+  // map_location moves every tensor.
+  Value moved = load(path, test_device());
+  EXPECT_EQ(moved.at("sd").at("int16").to_tensor().device(), test_device());
+}
+
+TEST(Checkpoint, SharedStoragesStaySharedAndViewsKeepTheirGeometry) {
+  Tensor base = on_test_device(arange(12, kFloat32).reshape({3, 4}));
+  Tensor t = base.transpose(0, 1);
+  Tensor row = base.select(0, 1).narrow(0, 1, 3);
+  Tensor w = on_test_device(ones({2}, kFloat32)).requires_grad_(true);
+  std::vector<Value::Kind> kinds;
+  Value obj = Value::list({base, t, row, w});
+  Value back = load_from_bytes(save_to_bytes(obj), test_device());
+  const Tensor& b2 = back.items()[0].to_tensor();
+  const Tensor& t2 = back.items()[1].to_tensor();
+  const Tensor& r2 = back.items()[2].to_tensor();
+  EXPECT_TRUE(b2.unsafe_impl()->storage().is_same(t2.unsafe_impl()->storage()));
+  EXPECT_TRUE(b2.unsafe_impl()->storage().is_same(r2.unsafe_impl()->storage()));
+  EXPECT_EQ(vec(t2.strides()), (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(r2.unsafe_impl()->storage_offset(), 5);
+  EXPECT_EQ(bytes_of(t2), bytes_of(t));
+  EXPECT_EQ(bytes_of(r2), bytes_of(row));
+  EXPECT_TRUE(back.items()[3].to_tensor().requires_grad());
+  // One version counter: an in-place write through one is seen by the others.
+  uint32_t before = t2.version();
+  b2.unsafe_impl()->version_counter().bump({"add_", __FILE__, __LINE__});
+  EXPECT_EQ(t2.version(), before + 1);
+  EXPECT_EQ(r2.version(), before + 1);
+  // Two storages stay two.
+  EXPECT_FALSE(
+      b2.unsafe_impl()->storage().is_same(back.items()[3].to_tensor().unsafe_impl()->storage()));
+}
+
+// testdata/torch113_sample.pt, written by torch 1.13 (gen_torch_fixture.py).
+TEST(Checkpoint, AFileWrittenByTorch113Loads) {
+  Value v = load("tests/serialize/testdata/torch113_sample.pt");
+  for (ScalarType d : kAllDTypes) {
+    SCOPED_TRACE(dtype_name(d));
+    const Tensor& t = v.at("dtypes").at(dtype_name(d)).to_tensor();
+    EXPECT_EQ(t.dtype(), d);
+    EXPECT_EQ(bytes_of(t), bytes_of(arange6(d)));
+  }
+  const Tensor& base = v.at("base").to_tensor();
+  const Tensor& t = v.at("t").to_tensor();
+  const Tensor& row = v.at("row").to_tensor();
+  EXPECT_TRUE(base.unsafe_impl()->storage().is_same(t.unsafe_impl()->storage()));
+  EXPECT_TRUE(base.unsafe_impl()->storage().is_same(row.unsafe_impl()->storage()));
+  EXPECT_EQ(vec(t.strides()), (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(row.unsafe_impl()->storage_offset(), 5);
+  Tensor arange12 = arange(12, kFloat32).reshape({3, 4});
+  EXPECT_EQ(bytes_of(t), bytes_of(arange12.transpose(0, 1)));
+  EXPECT_EQ(bytes_of(row), bytes_of(arange12.select(0, 1).narrow(0, 1, 3)));
+  const Value& lin = v.at("linear");
+  EXPECT_TRUE(lin.ordered());
+  EXPECT_EQ(bytes_of(lin.at("weight").to_tensor()),
+            bytes_of(from_vector<float>({1, 2, 3, 4}, {2, 2})));
+  EXPECT_EQ(bytes_of(lin.at("bias").to_tensor()), bytes_of(from_vector<float>({-1, 0.5}, {2})));
+  ASSERT_TRUE(lin.attributes());
+  const Tensor& param = v.at("param").to_tensor();
+  EXPECT_TRUE(param.requires_grad());
+  EXPECT_EQ(bytes_of(param), bytes_of(from_vector<float>({1.5, -2}, {2})));
+  const auto& n = v.at("nested").items();
+  ASSERT_EQ(n.size(), 9u);
+  EXPECT_EQ(n[0].to_int(), 1);
+  EXPECT_EQ(n[1].to_int(), -70000);
+  EXPECT_EQ(n[2].to_int(), 1LL << 40);
+  EXPECT_EQ(n[3].to_double(), 0.25);
+  EXPECT_EQ(n[4].to_string(), "text");
+  EXPECT_TRUE(n[5].is_none());
+  EXPECT_TRUE(n[6].to_bool());
+  EXPECT_EQ(n[7].kind(), Value::Kind::Tuple);
+  EXPECT_EQ(n[8].entries()[0].first.to_int(), 3);
+  EXPECT_EQ(n[8].entries()[0].second.to_string(), "three");
+}
+
+// An archive with the given data.pkl and records, as torch lays them out.
+std::string archive(const std::string& pkl,
+                    const std::vector<std::pair<std::string, std::string>>& records = {},
+                    const std::string& version = "3\n") {
+  std::string path = tmp_path("hostile_build.zip");
+  unlink(path.c_str());
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  std::vector<std::pair<std::string, std::string>> all = {{"data.pkl", pkl}, {"version", version}};
+  all.insert(all.end(), records.begin(), records.end());
+  for (const auto& [name, bytes] : all) {
+    zip_source_t* src = zip_source_buffer(z, bytes.data(), bytes.size(), 0);
+    zip_int64_t i = zip_file_add(z, ("archive/" + name).c_str(), src, 0);
+    zip_set_file_compression(z, static_cast<zip_uint64_t>(i), ZIP_CM_STORE, 0);
+  }
+  zip_close(z);
+  return read_bytes(path);
+}
+
+template <typename E>
+void expect_refused(const std::string& what, const std::string& bytes, const std::string& says) {
+  SCOPED_TRACE(what);
+  std::string path = tmp_path("hostile.pt");
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << bytes;
+  }
+  try {
+    load(path);
+    ADD_FAILURE() << "loaded a hostile file";
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong error type: " << e.what();
+  }
+  EXPECT_EQ(read_bytes(path), bytes);
+}
+
+// A string literal with its embedded NULs.
+template <size_t N>
+std::string S(const char (&s)[N]) {
+  return std::string(s, N - 1);
+}
+
+std::string binunicode(const std::string& s) {
+  uint32_t n = static_cast<uint32_t>(s.size());
+  return "X" + std::string(reinterpret_cast<const char*>(&n), 4) + s;
+}
+
+std::string binint1(int v) { return "K" + std::string(1, static_cast<char>(v)); }
+
+// A pickle of one tensor over storage '0' of `numel` elements: offset, size, stride.
+std::string tensor_pickle(int numel, int offset, int size, int stride,
+                          const std::string& storage_type = "FloatStorage") {
+  return S("\x80\x02") + "ctorch._utils\n_rebuild_tensor_v2\n((" + binunicode("storage") +
+         "ctorch\n" + storage_type + "\n" + binunicode("0") + binunicode("cpu") + binint1(numel) +
+         "tQ" + binint1(offset) + binint1(size) + "\x85" + binint1(stride) +
+         "\x85\x89"
+         "ccollections\nOrderedDict\n)RtR.";
+}
+
+TEST(Checkpoint, HostileArchivesAreTypedErrors) {
+  using serialize::FormatError;
+  using serialize::OffsetError;
+  using serialize::SizeMismatchError;
+  using serialize::UnknownDTypeError;
+  using serialize::UnpicklingError;
+  std::string marker = tmp_path("pwned");
+  unlink(marker.c_str());
+  // os.system('touch <marker>'): refused at GLOBAL, before anything could be called.
+  std::string evil =
+      "\x80\x02"
+      "cos\nsystem\n"
+      "X" +
+      std::string(4, '\0') + ")R.";
+  std::string cmd = "touch " + marker;
+  evil = std::string(
+      "\x80\x02"
+      "cos\nsystem\n(X",
+      15);
+  uint32_t n = static_cast<uint32_t>(cmd.size());
+  evil += std::string(reinterpret_cast<const char*>(&n), 4) + cmd + "tR.";
+  expect_refused<UnpicklingError>("os.system", archive(evil), "'os.system' is not one");
+  EXPECT_NE(access(marker.c_str(), F_OK), 0) << "the pickle ran a command";
+  expect_refused<UnpicklingError>("builtins.eval",
+                                  archive("\x80\x02"
+                                          "cbuiltins\neval\n."),
+                                  "'builtins.eval'");
+  // REDUCE of an allowed global that is not callable (a storage type).
+  expect_refused<UnpicklingError>("reduce storage",
+                                  archive("\x80\x02"
+                                          "ctorch\nFloatStorage\n)R."),
+                                  "a REDUCE of 'torch FloatStorage'");
+  expect_refused<UnpicklingError>("newobj", archive("\x80\x02N)\x81."), "opcode 0x81");
+  expect_refused<UnpicklingError>("truncated pickle", archive(S("\x80\x02X\xff\0\0\0ab")),
+                                  "past the end");
+  expect_refused<UnpicklingError>("no stop", archive("\x80\x02N"), "truncated");
+  expect_refused<UnpicklingError>("cycle", archive(S("\x80\x02]q\0h\0a.")), "nest deeper");
+  expect_refused<UnpicklingError>(
+      "deep", archive("\x80\x02" + std::string(100000, ']') + std::string(99999, 'a') + "."),
+      "nest deeper");
+  // Billion laughs: each level a list of the previous one twice.
+  std::string laughs = S("\x80\x02(]q\0");
+  for (int k = 0; k < 40; ++k) {
+    laughs += std::string("](h", 3) + std::string(1, static_cast<char>(k)) + "h" +
+              std::string(1, static_cast<char>(k)) + "eq" +
+              std::string(1, static_cast<char>(k + 1));
+  }
+  laughs += "t.";  // a tuple of the 41 levels
+  expect_refused<UnpicklingError>("laughs", archive(laughs), "expand to more than");
+  std::string f4(16, '\0');
+  EXPECT_NO_THROW(load_from_bytes(archive(tensor_pickle(4, 0, 4, 1), {{"data/0", f4}})));
+  expect_refused<OffsetError>("tensor past its storage",
+                              archive(tensor_pickle(4, 2, 3, 1), {{"data/0", f4}}),
+                              "reaches element 4 of a storage of 4");
+  expect_refused<SizeMismatchError>("short record",
+                                    archive(tensor_pickle(4, 0, 4, 1), {{"data/0", f4.substr(4)}}),
+                                    "has a record of 12 bytes");
+  expect_refused<UnknownDTypeError>(
+      "complex", archive(tensor_pickle(2, 0, 2, 1, "ComplexFloatStorage"), {{"data/0", f4}}),
+      "ComplexFloatStorage");
+  expect_refused<FormatError>("missing record", archive(tensor_pickle(4, 0, 4, 1)),
+                              "no record 'archive/data/0'");
+  expect_refused<FormatError>("version", archive("\x80\x02N.", {}, "99\n"), "version record");
+  std::string good = save_to_bytes(Value::list({arange6(kFloat32)}));
+  expect_refused<FormatError>("truncated archive", good.substr(0, good.size() / 2),
+                              "not a readable zip archive");
+  expect_refused<FormatError>("not a zip", "PK\x03\x04 garbage", "not a readable zip archive");
+  EXPECT_THROW(load(tmp_path("absent.pt")), serialize::SerializationError);
+}
+
+}  // namespace
+}  // namespace mutagrad
