@@ -37,6 +37,8 @@
 // inplace ReLU, BatchNorm's running statistics) is recorded with write_site(): "module
 // features.2 (ReLU), called from train.cc" and the line of the root call, so the stale-tensor
 // error reads "relu_ at module features.2 (ReLU), called from train.cc:31", as in Python.
+// The naming writes the modules' labels unsynchronized: a tree whose structure changes is not
+// to be called from two threads at once (calls of an unchanged, already named tree only read).
 //
 // Note [load_state_dict checks first]
 // load_state_dict(strict) first compares every key, shape and dtype with the module's own
