@@ -217,6 +217,16 @@ py::object attribute_to_python(const Node& node, const std::string& name,
   return scalar_to_python(s);
 }
 
+// x * 2, x / 2, x + 2, x - 2 show as torch's tensor-tensor nodes, which have a field the C++
+// number node lacks: self (None there: torch saves it only for other's gradient) or alpha (1).
+const char* number_node_field(const Node& node) {
+  if (python_number_edge(node) != 1) return nullptr;
+  const std::string shown = python_node_name(node);
+  if (shown == "MulBackward0" || shown == "DivBackward0") return "self";
+  if (shown == "AddBackward0" || shown == "SubBackward0") return "alpha";
+  return nullptr;
+}
+
 // node._saved_<name>: the saved tensor (unpacked as backward would: the stale-tensor and
 // backward-twice errors are backward's), a tuple for the indices of the index family, or the
 // saved argument; nullopt when the node keeps nothing of that name.
@@ -242,6 +252,9 @@ std::optional<py::object> saved_attribute(Node& node, const std::string& name) {
   for (auto& [field, value] : attributes.fields) {
     if (field == name) return attribute_to_python(node, name, value);
   }
+  if (const char* implied = number_node_field(node)) {
+    if (name == implied) return name == "alpha" ? py::object(py::int_(1)) : py::object(py::none());
+  }
   return std::nullopt;
 }
 
@@ -253,6 +266,8 @@ std::vector<std::string> saved_names(Node& node) {
   std::vector<std::string> names;
   for (const auto& f : tensors.fields) names.push_back("_saved_" + f.first);
   for (const auto& f : attributes.fields) names.push_back("_saved_" + f.first);
+  if (const char* implied = number_node_field(node))
+    names.push_back(std::string("_saved_") + implied);
   return names;
 }
 

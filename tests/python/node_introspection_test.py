@@ -47,10 +47,12 @@ def _copy_slices(lib, x):
 # name -> (fn(lib, x, w) -> tensor with a grad_fn, the saved names torch 1.13 has)
 CASES = {
     "mul": (lambda lib, x, w: x * w, ["_saved_self", "_saved_other"]),
-    "mul_number": (lambda lib, x, w: x * 2, ["_saved_other"]),
+    "mul_number": (lambda lib, x, w: x * 2, ["_saved_self", "_saved_other"]),
     "mul_float": (lambda lib, x, w: x * 2.5, ["_saved_other"]),
+    "add_number": (lambda lib, x, w: x + 2, ["_saved_alpha"]),
+    "sub_number": (lambda lib, x, w: x - 2.5, ["_saved_alpha"]),
     "div": (lambda lib, x, w: x / w, ["_saved_self", "_saved_other"]),
-    "div_number": (lambda lib, x, w: x / 4, ["_saved_other"]),
+    "div_number": (lambda lib, x, w: x / 4, ["_saved_self", "_saved_other"]),
     "pow_scalar": (lambda lib, x, w: x ** 3, ["_saved_self", "_saved_exponent"]),
     "pow_float": (lambda lib, x, w: x ** 0.5, ["_saved_self", "_saved_exponent"]),
     "pow_tensor": (lambda lib, x, w: x ** w, ["_saved_self", "_saved_exponent", "_saved_result"]),
