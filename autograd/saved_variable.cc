@@ -18,6 +18,11 @@ namespace mutagrad::autograd {
 
 SavedVariable::SavedVariable(const Tensor& tensor, bool is_output, bool is_inplace_on_view) {
   if (!tensor.defined()) return;
+  if (tensor.version_counter().is_inference()) {  // torch's refusal (tensor/inference_mode.h)
+    throw AutogradError(
+        "Inference tensors cannot be saved for backward. To work around you can make a clone to "
+        "get a normal tensor and use it in autograd.");
+  }
   was_saved_ = true;
   is_output_ = is_output;
   saved_version_ = tensor.version();

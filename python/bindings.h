@@ -12,6 +12,7 @@
 
 #include "mutagrad.h"
 #include "python/tensor_caster.h"  // before any cast of a Tensor
+#include "python/node_caster.h"    // before any cast of a node
 
 namespace mutagrad::python {
 

@@ -178,7 +178,8 @@ from mutagrad._C import (  # noqa: F401  (re-exported API)
     IndexOutOfRangeError,
 )
 from mutagrad._types import Size, device  # noqa: F401
-from mutagrad.grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: F401
+from mutagrad.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401,E501
+from mutagrad._C import is_inference_mode_enabled  # noqa: F401
 from mutagrad import autograd, backends, cuda, return_types  # noqa: F401
 from mutagrad import optim  # noqa: F401  (SGD, Adam, AdamW, RMSprop)
 from mutagrad._C import addcmul, addcdiv, lerp  # noqa: F401  (bindings_optim.cc)
@@ -285,6 +286,20 @@ from mutagrad._conveniences import (  # noqa: F401  (re-exported API)
 # Tensor methods and properties written in Python (_conveniences.py): __format__, .data's
 # setter, new_*, mT/mH/H, movedim, nonzero, type(), axis=/keepdims=, ...
 _conveniences.install()
+from mutagrad import _api_extras  # noqa: E402
+from mutagrad._api_extras import (  # noqa: F401,E402  (composites of existing ops)
+    var_mean,
+    std_mean,
+    split_with_sizes,
+    unsafe_split,
+    unsafe_split_with_sizes,
+    unsafe_chunk,
+    set_printoptions,
+    broadcast_shapes,
+    broadcast_tensors,
+)
+
+_api_extras.install()
 
 # version.bzl's string, compiled into the extension (mutagrad::version()), as the wheel's.
 __version__ = _C.__version__
