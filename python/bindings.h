@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "mutagrad.h"
-#include "python/tensor_caster.h"  // before any cast of a Tensor
 #include "python/node_caster.h"    // before any cast of a node
+#include "python/tensor_caster.h"  // before any cast of a Tensor
 
 namespace mutagrad::python {
 
