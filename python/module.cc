@@ -4,6 +4,10 @@
 // bindings_autograd.cc).
 #include "python/bindings.h"
 
+namespace mutagrad::python {
+void bind_serialize(py::module_& m);  // bindings_serialize.cc: checkpoints
+}  // namespace mutagrad::python
+
 PYBIND11_MODULE(_C, m) {
   using namespace mutagrad::python;
   m.doc() = "mutagrad's C++ core; use the `mutagrad` package";
@@ -28,5 +32,6 @@ PYBIND11_MODULE(_C, m) {
   bind_inspect(m);
   bind_module_support(m);      // after bind_tensor
   bind_out(m);                 // _write_out, for mutagrad/_out.py
+  bind_serialize(m);           // mutagrad.save / load and mutagrad.safetensors
   install_argument_errors(m);  // last: it wraps every function defined above
 }
