@@ -18,6 +18,7 @@
 #include "autograd/ops/loss_ops.h"
 #include "autograd/ops/nn_ops.h"
 #include "autograd/ops/out_ops.h"
+#include "autograd/ops/pooling_ops.h"
 #include "autograd/ops/products_ops.h"
 #include "autograd/ops/random_ops.h"
 #include "autograd/ops/reduce_ops.h"

@@ -224,6 +224,18 @@ void bind_nn(py::module_& m) {
         py::arg("padding") = 0, py::arg("output_padding") = 0, py::arg("groups") = 1,
         py::arg("dilation") = 1);
   }
+  // Max pooling (autograd/ops/pooling_ops.h); nn.functional adds return_indices.
+  nn.def(
+      "max_pool2d_with_indices",
+      [](const Tensor& input, py::handle kernel_size, py::handle stride, py::handle padding,
+         py::handle dilation, bool ceil_mode) {
+        const std::vector<int64_t> k = int_list(kernel_size);
+        const std::vector<int64_t> s = stride.is_none() ? std::vector<int64_t>{} : int_list(stride);
+        return max_pool2d_with_indices(input, k, s, int_list(padding), int_list(dilation),
+                                       ceil_mode);
+      },
+      py::arg("input"), py::arg("kernel_size"), py::arg("stride") = py::none(),
+      py::arg("padding") = 0, py::arg("dilation") = 1, py::arg("ceil_mode") = false);
   m.def(
       "convolution",
       [](const Tensor& input, const Tensor& weight, py::handle bias, py::handle stride,

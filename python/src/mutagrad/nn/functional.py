@@ -54,6 +54,8 @@ __all__ = [
     "conv2d",
     "conv_transpose1d",
     "conv_transpose2d",
+    "max_pool2d",
+    "max_pool2d_with_indices",
 ]
 
 
@@ -446,3 +448,21 @@ def conv_transpose2d(
     return _C.conv_transpose2d(
         input, weight, bias, stride, padding, output_padding, groups, dilation
     )
+
+
+def max_pool2d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True
+):
+    """torch.nn.functional.max_pool2d_with_indices: (values, flat positions in each [H, W] plane);
+    node MaxPool2DWithIndicesBackward0 (C++: autograd/ops/pooling_ops.h)."""
+    if stride == []:
+        stride = None
+    return _nn.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """torch.nn.functional.max_pool2d; with return_indices, also the positions of the maxima."""
+    out = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return out if return_indices else out[0]
