@@ -12,7 +12,7 @@ seconds=${1:-60}
 output_base=${MUTAGRAD_FUZZ_OUTPUT_BASE:-${XDG_CACHE_HOME:-$HOME/.cache}/bazel_fuzz_ob}
 work=${MUTAGRAD_FUZZ_WORK:-$(mktemp -d)}
 links="$work/links-"
-targets=(index_expression autograd_program)
+targets=(index_expression autograd_program safetensors_header checkpoint)
 
 ./bazelw --output_base="$output_base" build --config=fuzz --symlink_prefix="$links" \
   $(printf '//tests/fuzz:%s_fuzzer ' "${targets[@]}")

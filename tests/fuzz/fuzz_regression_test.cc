@@ -49,6 +49,16 @@ TEST(FuzzRegression, IndexExpressionCorpus) {
   replay("regressions", "index_expression", &index_expression);
 }
 
+TEST(FuzzRegression, SafetensorsHeaderCorpus) {
+  EXPECT_GT(replay("corpus", "safetensors_header", &safetensors_header), 0);
+  replay("regressions", "safetensors_header", &safetensors_header);
+}
+
+TEST(FuzzRegression, CheckpointCorpus) {
+  EXPECT_GT(replay("corpus", "checkpoint", &checkpoint), 0);
+  replay("regressions", "checkpoint", &checkpoint);
+}
+
 TEST(FuzzRegression, AutogradProgramCorpus) {
   EXPECT_GT(replay("corpus", "autograd_program", &autograd_program), 0);
   replay("regressions", "autograd_program", &autograd_program);

@@ -22,4 +22,11 @@ void index_expression(const uint8_t* data, size_t size);
 // exactly when a saved tensor's version moved.
 void autograd_program(const uint8_t* data, size_t size);
 
+// bytes -> safetensors::load: a typed error, or tensors that save and load back unchanged.
+void safetensors_header(const uint8_t* data, size_t size);
+
+// bytes -> mutagrad::load_from_bytes (an archive, "PK...") or the restricted unpickler (anything
+// else): a typed error or a value; never a crash, never another exception.
+void checkpoint(const uint8_t* data, size_t size);
+
 }  // namespace mutagrad::fuzz
