@@ -14,10 +14,10 @@ import pytest
 import torch
 
 import mutagrad as mg
+from optim_util import (assert_close, grads_for, make_params, numpy_of, set_grads,
+                        step_alike)
 
 STEPS = 20
-SHAPES = [(4, 3), (3,), ()]
-RTOL = {"float32": 1e-6, "float64": 1e-12}
 
 CONFIGS = [dict()] + [
     dict(lr=0.05, lr_decay=lr_decay, weight_decay=wd, initial_accumulator_value=init,
@@ -30,38 +30,9 @@ def config_id(c):
     return ",".join("%s=%s" % kv for kv in sorted(c.items())) or "defaults"
 
 
-def make_params(lib, dtype, seed, device="cpu"):
-    rng = np.random.default_rng(seed)
-    out = []
-    for shape in SHAPES:
-        values = rng.uniform(-1, 1, size=shape).astype(dtype)
-        out.append(lib.tensor(values.tolist(), dtype=getattr(lib, dtype), device=device,
-                              requires_grad=True))
-    return out
-
-
-def grads_for(step, dtype):
-    rng = np.random.default_rng(1000 + step)
-    return [rng.normal(size=shape).astype(dtype) for shape in SHAPES]
-
-
-def set_grads(lib, params, grads, dtype):
-    for p, g in zip(params, grads):
-        p.grad = lib.tensor(g.tolist(), dtype=getattr(lib, dtype), device=p.device)
-
-
-def numpy_of(t):
-    return np.array(t.detach().cpu().numpy(), copy=True)
-
-
 def build(lib, kwargs, params):
     groups = [{"params": params[:2]}, {"params": params[2:], "lr": 0.003}]
     return lib.optim.Adagrad(groups, **kwargs)
-
-
-def assert_close(got, want, dtype, what):
-    np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=RTOL[dtype] * 1e-3,
-                               err_msg=what)
 
 
 def assert_states_equal(mstate, tstate, dtype):
@@ -84,19 +55,7 @@ def test_matches_torch_step_for_step(config, dtype, device):
     topt = build(torch, config, tp)
     mopt = build(mg, config, mp)
     assert_states_equal(mopt.state_dict(), topt.state_dict(), dtype)  # before any step
-    for step in range(STEPS):
-        grads = grads_for(step, dtype)
-        set_grads(torch, tp, grads, dtype)
-        set_grads(mg, mp, grads, dtype)
-        if step == STEPS // 2:  # a scheduler's write
-            for opt in (topt, mopt):
-                opt.param_groups[0]["lr"] *= 0.5
-        versions = [p._version for p in mp]
-        topt.step()
-        mopt.step()
-        assert [p._version for p in mp] == [v + 1 for v in versions]  # one bump each
-        for i, (t, m) in enumerate(zip(tp, mp)):
-            assert_close(numpy_of(m), numpy_of(t), dtype, "step %d param %d" % (step, i))
+    step_alike(torch, topt, tp, mg, mopt, mp, dtype, STEPS)
     assert_states_equal(mopt.state_dict(), topt.state_dict(), dtype)
     for p in mp:
         assert mopt.state[p]["sum"].device == p.device

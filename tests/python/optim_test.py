@@ -15,10 +15,10 @@ import pytest
 import torch
 
 import mutagrad as mg
+from optim_util import (RTOL, assert_close, grads_for, make_params, numpy_of, set_grads,
+                        step_alike)
 
 STEPS = 25
-SHAPES = [(4, 3), (3,), ()]
-RTOL = {"float32": 1e-6, "float64": 1e-12}
 
 
 def configs():
@@ -49,29 +49,6 @@ def config_id(c):
     return c[0] + "-" + ",".join("%s=%s" % kv for kv in sorted(c[1].items()))
 
 
-def make_params(lib, dtype, rng_seed):
-    rng = np.random.default_rng(rng_seed)
-    out = []
-    for shape in SHAPES:
-        values = rng.uniform(-1, 1, size=shape).astype(dtype)
-        out.append(lib.tensor(values.tolist(), dtype=getattr(lib, dtype), requires_grad=True))
-    return out
-
-
-def grads_for(step, dtype):
-    rng = np.random.default_rng(1000 + step)
-    return [rng.normal(size=shape).astype(dtype) for shape in SHAPES]
-
-
-def set_grads(lib, params, grads, dtype):
-    for p, g in zip(params, grads):
-        p.grad = lib.tensor(g.tolist(), dtype=getattr(lib, dtype))
-
-
-def numpy_of(t):
-    return np.array(t.detach().numpy(), copy=True)
-
-
 def build(lib, kind, kwargs, params):
     cls = getattr(lib.optim, kind)
     # Two groups: the first with the config's options, the second with its own lr.
@@ -79,11 +56,6 @@ def build(lib, kind, kwargs, params):
     if kind == "SGD" and "lr" not in kwargs:
         kwargs = dict(kwargs, lr=0.1)
     return cls(groups, foreach=False, **kwargs)
-
-
-def assert_close(got, want, dtype, what):
-    np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=RTOL[dtype] * 1e-3,
-                               err_msg=what)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -94,19 +66,7 @@ def test_matches_torch_step_for_step(config, dtype):
     mp = make_params(mg, dtype, 7)
     topt = build(torch, kind, kwargs, tp)
     mopt = build(mg, kind, kwargs, mp)
-    for step in range(STEPS):
-        grads = grads_for(step, dtype)
-        set_grads(torch, tp, grads, dtype)
-        set_grads(mg, mp, grads, dtype)
-        if step == STEPS // 2:  # a scheduler's write
-            for opt in (topt, mopt):
-                opt.param_groups[0]["lr"] *= 0.5
-        versions = [p._version for p in mp]
-        topt.step()
-        mopt.step()
-        assert [p._version for p in mp] == [v + 1 for v in versions]  # one bump each
-        for i, (t, m) in enumerate(zip(tp, mp)):
-            assert_close(numpy_of(m), numpy_of(t), dtype, "step %d param %d" % (step, i))
+    step_alike(torch, topt, tp, mg, mopt, mp, dtype, STEPS)
     tstate, mstate = topt.state_dict(), mopt.state_dict()
     assert mstate["param_groups"] == tstate["param_groups"]
     # torch keeps {'momentum_buffer': None} for SGD without momentum; mutagrad keeps nothing.
