@@ -13,6 +13,7 @@
 #include "nn/activation.h"
 #include "nn/activation_nn_ops.h"
 #include "nn/container.h"
+#include "nn/conv.h"
 #include "nn/embedding.h"
 #include "nn/init.h"
 #include "nn/linear.h"
