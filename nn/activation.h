@@ -23,18 +23,27 @@ class ReLU : public Module {
 
  private:
   bool inplace_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 class Tanh : public Module {
  public:
   Tanh() : Module("Tanh") {}
   Tensor forward(const Tensor& input) override { return input.tanh(); }
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 class Sigmoid : public Module {
  public:
   Sigmoid() : Module("Sigmoid") {}
   Tensor forward(const Tensor& input) override { return input.sigmoid(); }
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 // Along `dim` (required: torch's implicit dim is deprecated).
@@ -46,6 +55,9 @@ class Softmax : public Module {
 
  private:
   int64_t dim_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 class LogSoftmax : public Module {
@@ -56,6 +68,9 @@ class LogSoftmax : public Module {
 
  private:
   int64_t dim_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 }  // namespace mutagrad::nn

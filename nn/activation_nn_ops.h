@@ -22,6 +22,9 @@ class LeakyReLU : public Module {
  private:
   double negative_slope_;
   bool inplace_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 // approximate: "none" (erf) or "tanh"; anything else is a ValueError at construction.
@@ -33,6 +36,9 @@ class GELU : public Module {
 
  private:
   std::string approximate_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 // x * sigmoid(x). (torch's inplace option is not offered: there is no silu_ op.)
@@ -40,6 +46,9 @@ class SiLU : public Module {
  public:
   SiLU() : Module("SiLU") {}
   Tensor forward(const Tensor& input) override;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 // x for x > 0, alpha * (exp(x) - 1) otherwise (inplace: elu_).
@@ -53,6 +62,9 @@ class ELU : public Module {
  private:
   double alpha_;
   bool inplace_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 // log(1 + exp(beta x)) / beta, and x where beta x > threshold. The repr prints an integral
@@ -66,6 +78,9 @@ class Softplus : public Module {
 
  private:
   double beta_, threshold_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 }  // namespace mutagrad::nn

@@ -54,4 +54,20 @@ void ModuleDict::update(const std::string& name, std::shared_ptr<Module> module)
   }
 }
 
+void ModuleListBase::rebind_cloned_items() {
+  for (std::shared_ptr<Module>& item : items_) item = cloned(item);
+}
+
+std::shared_ptr<Module> Sequential::clone_module() const {
+  auto copy = copy_module(*this);
+  copy->rebind_cloned_items();
+  return copy;
+}
+
+std::shared_ptr<Module> ModuleList::clone_module() const {
+  auto copy = copy_module(*this);
+  copy->rebind_cloned_items();
+  return copy;
+}
+
 }  // namespace mutagrad::nn

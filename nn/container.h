@@ -36,6 +36,8 @@ class ModuleListBase : public Module {
 
  protected:
   void push_back_named(const std::string& name, std::shared_ptr<Module> module);
+  // In a clone (Note [Cloning modules]): the items become the cloned children.
+  void rebind_cloned_items();
 
  private:
   std::vector<std::shared_ptr<Module>> items_;
@@ -57,6 +59,9 @@ class Sequential : public ModuleListBase {
     push_back_named(name, std::move(module));
   }
   Tensor forward(const Tensor& input) override;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 // Holds modules (registered, so their parameters are the list's); no forward of its own.
@@ -64,6 +69,9 @@ class ModuleList : public ModuleListBase {
  public:
   ModuleList() : ModuleListBase("ModuleList") {}
   explicit ModuleList(const std::vector<std::shared_ptr<Module>>& modules);
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 // Modules by name, in insertion order (torch's ModuleDict); no forward of its own.
@@ -80,6 +88,9 @@ class ModuleDict : public Module {
   }
   size_t size() const { return named_children().size(); }
   std::vector<std::string> keys() const { return named_children().keys(); }
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 }  // namespace mutagrad::nn

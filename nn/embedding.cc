@@ -73,4 +73,10 @@ std::string Dropout2d::extra_repr() const {
   return str("p=", python_float_repr(p_), ", inplace=", python_bool(inplace_));
 }
 
+std::shared_ptr<Module> Embedding::clone_module() const {
+  auto copy = copy_module(*this);
+  copy->weight = cloned(weight);
+  return copy;
+}
+
 }  // namespace mutagrad::nn

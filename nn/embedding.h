@@ -44,6 +44,9 @@ class Embedding : public Module {
 
  private:
   EmbeddingOptions options_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 // Zeroes each element with probability p and scales the rest by 1 / (1 - p) in training; the
@@ -57,6 +60,9 @@ class Dropout : public Module {
  private:
   double p_;
   bool inplace_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 // Zeroes whole channels ([N, C, ...] -> per (n, c)) with probability p in training and scales
@@ -70,6 +76,9 @@ class Dropout2d : public Module {
  private:
   double p_;
   bool inplace_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 }  // namespace mutagrad::nn

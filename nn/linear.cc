@@ -81,4 +81,18 @@ std::string Bilinear::extra_repr() const {
              ", bias=", python_bool(bias.defined()));
 }
 
+std::shared_ptr<Module> Linear::clone_module() const {
+  auto copy = copy_module(*this);
+  copy->weight = cloned(weight);
+  copy->bias = cloned(bias);
+  return copy;
+}
+
+std::shared_ptr<Module> Bilinear::clone_module() const {
+  auto copy = copy_module(*this);
+  copy->weight = cloned(weight);
+  copy->bias = cloned(bias);
+  return copy;
+}
+
 }  // namespace mutagrad::nn

@@ -45,6 +45,9 @@ class Linear : public Module {
 
  private:
   LinearOptions options_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 // Returns its input.
@@ -52,6 +55,9 @@ class Identity : public Module {
  public:
   Identity() : Module("Identity") {}
   Tensor forward(const Tensor& input) override { return input; }
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 // input.flatten(start_dim, end_dim); the defaults keep the batch dim.
@@ -64,6 +70,9 @@ class Flatten : public Module {
 
  private:
   int64_t start_dim_, end_dim_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 // input.unflatten(dim, sizes).
@@ -77,6 +86,9 @@ class Unflatten : public Module {
  private:
   int64_t dim_;
   std::vector<int64_t> sizes_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 // y[..., o] = x1 W[o] x2 + b[o]; weight [out, in1, in2], bias [out], both uniform in
@@ -93,6 +105,9 @@ class Bilinear : public Module {
 
  private:
   int64_t in1_, in2_, out_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 }  // namespace mutagrad::nn

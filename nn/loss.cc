@@ -67,4 +67,32 @@ Tensor KLDivLoss::forward(const Tensor& input, const Tensor& target) {
   return kl_div(input, target, reduction_, log_target_);
 }
 
+std::shared_ptr<Module> CrossEntropyLoss::clone_module() const {
+  auto copy = copy_module(*this);
+  copy->weight = cloned(weight);
+  copy->options_.weight(copy->weight);
+  return copy;
+}
+
+std::shared_ptr<Module> NLLLoss::clone_module() const {
+  auto copy = copy_module(*this);
+  copy->weight = cloned(weight);
+  copy->options_.weight(copy->weight);
+  return copy;
+}
+
+std::shared_ptr<Module> BCEWithLogitsLoss::clone_module() const {
+  auto copy = copy_module(*this);
+  copy->weight = cloned(weight);
+  copy->pos_weight = cloned(pos_weight);
+  copy->options_.weight(copy->weight).pos_weight(copy->pos_weight);
+  return copy;
+}
+
+std::shared_ptr<Module> BCELoss::clone_module() const {
+  auto copy = copy_module(*this);
+  copy->weight = cloned(weight);
+  return copy;
+}
+
 }  // namespace mutagrad::nn

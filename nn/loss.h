@@ -40,6 +40,9 @@ class CrossEntropyLoss : public Loss {
 
  private:
   CrossEntropyLossOptions options_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 struct NLLLossOptions {
@@ -56,6 +59,9 @@ class NLLLoss : public Loss {
 
  private:
   NLLLossOptions options_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 class MSELoss : public Loss {
@@ -66,6 +72,9 @@ class MSELoss : public Loss {
 
  private:
   std::string reduction_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 struct BCEWithLogitsLossOptions {
@@ -82,6 +91,9 @@ class BCEWithLogitsLoss : public Loss {
 
  private:
   BCEWithLogitsLossOptions options_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 class L1Loss : public Loss {
@@ -92,6 +104,9 @@ class L1Loss : public Loss {
 
  private:
   std::string reduction_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 class SmoothL1Loss : public Loss {
@@ -103,6 +118,9 @@ class SmoothL1Loss : public Loss {
  private:
   std::string reduction_;
   double beta_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 class HuberLoss : public Loss {
@@ -114,6 +132,9 @@ class HuberLoss : public Loss {
  private:
   std::string reduction_;
   double delta_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 // Binary cross entropy of probabilities; weight (a buffer when given) rescales each element.
@@ -125,6 +146,9 @@ class BCELoss : public Loss {
 
  private:
   std::string reduction_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 // input holds log-probabilities; reduction "batchmean" divides the sum by the batch size.
@@ -137,6 +161,9 @@ class KLDivLoss : public Loss {
  private:
   std::string reduction_;
   bool log_target_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return copy_module(*this); }
 };
 
 }  // namespace mutagrad::nn

@@ -1,6 +1,8 @@
 // nn::Module: registration, traversal, modes, state_dict and the repr (nn/module.h).
 #include "nn/module.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -33,6 +35,33 @@ const char* intern(const std::string& s) {
   return pool->insert(s).first->c_str();
 }
 
+// Note [Cloning modules]: the copies made by the clone() running on this thread, by original.
+struct CloneMemo {
+  std::unordered_map<const void*, Tensor> tensors;
+  std::unordered_map<const Module*, std::shared_ptr<Module>> modules;
+};
+thread_local CloneMemo* active_clone = nullptr;
+
+std::string demangle(const std::type_info& type) {
+  int status = 0;
+  char* name = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
+  std::string out = status == 0 && name != nullptr ? name : type.name();
+  std::free(name);
+  return out;
+}
+
+// A copy of a parameter or buffer (once per tensor while the memo lives).
+Tensor copy_tensor(CloneMemo& memo, const Tensor& t) {
+  if (!t.defined()) return t;
+  auto it = memo.tensors.find(t.unsafe_impl());
+  if (it != memo.tensors.end()) return it->second;
+  NoGradGuard no_grad;
+  Tensor copy = t.detach().clone();
+  if (t.requires_grad()) copy.requires_grad_(true);
+  memo.tensors.emplace(t.unsafe_impl(), copy);
+  return copy;
+}
+
 struct ForwardDepth {
   ForwardDepth() { ++forward_depth; }
   ~ForwardDepth() { --forward_depth; }
@@ -43,6 +72,75 @@ struct ForwardDepth {
 }  // namespace
 
 Module::Module(std::string name) : name_(std::move(name)) {}
+
+// ---- Cloning (Note [Cloning modules]) ----
+
+Module::Module(const Module& other)
+    : std::enable_shared_from_this<Module>(),
+      name_(other.name_),
+      training_(other.training_),
+      non_persistent_(other.non_persistent_) {
+  CloneMemo* memo = active_clone;
+  if (memo == nullptr) {
+    throw ValueError(str(name_, ": a module is copied with clone(), not its copy constructor"));
+  }
+  hooks_ = std::make_shared<HookTable>(*other.hooks_);
+  for (const auto& [name, t] : other.parameters_) parameters_.insert(name, copy_tensor(*memo, t));
+  for (const auto& [name, t] : other.buffers_) buffers_.insert(name, copy_tensor(*memo, t));
+  for (const auto& [name, child] : other.children_) {
+    auto it = memo->modules.find(child.get());
+    std::shared_ptr<Module> copy = it != memo->modules.end() ? it->second : child->clone_module();
+    memo->modules.emplace(child.get(), copy);
+    children_.insert(name, std::move(copy));
+  }
+}
+
+std::shared_ptr<Module> Module::clone() const {
+  if (active_clone != nullptr) {  // from a clone_module(): the memo's copy
+    auto it = active_clone->modules.find(this);
+    if (it != active_clone->modules.end()) return it->second;
+    std::shared_ptr<Module> copy = clone_module();
+    active_clone->modules.emplace(this, copy);
+    return copy;
+  }
+  CloneMemo memo;
+  struct Scope {
+    explicit Scope(CloneMemo* m) { active_clone = m; }
+    ~Scope() { active_clone = nullptr; }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+  } scope(&memo);
+  std::shared_ptr<Module> copy = clone_module();
+  memo.modules.emplace(this, copy);
+  return copy;
+}
+
+std::shared_ptr<Module> Module::clone_module() const {
+  check_clone_type(typeid(*this), typeid(Module));
+  throw InternalError("Module::clone_module(): check_clone_type let a plain Module through");
+}
+
+void Module::check_clone_type(const std::type_info& dynamic, const std::type_info& copied) const {
+  if (dynamic == copied && dynamic != typeid(Module)) return;
+  throw ValueError(
+      str(name_, ".clone(): the module type ", demangle(dynamic), " does not implement clone()",
+          copied == typeid(Module) ? "" : str(" (its base ", demangle(copied), " does)"),
+          "; override `std::shared_ptr<Module> clone_module() const` in it: copy_module(*this), "
+          "then rebind its member tensors and submodules with cloned() (Note [Cloning modules] in "
+          "nn/module.h)"));
+}
+
+Tensor Module::cloned(const Tensor& t) {
+  if (active_clone == nullptr || !t.defined()) return t;
+  auto it = active_clone->tensors.find(t.unsafe_impl());
+  return it == active_clone->tensors.end() ? t : it->second;
+}
+
+std::shared_ptr<Module> Module::cloned_module(const std::shared_ptr<Module>& module) {
+  if (active_clone == nullptr || !module) return module;
+  auto it = active_clone->modules.find(module.get());
+  return it == active_clone->modules.end() ? module : it->second;
+}
 
 // ---- Calling ----
 

@@ -48,6 +48,19 @@
 // file:line. A tied weight reached by two keys is written once, from the last key, which is
 // the value torch's two copies leave. torch converts a float64 value into a float32 parameter
 // silently; we refuse a dtype mismatch (DTypeError), since the rounding is rarely intended.
+//
+// Note [Cloning modules]
+// clone() is libtorch's Cloneable::clone (and what copy.deepcopy gives in torch): a new module
+// tree of the same types, names, options and training mode whose parameters and buffers are
+// copies (equal values, their own storage and version counters, requires_grad kept, gradients
+// not copied) and whose submodules are clones. A tensor or submodule reached twice (tied
+// weights, a shared layer) is copied once, so the copy is tied the same way; forward hooks are
+// copied. Each layer type implements clone_module(): it copies itself with copy_module() (the
+// copy constructor, which deep-copies the Module part) and rebinds its member handles (weight,
+// bias, held submodules) to the copies with cloned(). A type that does not override it,
+// including a subclass of a layer, makes clone() throw ValueError naming the type: a copy of
+// the base part alone would silently lose the subclass. A module is copied only through
+// clone(); its copy constructor refuses to run outside one.
 #pragma once
 
 #include <functional>
@@ -56,6 +69,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -94,7 +108,6 @@ class Module : public std::enable_shared_from_this<Module> {
   // `name`: the type's name in the repr ("Linear").
   explicit Module(std::string name);
   virtual ~Module() = default;
-  Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
 
   const std::string& name() const { return name_; }
@@ -166,6 +179,10 @@ class Module : public std::enable_shared_from_this<Module> {
   void load_state_dict(const StateDict& state_dict, bool strict = true,
                        CallSite site = CallSite::current());
 
+  // A deep copy of the tree (Note [Cloning modules]): ValueError naming the type when a module
+  // in it does not implement clone_module(); the original is never changed.
+  std::shared_ptr<Module> clone() const;
+
   // ---- Printing ----
   // The text inside the parentheses of this module's repr ("in_features=4, ...").
   virtual std::string extra_repr() const { return ""; }
@@ -177,6 +194,28 @@ class Module : public std::enable_shared_from_this<Module> {
   const OrderedDict<Tensor>& own_buffers() const { return buffers_; }
 
  protected:
+  // Used by copy_module() only, while clone() runs (else ValueError): copies the name, mode,
+  // hooks and registrations, each parameter and buffer copied, each child cloned.
+  Module(const Module& other);
+  // The copy of this module alone (Note [Cloning modules]); the base throws ValueError.
+  virtual std::shared_ptr<Module> clone_module() const;
+  // clone_module()'s first step: a copy of `self` through M's copy constructor; ValueError
+  // when self's dynamic type is not M (a subclass that did not override clone_module()).
+  template <typename M>
+  std::shared_ptr<M> copy_module(const M& self) const {
+    check_clone_type(typeid(self), typeid(M));
+    return std::make_shared<M>(self);
+  }
+  // The copy the running clone() made of `t`, one of the tree's parameters or buffers; `t`
+  // itself when it is none (undefined, or a tensor the tree does not register).
+  static Tensor cloned(const Tensor& t);
+  // The clone of a registered submodule (a member pointer to a child); the module itself when
+  // it is not in the tree.
+  template <typename M>
+  static std::shared_ptr<M> cloned(const std::shared_ptr<M>& module) {
+    return std::static_pointer_cast<M>(cloned_module(module));
+  }
+
   // The site to record a write this module makes in its forward with (Note [Parameter names in
   // errors]); outside a call through operator(), "module <Name>" at line 0.
   CallSite write_site() const;
@@ -185,6 +224,8 @@ class Module : public std::enable_shared_from_this<Module> {
   Tensor run_forward_pre_hooks(const Tensor& input);
 
  private:
+  void check_clone_type(const std::type_info& dynamic, const std::type_info& copied) const;
+  static std::shared_ptr<Module> cloned_module(const std::shared_ptr<Module>& module);
   void add_child(const std::string& name, std::shared_ptr<Module> module);
   void replace_child(const std::string& name, std::shared_ptr<Module> module);
   void check_new_name(const std::string& name, const char* what) const;

@@ -20,3 +20,4 @@
 #include "nn/loss.h"
 #include "nn/module.h"
 #include "nn/normalization.h"
+#include "nn/swa_utils.h"

@@ -140,4 +140,38 @@ std::string GroupNorm::extra_repr() const {
              ", affine=", python_bool(options_.affine()));
 }
 
+void BatchNormBase::rebind_cloned() {
+  weight = cloned(weight);
+  bias = cloned(bias);
+  running_mean = cloned(running_mean);
+  running_var = cloned(running_var);
+  num_batches_tracked = cloned(num_batches_tracked);
+}
+
+std::shared_ptr<Module> BatchNorm1d::clone_module() const {
+  auto copy = copy_module(*this);
+  copy->rebind_cloned();
+  return copy;
+}
+
+std::shared_ptr<Module> BatchNorm2d::clone_module() const {
+  auto copy = copy_module(*this);
+  copy->rebind_cloned();
+  return copy;
+}
+
+std::shared_ptr<Module> LayerNorm::clone_module() const {
+  auto copy = copy_module(*this);
+  copy->weight = cloned(weight);
+  copy->bias = cloned(bias);
+  return copy;
+}
+
+std::shared_ptr<Module> GroupNorm::clone_module() const {
+  auto copy = copy_module(*this);
+  copy->weight = cloned(weight);
+  copy->bias = cloned(bias);
+  return copy;
+}
+
 }  // namespace mutagrad::nn

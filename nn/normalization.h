@@ -42,11 +42,15 @@ class BatchNormBase : public Module {
   void reset_parameters();
 
   const BatchNormOptions& options() const { return options_; }
+  // nullopt: the cumulative average (update_bn sets it for its pass).
+  void set_momentum(std::optional<double> momentum) { options_.momentum(momentum); }
   Tensor weight, bias;                                    // with affine
   Tensor running_mean, running_var, num_batches_tracked;  // with track_running_stats
 
  protected:
   virtual void check_input_dim(const Tensor& input) const = 0;
+  // In a clone (Note [Cloning modules]): the member handles become the copies.
+  void rebind_cloned();
 
  private:
   BatchNormOptions options_;
@@ -58,6 +62,9 @@ class BatchNorm1d : public BatchNormBase {
 
  protected:
   void check_input_dim(const Tensor& input) const override;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 class BatchNorm2d : public BatchNormBase {
@@ -66,6 +73,9 @@ class BatchNorm2d : public BatchNormBase {
 
  protected:
   void check_input_dim(const Tensor& input) const override;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 struct LayerNormOptions {
@@ -87,6 +97,9 @@ class LayerNorm : public Module {
 
  private:
   LayerNormOptions options_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 struct GroupNormOptions {
@@ -109,6 +122,9 @@ class GroupNorm : public Module {
 
  private:
   GroupNormOptions options_;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 }  // namespace mutagrad::nn

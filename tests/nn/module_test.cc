@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "autograd/ops/nn_ops.h"
+#include "optim/optim.h"
 #include "tests/nn/nn_test_util.h"
 
 namespace mutagrad {
@@ -396,6 +397,54 @@ TEST(Module, InplaceLayerWriteNamesTheLayerPathAndTheCallersLine) {
   std::string msg = error_of<autograd::AutogradError>([&] { y.sum().backward(); });
   EXPECT_NE(msg.find("relu_ at module 1 (ReLU), called from "), std::string::npos) << msg;
   EXPECT_NE(msg.find("module_test.cc:" + std::to_string(line)), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace mutagrad
+
+namespace mutagrad {
+namespace {
+
+// Every layer that writes its input in place (ReLU, LeakyReLU, ELU, Dropout with inplace),
+// nested in a submodule, after a layer that saved its output: the stale error names the
+// layer's full path and the line of the root call.
+TEST(Module, EveryInplaceLayerAfterASavedOutputNamesItsNestedPathAndTheLine) {
+  const std::vector<std::shared_ptr<nn::Module>> acts{
+      std::make_shared<nn::ReLU>(true), std::make_shared<nn::LeakyReLU>(0.1, true),
+      std::make_shared<nn::ELU>(1.0, true), std::make_shared<nn::Dropout>(0.3, true)};
+  for (const auto& act : acts) {
+    auto features = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(3, 3),
+                                                     std::make_shared<nn::Tanh>(), act);
+    nn::Sequential model;
+    model.push_back("features", features);
+    model.to(test_device(), kFloat64);
+    // clang-format off
+    Tensor y = model(pattern({4, 3}, 0.37, 0.1)); const int line = __LINE__;
+    // clang-format on
+    std::string msg = error_of<autograd::AutogradError>([&] { y.sum().backward(); });
+    EXPECT_NE(msg.find("TanhBackward0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(str(" at module features.2 (", act->name(), "), called from ")),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find(str("module_test.cc:", line)), std::string::npos) << msg;
+  }
+}
+
+// A tied parameter is one optimizer entry and one write per step (two keys in state_dict).
+TEST(Module, TiedWeightIsOneOptimizerEntryWrittenOncePerStep) {
+  Tensor w = on_test_device(full({2, 2}, 1.0, kFloat64));
+  nn::Sequential m(std::make_shared<Holder>(w), std::make_shared<nn::Tanh>(),
+                   std::make_shared<Holder>(w));
+  optim::SGD opt(m.parameters(), optim::SGDOptions(0.5));
+  ASSERT_EQ(opt.param_groups().size(), 1u);
+  ASSERT_EQ(opt.param_groups()[0].params().size(), 1u);
+  EXPECT_TRUE(opt.param_groups()[0].params()[0].is_same(w));
+  EXPECT_EQ(m.state_dict().keys(), (Keys{"0.weight", "2.weight"}));
+  w.set_grad(on_test_device(full({2, 2}, 2.0, kFloat64)));
+  const uint32_t v = w.version();
+  opt.step();
+  EXPECT_EQ(w.version(), v + 1);
+  EXPECT_EQ(values(w), std::vector<double>(4, 0.0));  // 1 - 0.5 * 2, once
 }
 
 }  // namespace
