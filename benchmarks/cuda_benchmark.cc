@@ -1,7 +1,7 @@
 // CUDA benchmarks: the indexing cases of indexing_benchmark.cc on the CUDA device, plus a
 // device-to-device copy baseline (the ratio's denominator, as memcpy is on the CPU), a full
-// reduction, a matmul and an element-wise exp. Every iteration waits for the device
-// (cuda::synchronize), so a figure is the kernels' time, not the launch's.
+// reduction, a matmul, an element-wise exp and a conv2d forward + backward. Every iteration waits
+// for the device (cuda::synchronize), so a figure is the kernels' time, not the launch's.
 //
 //   ./bazelw run --config=cuda //benchmarks:cuda_benchmark        # a GPU: device figures
 //   ./bazelw run --config=cuda_host //benchmarks:cuda_benchmark   # host-run: CPU figures
@@ -183,6 +183,30 @@ void BM_CudaExp4M(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * k4M * 8);
 }
 BENCHMARK(BM_CudaExp4M)->Unit(benchmark::kMicrosecond);
+
+// conv2d forward + backward, float32: x [64, 3, 32, 32], w [64, 3, 3, 3], bias, padding 1;
+// y.sum().backward() gives the input, weight and bias gradients (cuDNN's forward, backward data
+// and backward filter on a GPU, deterministic algorithms: Note [Deterministic cuDNN
+// convolutions] in cuda/cudnn.cc). The gradients are reset every iteration, so none accumulate.
+void BM_CudaConv2dForwardBackward(benchmark::State& state) {
+  if (!have_device(state)) return;
+  Generator gen(4, kGpu);
+  const TensorOptions opts = TensorOptions(kFloat32).device(kGpu);
+  Tensor x = randn({64, 3, 32, 32}, gen, opts).requires_grad_();
+  Tensor w = randn({64, 3, 3, 3}, gen, opts).requires_grad_();
+  Tensor b = randn({64}, gen, opts).requires_grad_();
+  for (auto _ : state) {
+    Tensor y = conv2d(x, w, b, {1}, {1});
+    y.sum().backward();
+    cuda::synchronize();
+    x.set_grad(Tensor());
+    w.set_grad(Tensor());
+    b.set_grad(Tensor());
+  }
+  // Multiply-adds of the three maps: 3 x (64 * 64 * 32 * 32 outputs x 27 terms).
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * 3 * 64 * 64 * 32 * 32 * 27);
+}
+BENCHMARK(BM_CudaConv2dForwardBackward)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace mutagrad

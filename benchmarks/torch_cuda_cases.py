@@ -95,6 +95,16 @@ def cases(device):
         x = torch.rand(K4M, device=device)
         return lambda: x.exp()
 
+    def conv2d_forward_backward():
+        gen = torch.Generator(device=device).manual_seed(4)
+        x = torch.randn(64, 3, 32, 32, generator=gen, device=device, requires_grad=True)
+        w = torch.randn(64, 3, 3, 3, generator=gen, device=device, requires_grad=True)
+        b = torch.randn(64, generator=gen, device=device, requires_grad=True)
+        def run():
+            torch.nn.functional.conv2d(x, w, b, padding=1).sum().backward()
+            x.grad = w.grad = b.grad = None
+        return run
+
     return [
         (f"BM_CudaCopy/{4 * K4M}", copy(4 * K4M)),
         (f"BM_CudaCopy/{4 * 4096 * 4094}", copy(4 * 4096 * 4094)),
@@ -110,6 +120,7 @@ def cases(device):
         ("BM_CudaMatmul/256", matmul(256)),
         ("BM_CudaMatmul/1024", matmul(1024)),
         ("BM_CudaExp4M", exp),
+        ("BM_CudaConv2dForwardBackward", conv2d_forward_backward),
     ]
 
 
@@ -120,9 +131,14 @@ def main():
     parser.add_argument("--deterministic", action="store_true",
                         help="torch.use_deterministic_algorithms(True): PyTorch's sort-based "
                         "index_put_ with accumulate, comparable with ours")
+    parser.add_argument("--no-tf32", action="store_true",
+                        help="torch.backends.cudnn.allow_tf32 = False: float32 convolutions "
+                        "without TF32 tensor cores, as mutagrad's (cuda/cudnn.cc)")
     args = parser.parse_args()
     if args.deterministic:
         torch.use_deterministic_algorithms(True)
+    if args.no_tf32:
+        torch.backends.cudnn.allow_tf32 = False
     if args.device == "cuda" and not torch.cuda.is_available():
         print("torch.cuda.is_available() is False: no CUDA device for torch "
               f"{torch.__version__}; run on the GPU machine (or pass --device cpu)",
@@ -131,6 +147,7 @@ def main():
     device = torch.device(args.device)
     name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
     mode = ", deterministic algorithms" if args.deterministic else ""
+    mode += ", no TF32 in cuDNN" if args.no_tf32 else ""
     print(f"torch {torch.__version__} on {name}{mode}")
     print(f"{'case':45s} {'us/iter':>12s} {'iterations':>11s}")
     for case, setup in cases(device):

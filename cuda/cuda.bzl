@@ -62,6 +62,11 @@ CUDART_LINKOPTS = [
     "-lpthread",
 ]
 
+# cuDNN 9 (the toolkit's, /usr/local/cuda/lib64, found through CUDART_LINKOPTS' -L and rpath; on
+# a GPU machine without it there, LD_LIBRARY_PATH to PyTorch's nvidia/cudnn/lib, as
+# tools/gpu/run_checks.sh sets): only the device backend links it (cuda/cudnn.cc).
+CUDNN_LINKOPTS = ["-lcudnn"]
+
 # The host-run build: Thrust's device system is OpenMP (parallel) unless the build asks for the
 # sequential CPP system (--define=mutagrad_thrust=cpp; --config=asan keeps OpenMP, docs/cuda.md).
 HOST_RUN_COPTS = select({

@@ -53,6 +53,14 @@ class CudaBackend : public Backend {
   void masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value) override;
   // Note [Random draws] in tensor/random_draw.h: the CPU's bits.
   void random(const Tensor& out, const RandomParams& params) override;
+  // cuDNN when the build has it (deterministic algorithms), else the im2col + GEMM reference
+  // (Note [Convolution on the CUDA device] in cuda/convolution.cc).
+  void conv_forward(const Tensor& y, const Tensor& x, const Tensor& w,
+                    const ConvParams& params) override;
+  void conv_backward_input(const Tensor& gx, const Tensor& gy, const Tensor& w,
+                           const ConvParams& params) override;
+  void conv_backward_weight(const Tensor& gw, const Tensor& x, const Tensor& gy,
+                            const ConvParams& params) override;
 };
 
 }  // namespace mutagrad::cuda

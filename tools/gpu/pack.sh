@@ -13,7 +13,8 @@ cd "$(dirname "$0")/../.."
 # Every test the device build runs on the GPU: the CUDA conformance suites, the device-build
 # check, and every *_cuda twin (tests/devices.bzl), plus the CUDA benchmark and the quickstart.
 cuda_tests=$(./bazelw query 'attr(name, ".*_cuda$", tests(//tests/...))' 2>/dev/null)
-targets=($cuda_tests //tests/cuda:backend_conformance_test //tests/cuda:indexing_conformance_test
+targets=($cuda_tests //tests/cuda:backend_conformance_test //tests/cuda:convolution_conformance_test
+  //tests/cuda:indexing_conformance_test
   //tests/cuda:reduce_linalg_conformance_test //tests/cuda:cuda_test
   //tests/cuda:device_build_test //benchmarks:cuda_benchmark //examples:quickstart)
 if [ -z "${NO_BUILD:-}" ]; then
@@ -36,9 +37,12 @@ cp benchmarks/torch_cuda_cases.py "$pkg/"
 cp tools/gpu/run_checks.sh "$pkg/"
 
 # Shared libraries outside what any Linux with a CUDA driver and toolkit has: glibc, libstdc++,
-# libgcc, the driver's libcuda and the toolkit's libcublas (found there through the binaries'
-# rpath /usr/local/cuda/lib64, or LD_LIBRARY_PATH set by run_checks.sh).
-base='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|librt\.|libpthread\.|libstdc\+\+|libgcc_s|libcuda\.|libcublas)'
+# libgcc, the driver's libcuda and the toolkit's libcublas and libcudnn (found there through the
+# binaries' rpath /usr/local/cuda/lib64, or LD_LIBRARY_PATH set by run_checks.sh to PyTorch's
+# nvidia wheels). cuDNN is not carried: libcudnn.so.9 loads its engine libraries (~500 MB)
+# from its own directory at run time, and a shim of one version beside engines of another
+# fails; the GPU machine's PyTorch has them all.
+base='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|librt\.|libpthread\.|libstdc\+\+|libgcc_s|libcuda\.|libcublas|libcudnn)'
 # ldd on Bazel's own binaries: test binaries link the workspace's libraries as shared objects
 # (bazel-bin/_solib_k8, found through their rpath), which must travel too.
 for t in "${targets[@]}"; do

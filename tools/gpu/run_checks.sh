@@ -13,16 +13,22 @@ what=${2:-all}
 filter=${3:-*}
 cd "$here"
 mkdir -p "$out" logs
-# The toolkit's cuBLAS (rpath /usr/local/cuda/lib64), else the one of the pip wheels beside
-# PyTorch; then the libraries pack.sh carried.
+# The toolkit's cuBLAS and cuDNN (rpath /usr/local/cuda/lib64), else those of the pip wheels
+# beside PyTorch (nvidia/cu13/lib, nvidia/cudnn/lib; or wherever python3's nvidia.cudnn is);
+# then the libraries pack.sh carried.
+cudnn_wheel=$(python3 -c 'import nvidia.cudnn as m, os; print(os.path.join(list(m.__path__)[0], "lib"))' \
+  2>/dev/null)
 extra=$(ls -d /usr/local/cuda/lib64 /opt/torch/.venv/lib/python3*/site-packages/nvidia/cu13/lib \
-  2>/dev/null | tr '\n' ':')
+  /opt/torch/.venv/lib/python3*/site-packages/nvidia/cudnn/lib $cudnn_wheel 2>/dev/null |
+  tr '\n' ':')
 export LD_LIBRARY_PATH="${extra}$here/lib:${LD_LIBRARY_PATH:-}"
 summary=$out/summary.txt
 {
   date -u
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   nproc
+  # Every device binary links libcudnn.so.9 (cuda/cudnn.cc): say so at once if none is found.
+  ldd bin/cuda_test | grep -E 'libcudnn|not found'
 } >"$summary" 2>&1
 
 run_one() {  # binary name; prints "PASS|FAIL|TIMEOUT name seconds tests"
@@ -75,6 +81,8 @@ if [[ $what == bench || $what == all ]]; then
     timeout 120 python3 torch_cuda_cases.py --min-time 0.3 2>&1
     echo "== torch, deterministic algorithms"
     timeout 120 python3 torch_cuda_cases.py --min-time 0.3 --deterministic 2>&1
+    echo "== torch, deterministic algorithms, no TF32 in cuDNN (what mutagrad's conv runs)"
+    timeout 120 python3 torch_cuda_cases.py --min-time 0.3 --deterministic --no-tf32 2>&1
   } >"$out/bench.txt"
 fi
 if bin/quickstart >/dev/null 2>&1; then echo "PASS quickstart"; else echo "FAIL quickstart"; fi >>"$summary"
