@@ -138,6 +138,17 @@ class ConvNdBase : public Module {
 
   // The convolution of `input` (padding_mode applied); output_padding for a transposed one.
   Tensor conv(const Tensor& input, IntArrayRef output_padding) const;
+  // In a clone (Note [Cloning modules] in nn/module.h): the member handles become the copies.
+  void rebind_cloned() {
+    weight = cloned(weight);
+    bias = cloned(bias);
+  }
+  template <typename M>
+  std::shared_ptr<Module> clone_as(const M& self) const {
+    auto copy = copy_module(self);
+    copy->rebind_cloned();
+    return copy;
+  }
 
   int64_t dims_;
   bool transposed_;
@@ -160,6 +171,9 @@ class Conv1d : public ConvNdBase {
       : Conv1d(ConvOptions(in_channels, out_channels, kernel_size)) {}
   // input [N, C, L] or [C, L].
   Tensor forward(const Tensor& input) override { return conv(input, {}); }
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return clone_as(*this); }
 };
 
 class Conv2d : public ConvNdBase {
@@ -169,6 +183,9 @@ class Conv2d : public ConvNdBase {
       : Conv2d(ConvOptions(in_channels, out_channels, kernel_size)) {}
   // input [N, C, H, W] or [C, H, W].
   Tensor forward(const Tensor& input) override { return conv(input, {}); }
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return clone_as(*this); }
 };
 
 // The transposed layers' forward(input, output_size): the output's spatial size (the last
@@ -194,6 +211,9 @@ class ConvTranspose1d : public ConvTransposeNdBase {
       : ConvTransposeNdBase("ConvTranspose1d", 1, options) {}
   ConvTranspose1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size)
       : ConvTranspose1d(ConvTransposeOptions(in_channels, out_channels, kernel_size)) {}
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return clone_as(*this); }
 };
 
 class ConvTranspose2d : public ConvTransposeNdBase {
@@ -202,6 +222,9 @@ class ConvTranspose2d : public ConvTransposeNdBase {
       : ConvTransposeNdBase("ConvTranspose2d", 2, options) {}
   ConvTranspose2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size)
       : ConvTranspose2d(ConvTransposeOptions(in_channels, out_channels, kernel_size)) {}
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return clone_as(*this); }
 };
 
 }  // namespace mutagrad::nn

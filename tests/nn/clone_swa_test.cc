@@ -32,6 +32,12 @@ std::shared_ptr<nn::Module> zoo() {
                  std::make_shared<nn::BatchNorm2d>(nn::BatchNormOptions(3).momentum(std::nullopt)));
   layers->update("ln", std::make_shared<nn::LayerNorm>(std::vector<int64_t>{4}));
   layers->update("gn", std::make_shared<nn::GroupNorm>(nn::GroupNormOptions(2, 4)));
+  layers->update("conv1", std::make_shared<nn::Conv1d>(nn::ConvOptions(2, 4, 3).bias(false)));
+  layers->update("conv2", std::make_shared<nn::Conv2d>(
+                              nn::ConvOptions(2, 4, 3).padding_mode("reflect").padding(1)));
+  layers->update("convt1", std::make_shared<nn::ConvTranspose1d>(2, 3, 2));
+  layers->update("convt2", std::make_shared<nn::ConvTranspose2d>(
+                               nn::ConvTransposeOptions(4, 2, 3).stride({2}).output_padding({1})));
   auto acts = std::make_shared<nn::ModuleList>(std::vector<std::shared_ptr<nn::Module>>{
       std::make_shared<nn::ReLU>(true), std::make_shared<nn::Tanh>(),
       std::make_shared<nn::Sigmoid>(), std::make_shared<nn::Softmax>(1),
@@ -108,6 +114,12 @@ TEST(Clone, EveryLayerTypeIsDeepCopiedWithItsStructureAndValues) {
                                                  : bn->num_batches_tracked)
                   .unsafe_impl());
   }
+  auto conv = std::dynamic_pointer_cast<nn::Conv2d>((*dict)["conv2"]);
+  EXPECT_EQ(conv->weight.unsafe_impl(), conv->own_parameters()["weight"].unsafe_impl());
+  EXPECT_EQ(conv->bias.unsafe_impl(), conv->own_parameters()["bias"].unsafe_impl());
+  Tensor img = pattern({1, 2, 5, 5}, 0.21, 0.4);
+  EXPECT_EQ(values((*conv)(img)),
+            values((*(*std::dynamic_pointer_cast<nn::ModuleDict>(model))["conv2"])(img)));
   auto ce =
       std::dynamic_pointer_cast<nn::Sequential>((*dict)["losses"])->at<nn::CrossEntropyLoss>(0);
   EXPECT_EQ(ce->weight.unsafe_impl(), ce->own_buffers()["weight"].unsafe_impl());
