@@ -36,4 +36,14 @@ expect 2 "cannot open the handwritten digits data set at /nonexistent/digits.csv
 expect 64 "unknown flag --bogus" examples/train_digits --bogus 1
 expect 64 "flag --epochs needs a value" examples/train_digits --epochs
 expect 64 "--epochs must be at least 1" examples/train_digits --epochs zero
+expect 64 "--stop-after must be at least 1" examples/train_digits --stop-after 0
+# A checkpoint that does not exist, or a file that is not one: a message, status 2.
+expect 2 "--resume $tmp/none.pt: cannot read a train_digits checkpoint" \
+  examples/train_digits --resume "$tmp/none.pt"
+expect 2 "--resume $tmp/a_file: cannot read a train_digits checkpoint" \
+  examples/train_digits --resume "$tmp/a_file"
+expect 2 "train_digits.py: --resume $tmp/a_file: cannot read a train_digits checkpoint" \
+  /usr/bin/python3 examples/train_digits.py --resume "$tmp/a_file"
+expect 2 "train_digits.py: cannot open the handwritten digits data set at /nonexistent" \
+  /usr/bin/python3 examples/train_digits.py --data /nonexistent/digits.csv.gz
 echo "bad_input_test: ok"

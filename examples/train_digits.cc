@@ -1,18 +1,24 @@
-// train_digits: a two-layer MLP learns the handwritten digits that Debian's python3-sklearn
-// ships (1,797 8x8 images, 10 classes), with mutagrad's in-place AdamW, then shows the safety
-// check on the classic optimizer mistake (a step between a forward and its backward) and the
-// same program under MutationPolicy::kSnapshot.
+// train_digits: a small CNN learns the handwritten digits that Debian's python3-sklearn ships
+// (1,797 8x8 images, 10 classes) with nn/ modules, AdamW, a cosine learning-rate schedule and the
+// C++ DataLoader; it saves a checkpoint at the end of every epoch (and resumes from one, bitwise),
+// then shows the safety check on the classic optimizer mistake (a step between a forward and its
+// backward) and the same program under MutationPolicy::kSnapshot.
 //
 //   ./bazelw run //examples:train_digits
 //   ./bazelw run //examples:train_digits -- --epochs 5 --min-accuracy 90
+//   ./bazelw run //examples:train_digits -- --stop-after 4      # then:
+//   ./bazelw run //examples:train_digits -- --resume /tmp/mutagrad_train_digits.pt
 //   ./bazelw build //examples:train_digits && mpirun -np 2 bazel-bin/examples/train_digits
 //   --distributed
 //
-// Flags: --epochs N (default 30; also MUTAGRAD_DIGITS_EPOCHS), --min-accuracy P (percent:
+// Flags: --epochs N (default 15; also MUTAGRAD_DIGITS_EPOCHS), --min-accuracy P (percent:
 // exit 1 when the final test accuracy is lower), --data PATH (default: python3-sklearn's
-// digits.csv.gz; also MUTAGRAD_DIGITS_CSV), --distributed (data-parallel under mpirun: each rank
+// digits.csv.gz; also MUTAGRAD_DIGITS_CSV), --checkpoint PATH (where every epoch's checkpoint
+// goes, atomically; default $TMPDIR or /tmp, mutagrad_train_digits.pt; "" for none), --resume PATH
+// (continue from a checkpoint: model, optimizer, schedule, random stream and epoch), --stop-after K
+// (end after epoch K, as if interrupted), --distributed (data-parallel under mpirun: each rank
 // trains on its share of every batch, distributed::DataParallel averages the gradients; rank 0
-// prints). The data is read with zlib: no Python at run time.
+// prints and saves). The data is read with zlib: no Python at run time.
 #include <zlib.h>
 
 #include <algorithm>
@@ -27,9 +33,12 @@
 #include <utility>
 #include <vector>
 
+#include "data/data.h"
 #include "distributed/distributed.h"
 #include "mutagrad.h"
+#include "nn/nn.h"
 #include "optim/optim.h"
+#include "serialize/checkpoint.h"
 
 using namespace mutagrad;
 using indexing::Slice;
@@ -38,17 +47,20 @@ namespace {
 
 constexpr const char* kDefaultData =
     "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz";
-constexpr int64_t kPixels = 64, kClasses = 10, kHidden = 128, kBatch = 32;
+constexpr int64_t kPixels = 64, kClasses = 10, kBatch = 32;
 
 struct Config {
-  int epochs = 30;
+  int epochs = 15;
   double min_accuracy = 0;  // percent
   std::string data = kDefaultData;
+  std::string checkpoint;  // empty: no checkpoints
+  std::string resume;      // empty: start afresh
+  int stop_after = 0;      // 0: run every epoch
   bool distributed = false;
 };
 
 struct Dataset {
-  Tensor images;  // [n, 64] float32, pixel values / 16 (in [0, 1])
+  Tensor images;  // [n, 1, 8, 8] float32, pixel values / 16 (in [0, 1])
   Tensor labels;  // [n] int64
 };
 
@@ -107,11 +119,13 @@ Dataset load_digits(const std::string& path) {
     while (*p == '\n' || *p == '\r') ++p;
   }
   const auto n = static_cast<int64_t>(labels.size());
-  return {from_vector(pixels, {n, kPixels}), from_vector(labels, {n})};
+  return {from_vector(pixels, {n, 1, 8, 8}), from_vector(labels, {n})};
 }
 
 Config parse_args(int argc, char** argv) {
   Config c;
+  const char* tmp = std::getenv("TMPDIR");
+  c.checkpoint = std::string(tmp && *tmp ? tmp : "/tmp") + "/mutagrad_train_digits.pt";
   if (const char* e = std::getenv("MUTAGRAD_DIGITS_EPOCHS")) c.epochs = std::atoi(e);
   if (const char* d = std::getenv("MUTAGRAD_DIGITS_CSV")) c.data = d;
   for (int i = 1; i < argc; ++i) {
@@ -127,9 +141,17 @@ Config parse_args(int argc, char** argv) {
       c.min_accuracy = std::atof(argv[++i]);
     } else if (a == "--data") {
       c.data = argv[++i];
+    } else if (a == "--checkpoint") {
+      c.checkpoint = argv[++i];
+    } else if (a == "--resume") {
+      c.resume = argv[++i];
+    } else if (a == "--stop-after") {
+      c.stop_after = std::atoi(argv[++i]);
+      if (c.stop_after < 1) fail("--stop-after must be at least 1", 64);
     } else {
       fail("unknown flag " + a +
-               "; expected --epochs N, --min-accuracy P, --data PATH or --distributed",
+               "; expected --epochs N, --min-accuracy P, --data PATH, --checkpoint PATH, "
+               "--resume PATH, --stop-after K or --distributed",
            64);
     }
   }
@@ -137,55 +159,207 @@ Config parse_args(int argc, char** argv) {
   return c;
 }
 
-// x [n, 64] -> logits [n, 10]. Weights are stored [in, out] so that the forward is x.matmul(w).
-struct Mlp {
-  Tensor w1, b1, w2, b2;
-
-  explicit Mlp(Generator& gen)
-      : w1(empty({kPixels, kHidden}).requires_grad_()),
-        b1(empty({kHidden}).requires_grad_()),
-        w2(empty({kHidden, kClasses}).requires_grad_()),
-        b2(empty({kClasses}).requires_grad_()) {
-    // torch.nn.Linear's initialisation, on the [out, in] view of each weight.
-    for (auto [w, b] : {std::pair{w1, b1}, std::pair{w2, b2}}) {
-      Tensor wt = w.t();
-      nn::init::kaiming_uniform_(wt, gen, std::sqrt(5.0));
-      const double bound = 1.0 / std::sqrt(static_cast<double>(w.size(0)));
-      nn::init::uniform_(b, gen, -bound, bound);
-    }
+// [n, 1, 8, 8] -> logits [n, 10]: two convolution blocks, then a 2x2 average of each channel
+// and a linear head (torch: nn.Sequential(Conv2d(1, 16, 3, padding=1), BatchNorm2d(16),
+// ReLU(inplace=True), MaxPool2d(2), Conv2d(16, 32, 3, padding=1), BatchNorm2d(32),
+// ReLU(inplace=True), AdaptiveAvgPool2d(2), Flatten(), Linear(128, 10))). The ReLUs write the batch
+// norms' outputs in place, which neither saves (Note [What a convolution layer writes and saves] in
+// nn/conv.h).
+class DigitsCnn : public nn::Module {
+ public:
+  DigitsCnn() : Module("DigitsCnn") {
+    block1 = register_module(
+        "block1", std::make_shared<nn::Sequential>(
+                      std::make_shared<nn::Conv2d>(nn::ConvOptions(1, 16, 3).padding(1)),
+                      std::make_shared<nn::BatchNorm2d>(16), std::make_shared<nn::ReLU>(true)));
+    block2 = register_module(
+        "block2", std::make_shared<nn::Sequential>(
+                      std::make_shared<nn::Conv2d>(nn::ConvOptions(16, 32, 3).padding(1)),
+                      std::make_shared<nn::BatchNorm2d>(32), std::make_shared<nn::ReLU>(true)));
+    head = register_module("head", std::make_shared<nn::Linear>(32 * 2 * 2, kClasses));
   }
-  std::vector<Tensor> parameters() const { return {w1, b1, w2, b2}; }
-  Tensor forward(const Tensor& x) const { return (x.matmul(w1) + b1).relu().matmul(w2) + b2; }
+
+  Tensor forward(const Tensor& x) override {
+    Tensor h = max_pool2d((*block1)(x), {2});  // [n, 16, 4, 4]
+    h = (*block2)(h);                          // [n, 32, 4, 4]
+    // Adaptive average pooling to 2x2: the mean of each 2x2 block of the 4x4 map.
+    const int64_t n = h.size(0);
+    h = h.reshape({n, 32, 2, 2, 2, 2}).mean({3, 5});
+    return (*head)(h.flatten(1));
+  }
+
+  std::shared_ptr<nn::Sequential> block1, block2;
+  std::shared_ptr<nn::Linear> head;
 };
 
-// Percentage of rows of x that the model labels correctly.
-double accuracy(const Mlp& model, const Tensor& x, const Tensor& y) {
+// Percentage of rows of x that the model labels correctly (in eval mode: running statistics).
+double accuracy(DigitsCnn& model, const Tensor& x, const Tensor& y) {
   NoGradGuard no_grad;
-  const Tensor hits = model.forward(x).argmax(1).eq(y);
+  model.eval();
+  const Tensor hits = model(x).argmax(1).eq(y);
+  model.train();
   return 100.0 * static_cast<double>(hits.sum().item<int64_t>()) / static_cast<double>(y.numel());
 }
 
 // Augmentation: blank 3 random pixels of every image of the batch, in place with an indexing
-// write (x[rows, cols] = 0). The batch is a copy (index_select), so the data set stays intact.
+// write (x[rows, cols] = 0 on its [n, 64] view). The batch is a copy (Note [A batch is a copy] in
+// data/data.h), so the data set stays intact.
 void blank_random_pixels(Tensor& xb, Generator& gen) {
   const int64_t n = xb.size(0), per_image = 3;
   const Tensor rows = arange(n).repeat({per_image});
   const Tensor cols = randint(0, kPixels, {n * per_image}, gen);
-  xb[{rows, cols}] = 0.0;
+  Tensor flat = xb.view({n, kPixels});
+  flat[{rows, cols}] = 0.0;
+}
+
+// ---- Checkpoints: everything a run needs to continue bitwise ------------------------------
+//
+// {"epoch", "epochs", "model" (the state_dict: parameters and running statistics),
+//  "optimizer" (torch's layout: "state" by parameter number, "param_groups"), "scheduler"
+//  (last_epoch, _step_count, base_lrs, _last_lr), "generator" (the state of the one random stream
+// the run draws from: initialisation, shuffles, augmentation)}, saved atomically by
+// mutagrad::save (a crash leaves the previous epoch's file).
+
+using serialize::Value;
+
+Value doubles(const std::vector<double>& v) {
+  std::vector<Value> items(v.begin(), v.end());
+  return Value::list(std::move(items));
+}
+
+std::vector<double> to_doubles(const Value& v) {
+  std::vector<double> out;
+  for (const Value& e : v.items()) out.push_back(e.to_double());
+  return out;
+}
+
+Value optimizer_value(const optim::StateDict& sd) {
+  std::vector<std::pair<Value, Value>> state, group;
+  for (const auto& [index, ps] : sd.state) {
+    std::vector<std::pair<Value, Value>> entries;
+    for (const auto& [key, t] : ps) entries.emplace_back(key, t);
+    state.emplace_back(index, Value::dict(std::move(entries)));
+  }
+  std::vector<Value> groups;
+  for (const optim::StateDict::Group& g : sd.param_groups) {
+    std::vector<std::pair<Value, Value>> entries;
+    for (const auto& [key, x] : g.options) entries.emplace_back(key, x);
+    std::vector<Value> params(g.params.begin(), g.params.end());
+    entries.emplace_back("params", Value::list(std::move(params)));
+    groups.push_back(Value::dict(std::move(entries)));
+  }
+  return Value::dict(
+      {{"state", Value::dict(std::move(state))}, {"param_groups", Value::list(std::move(groups))}});
+}
+
+optim::StateDict optimizer_state(const Value& v) {
+  optim::StateDict sd;
+  for (const auto& [index, ps] : v.at("state").entries()) {
+    optim::ParamState& s = sd.state[index.to_int()];
+    for (const auto& [key, t] : ps.entries()) s[key.to_string()] = t.to_tensor();
+  }
+  for (const Value& g : v.at("param_groups").items()) {
+    optim::StateDict::Group group;
+    for (const auto& [key, x] : g.entries()) {
+      if (key.to_string() == "params") {
+        for (const Value& p : x.items()) group.params.push_back(p.to_int());
+      } else {
+        group.options[key.to_string()] = x.to_double();
+      }
+    }
+    sd.param_groups.push_back(std::move(group));
+  }
+  return sd;
+}
+
+struct TrainingState {
+  DigitsCnn& model;
+  optim::Optimizer& opt;
+  optim::LRScheduler& schedule;
+  Generator& gen;
+};
+
+void save_checkpoint(const std::string& path, const TrainingState& s, int epoch, int epochs) {
+  std::vector<std::pair<Value, Value>> model;
+  for (const auto& [name, t] : s.model.state_dict()) model.emplace_back(name, t);
+  const optim::SchedulerState sched = s.schedule.state_dict();
+  save(Value::dict({{"epoch", epoch},
+                    {"epochs", epochs},
+                    {"model", Value::dict(std::move(model), /*ordered=*/true)},
+                    {"optimizer", optimizer_value(s.opt.state_dict())},
+                    {"scheduler", Value::dict({{"last_epoch", sched.last_epoch},
+                                               {"_step_count", sched.step_count},
+                                               {"base_lrs", doubles(sched.base_lrs)},
+                                               {"_last_lr", doubles(sched.last_lr)}})},
+                    {"generator", s.gen.get_state()}}),
+       path);
+}
+
+// Restores everything save_checkpoint wrote; returns the epoch it ended. Exits with a message
+// for a file that is not a checkpoint of this job (nothing is changed before every part is read).
+int load_checkpoint(const std::string& path, const TrainingState& s, int epochs) {
+  Value v;
+  nn::StateDict model;
+  optim::StateDict opt;
+  optim::SchedulerState sched;
+  int epoch = 0;
+  try {
+    v = load(path);
+    epoch = static_cast<int>(v.at("epoch").to_int());
+    if (v.at("epochs").to_int() != epochs) {
+      fail(str("--resume ", path, ": the checkpoint is of a run of ", v.at("epochs").to_int(),
+               " epochs (its learning-rate schedule spans them); pass --epochs ",
+               v.at("epochs").to_int()),
+           64);
+    }
+    for (const auto& [name, t] : v.at("model").entries())
+      model.insert(name.to_string(), t.to_tensor());
+    opt = optimizer_state(v.at("optimizer"));
+    const Value& sv = v.at("scheduler");
+    sched.last_epoch = sv.at("last_epoch").to_int();
+    sched.step_count = sv.at("_step_count").to_int();
+    sched.base_lrs = to_doubles(sv.at("base_lrs"));
+    sched.last_lr = to_doubles(sv.at("_last_lr"));
+  } catch (const std::exception& e) {
+    fail(str("--resume ", path, ": cannot read a train_digits checkpoint there: ", e.what()));
+  }
+  s.model.load_state_dict(model);
+  s.opt.load_state_dict(opt);
+  s.schedule.load_state_dict(sched);
+  s.gen.set_state(v.at("generator").to_tensor());
+  return epoch;
+}
+
+// FNV-1a over the bytes of every tensor of the model's state_dict and the optimizer's state:
+// equal digests mean bitwise equal parameters, running statistics and moments.
+uint64_t state_digest(const nn::Module& model, const optim::Optimizer& opt) {
+  std::vector<Tensor> tensors;
+  for (const auto& [name, t] : model.state_dict()) tensors.push_back(t);
+  for (const auto& [index, state] : opt.state_dict().state) {
+    for (const auto& [key, t] : state) tensors.push_back(t);
+  }
+  uint64_t h = 1469598103934665603ULL;
+  for (const Tensor& t : tensors) {
+    const Tensor c = t.contiguous();
+    const auto* p = static_cast<const unsigned char*>(c.raw_data());
+    const size_t nbytes = static_cast<size_t>(c.numel() * c.element_size());
+    for (size_t i = 0; i < nbytes; ++i) h = (h ^ p[i]) * 1099511628211ULL;
+  }
+  return h;
 }
 
 // The classic mistake: the optimizer steps between a forward and its backward (gradients from
 // the previous batch are still there, so the step writes every parameter). Returns whether the
 // backward succeeded; prints the loss or the error.
-bool step_between_forward_and_backward(Mlp& model, optim::Optimizer& opt, const Dataset& d) {
+bool step_between_forward_and_backward(DigitsCnn& model, optim::Optimizer& opt, const Dataset& d) {
   const Tensor xa = d.images.index({Slice(0, kBatch)});
   const Tensor ya = d.labels.index({Slice(0, kBatch)});
   const Tensor xb = d.images.index({Slice(kBatch, 2 * kBatch)});
   const Tensor yb = d.labels.index({Slice(kBatch, 2 * kBatch)});
   opt.zero_grad();
-  cross_entropy(model.forward(xa), ya).backward();
-  Tensor loss = cross_entropy(model.forward(xb), yb);  // saves w1, w2 and the activations
-  opt.step();                                          // writes them: the mistake
+  cross_entropy(model(xa), ya).backward();
+  Tensor loss = cross_entropy(model(xb), yb);  // saves the weights and the activations
+  opt.step();                                  // writes the weights: the mistake
   try {
     loss.backward();
   } catch (const autograd::AutogradError& e) {
@@ -211,8 +385,11 @@ int train(const Config& config) {
   const Dataset all = load_digits(config.data);
   const int64_t n = all.labels.numel();
 
+  // One random stream for the whole run (the split, the layers' initialisation, the shuffles
+  // and the augmentation): the default generator, which the layers' constructors draw from.
+  Generator gen = default_generator(kCPU);
+  gen.manual_seed(2026);
   // A fixed shuffle, then 80 % / 20 % train / test.
-  Generator gen(2026);
   std::vector<int64_t> order(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
   for (int64_t i = n - 1; i > 0; --i) {
@@ -224,50 +401,59 @@ int train(const Config& config) {
   const Tensor train_idx = perm.slice(0, 0, n_train), test_idx = perm.slice(0, n_train, n);
   const Dataset train{all.images.index_select(0, train_idx), all.labels.index_select(0, train_idx)};
   const Dataset test{all.images.index_select(0, test_idx), all.labels.index_select(0, test_idx)};
+
+  DigitsCnn model;
+  optim::AdamW opt(model.parameters(), optim::AdamWOptions(1e-2).weight_decay(1e-2));
+  optim::CosineAnnealingLR schedule(opt, config.epochs);
+  const TrainingState state{model, opt, schedule, gen};
+  int first_epoch = 1;
+  if (!config.resume.empty())
+    first_epoch = load_checkpoint(config.resume, state, config.epochs) + 1;
+
   std::cout << "digits: " << n << " images (" << config.data << "), " << n_train << " train, "
-            << n - n_train << " test; MLP 64-" << kHidden << "-10, AdamW, batch " << kBatch << ", "
+            << n - n_train << " test; CNN, AdamW with a cosine schedule, batch " << kBatch << ", "
             << config.epochs << " epochs";
   if (config.distributed) std::cout << ", data-parallel over " << world << " MPI ranks";
-  std::cout << "\n";
+  if (first_epoch > 1) std::cout << ", resumed after epoch " << first_epoch - 1;
+  std::cout << "\n" << model << "\n";
 
-  Mlp model(gen);
-  optim::AdamW opt(model.parameters(), optim::AdamWOptions(3e-3).weight_decay(1e-2));
   std::unique_ptr<distributed::DataParallel> ddp;
   if (config.distributed) ddp = std::make_unique<distributed::DataParallel>(model.parameters());
-  for (int epoch = 1; epoch <= config.epochs; ++epoch) {
+  data::DataLoaderOptions loader_options;
+  loader_options.batch_size = kBatch;
+  loader_options.shuffle = true;
+  loader_options.generator = gen;
+  const data::TensorDataset train_set(train.images, train.labels);
+  for (int epoch = first_epoch; epoch <= config.epochs; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
-    // A fresh order of the training rows each epoch.
-    std::vector<int64_t> rows(static_cast<size_t>(n_train));
-    for (int64_t i = 0; i < n_train; ++i) rows[static_cast<size_t>(i)] = i;
-    for (int64_t i = n_train - 1; i > 0; --i) {
-      std::swap(rows[static_cast<size_t>(i)],
-                rows[static_cast<size_t>(gen.next_u64() % static_cast<uint64_t>(i + 1))]);
-    }
-    const Tensor epoch_order = from_vector(rows, {n_train});
     double loss_sum = 0;
-    for (int64_t s = 0; s < n_train; s += kBatch) {
-      const Tensor idx = epoch_order.slice(0, s, std::min(s + kBatch, n_train));
-      Tensor xb = train.images.index_select(0, idx);
-      const Tensor yb = train.labels.index_select(0, idx);
+    for (auto& [xb, yb] : data::DataLoader(train_set, loader_options)) {  // a fresh order
       blank_random_pixels(xb, gen);
       Tensor loss;
       if (config.distributed) {
         // This rank's rows [lo, hi) of the batch. DataParallel averages the ranks' gradients,
         // so each local mean is weighted by (its rows * ranks / batch rows): the average is then
-        // the gradient of the whole batch's mean loss, as in the single-process run.
-        const int64_t nb = idx.numel(), lo = nb * rank / world, hi = nb * (rank + 1) / world;
-        const Tensor local = cross_entropy(model.forward(xb.slice(0, lo, hi)), yb.slice(0, lo, hi));
+        // the gradient of the whole batch's mean loss (batch norm uses each rank's rows, as
+        // torch's DDP without SyncBatchNorm).
+        const int64_t nb = xb.size(0), lo = nb * rank / world, hi = nb * (rank + 1) / world;
+        const Tensor local = cross_entropy(model(xb.slice(0, lo, hi)), yb.slice(0, lo, hi));
         loss = local * (static_cast<double>((hi - lo) * world) / static_cast<double>(nb));
         loss_sum += local.item<double>() * static_cast<double>(hi - lo);
       } else {
-        loss = cross_entropy(model.forward(xb), yb);
-        loss_sum += loss.item<double>() * static_cast<double>(idx.numel());
+        loss = cross_entropy(model(xb), yb);
+        loss_sum += loss.item<double>() * static_cast<double>(xb.size(0));
       }
       opt.zero_grad();
       loss.backward();
       opt.step();
     }
-    if (config.distributed) {  // the epoch's loss over every rank's rows
+    schedule.step();
+    if (config.distributed) {
+      // Each rank's batch norms kept running statistics of its own rows (torch's DDP without
+      // SyncBatchNorm); training mode never reads them, so the ranks' parameters agree anyway.
+      // Evaluation and the checkpoint use rank 0's, on every rank (torch's broadcast_buffers).
+      for (const Tensor& b : model.buffers()) distributed::default_group().broadcast_(b, 0);
+      // The epoch's loss over every rank's rows.
       Tensor total = full({1}, loss_sum, kFloat64);
       distributed::default_group().all_reduce_(total);
       loss_sum = total.item<double>();
@@ -278,10 +464,35 @@ int train(const Config& config) {
                 epoch, config.epochs, loss_sum / static_cast<double>(n_train),
                 accuracy(model, train.images, train.labels),
                 accuracy(model, test.images, test.labels), static_cast<double>(n_train) / seconds);
+    std::fflush(stdout);
+    if (rank == 0 && !config.checkpoint.empty()) {
+      save_checkpoint(config.checkpoint, state, epoch, config.epochs);
+    }
+    if (epoch == config.stop_after) {
+      std::printf("stopped after epoch %d; continue with --resume %s\n", epoch,
+                  config.checkpoint.c_str());
+      return 0;
+    }
   }
   const double final_accuracy = accuracy(model, test.images, test.labels);
   std::printf("final test accuracy: %.2f%% (%lld images)\n", final_accuracy,
               static_cast<long long>(test.labels.numel()));
+  std::printf("state digest: %016llx\n", static_cast<unsigned long long>(state_digest(model, opt)));
+  if (!config.checkpoint.empty()) std::cout << "checkpoint: " << config.checkpoint << "\n";
+
+  int status = 0;
+  if (config.distributed) {  // every rank must end with rank 0's parameters, bit for bit
+    bool agree = true;
+    for (const auto& [name, t] : model.state_dict()) {
+      Tensor hi = t.clone(), lo = t.clone();
+      distributed::default_group().all_reduce_(hi, distributed::ReduceOp::kMax);
+      distributed::default_group().all_reduce_(lo, distributed::ReduceOp::kMin);
+      agree = agree && equal(hi, lo);
+    }
+    std::cout << (agree ? "ranks agree: every parameter and statistic is the same on every rank\n"
+                        : "FAIL: the ranks' parameters differ\n");
+    if (!agree) status = 1;
+  }
 
   // The demonstrations below run one process's backward each: no more gradient averaging.
   ddp.reset();
@@ -295,7 +506,6 @@ int train(const Config& config) {
     snapshot_ok = step_between_forward_and_backward(model, opt, train);
   }
 
-  int status = 0;
   if (final_accuracy < config.min_accuracy) {
     std::printf("FAIL: test accuracy %.2f%% is below --min-accuracy %.2f%%\n", final_accuracy,
                 config.min_accuracy);
