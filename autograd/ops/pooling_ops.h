@@ -1,28 +1,60 @@
-// Max pooling (torch 1.13's max_pool2d / max_pool2d_with_indices), differentiable to any order.
+// Pooling and im2col (torch 1.13's max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool1d/2d,
+// adaptive_max_pool2d, and F.unfold / F.fold as im2col / col2im), differentiable to any order.
 //
 //   auto [y, idx] = mutagrad::max_pool2d_with_indices(x, {2}, {2});  //
 //   MaxPool2DWithIndicesBackward0 Tensor z = mutagrad::max_pool2d(x, {3}, {2}, {1}, {1},
-//   /*ceil_mode=*/true);
+//   /*ceil_mode=*/true); Tensor a = mutagrad::avg_pool2d(x, {3}, {2}, {1}, false,
+//   /*count_include_pad=*/false); Tensor g = mutagrad::adaptive_avg_pool2d(x, {7, 7}); //
+//   AdaptiveAvgPool2DBackward0 Tensor cols = mutagrad::im2col(x, {3, 3}, {1}, {1}, {1});         //
+//   F.unfold: Im2ColBackward0 Tensor back = mutagrad::col2im(cols, {h, w}, {3, 3}, {1}, {1}, {1});
+//   // F.fold: Col2ImBackward0
+//
+// Inputs are [N, C, *spatial] or unbatched [C, *spatial], any strides, floating. A one-element
+// kernel_size/stride/padding/dilation applies to every spatial dim; an empty stride is the
+// kernel's. The 1-d forms pool the input unsqueezed at -2 and squeeze the result, so their graph
+// is torch's: SqueezeBackward1 -> <2-d node> -> UnsqueezeBackward0. No op has a kernel of its
+// own: they compose backend ops, so they run on every device.
 //
 // Note [Max pooling as a gather]
-// A first version composed of existing ops (issue 37): the forward takes the windows of the input
-// padded with -inf (an as_strided view, no copy per window) and their first maximum, in window
-// order as torch; idx is the flat position of each maximum in its [H, W] plane (torch's
-// return_indices). The node MaxPool2DWithIndicesBackward0 adds the gradient at those positions
-// with scatter_add, differentiable in the gradient, so it differentiates again (its backward is
-// a gather; torch names that node MaxPool2DWithIndicesBackwardBackward0). NaN inside a window is
-// not treated specially (torch's kernel propagates it). No kernel of its own, so it runs on every
-// device.
+// The forward takes the windows of the input padded with -inf (an as_strided view, no copy per
+// window) and their first maximum, in window order as torch; idx is the flat position of each
+// maximum in its [H, W] plane (torch's return_indices). The node MaxPool2DWithIndicesBackward0
+// adds the gradient at those positions with scatter_add, differentiable in the gradient, so it
+// differentiates again (its backward is a gather; torch names that node
+// MaxPool2DWithIndicesBackwardBackward0). It saves the indices only (version-checked), not the
+// input or the output. Ties: the first maximum in row-major window order gets the gradient, on
+// every device (deterministic; torch's CPU kernel picks the same one). NaN inside a window is not
+// treated specially (torch's kernel propagates it). adaptive_max_pool2d works the same way over
+// torch's adaptive windows (rows floor(i H / oh) to ceil((i + 1) H / oh)), node
+// AdaptiveMaxPool2DBackward0.
+//
+// Note [Average pooling as a linear map]
+// avg_pool2d sums each window of the zero-padded input and divides by torch's divisor
+// (divisor_override; else the window's size clipped to the padded input with count_include_pad,
+// or its count of input elements without). The map is linear, so AvgPool2DBackward0 saves no
+// tensor, only the geometry and the divisors: its backward spreads grad / divisor over each
+// window with col2im (a fixed order of kernel offsets: deterministic), itself differentiable.
+// adaptive_avg_pool2d is S_h x S_w^T / counts with 0/1 window matrices S (matmuls, the same sums
+// in another order than torch's loop: equal to rounding), node AdaptiveAvgPool2DBackward0 (saves
+// S_h, S_w and the counts, constants); an output of 1x1 is x.mean({-2, -1}, true) as torch's
+// (MeanBackward1).
+//
+// Note [im2col and col2im]
+// im2col ([N, C, H, W] -> [N, C kh kw, L], L the number of windows) is a copy out of an
+// as_strided view of the zero-padded input; col2im, its adjoint, adds each kernel offset's
+// [N, C, oh, ow] slice into a strided view of a zero-padded output, one offset after the other
+// (deterministic). Each is the other's backward (Im2ColBackward0 calls col2im, Col2ImBackward0
+// calls im2col), so both differentiate to any order.
 #pragma once
 
+#include <optional>
 #include <tuple>
 
 #include "tensor/tensor.h"
 
 namespace mutagrad {
 
-// input [N, C, H, W] or [C, H, W]; kernel_size, stride (empty: kernel_size), padding, dilation
-// one value or one per spatial dim. padding at most half the kernel size.
+// input [N, C, H, W] or [C, H, W]. padding at most half the kernel size.
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size,
                                                    IntArrayRef stride = {},
                                                    IntArrayRef padding = {0},
@@ -30,5 +62,38 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArray
                                                    bool ceil_mode = false);
 Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
                   IntArrayRef padding = {0}, IntArrayRef dilation = {1}, bool ceil_mode = false);
+
+// input [N, C, L] or [C, L]; idx holds positions along L.
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& input, IntArrayRef kernel_size,
+                                                   IntArrayRef stride = {},
+                                                   IntArrayRef padding = {0},
+                                                   IntArrayRef dilation = {1},
+                                                   bool ceil_mode = false);
+Tensor max_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = {0}, IntArrayRef dilation = {1}, bool ceil_mode = false);
+
+// divisor_override, when given, is nonzero and divides every window's sum.
+Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = {0}, bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor avg_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = {0}, bool ceil_mode = false, bool count_include_pad = true);
+
+// output_size: one value for every spatial dim or one per dim, each >= 0; every spatial size of
+// the input > 0.
+Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
+Tensor adaptive_avg_pool1d(const Tensor& input, IntArrayRef output_size);
+// (values, flat positions in each [H, W] plane).
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size);
+
+// F.unfold: input [N, C, H, W] or [C, H, W] -> [N, C kh kw, L] (or [C kh kw, L]); row
+// c kh kw + i kw + j, column the window's row-major position. kernel, stride, dilation > 0,
+// padding >= 0, at least one window per dim.
+Tensor im2col(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation = {1},
+              IntArrayRef padding = {0}, IntArrayRef stride = {1});
+// F.fold, im2col's adjoint: input [N, C kh kw, L] or [C kh kw, L] -> [N, C, *output_size], the
+// overlapping entries summed. L must be the number of windows of output_size.
+Tensor col2im(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_size,
+              IntArrayRef dilation = {1}, IntArrayRef padding = {0}, IntArrayRef stride = {1});
 
 }  // namespace mutagrad

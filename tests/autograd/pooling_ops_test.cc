@@ -1,6 +1,6 @@
-// max_pool2d_with_indices: values and indices against a naive window loop over random geometries,
-// gradcheck + gradgradcheck, the node name, a window of padding only, and refused arguments.
-// Runs on the CPU and, as pooling_ops_test_cuda, on the CUDA device.
+// max_pool2d_with_indices (and max_pool1d): values and indices against a naive window loop over
+// random geometries, gradcheck + gradgradcheck, the node name, a window of padding only, and
+// refused arguments. Runs on the CPU and, as pooling_ops_test_cuda, on the CUDA device.
 #include <limits>
 #include <random>
 #include <vector>
@@ -89,6 +89,20 @@ TEST(PoolingOps, WindowsOfPaddingOnly) {
   EXPECT_EQ(values(x.grad()), std::vector<double>{0});
 }
 
+TEST(PoolingOps, MaxPool1dIsTheRowOf2dWithTorchsGraph) {
+  const Tensor x = testing_util::strided_leaf({3, 2, 9}, 8);
+  auto [y, idx] = max_pool1d_with_indices(x, {3}, {2}, {1}, {2}, true);
+  auto [y2, idx2] = max_pool2d_with_indices(x.unsqueeze(-2), {1, 3}, {1, 2}, {0, 1}, {1, 2}, true);
+  EXPECT_EQ(DimVector(y.sizes()), (DimVector{3, 2, 4}));
+  EXPECT_EQ(values(y), values(y2));
+  EXPECT_EQ(values(idx), values(idx2));  // positions along L
+  EXPECT_STREQ(y.grad_fn()->name(), "SqueezeBackward1");
+  EXPECT_STREQ(y.grad_fn()->next_edges()[0].function->name(), "MaxPool2DWithIndicesBackward0");
+  CHECK_GRADS([](const VariableList& in) { return max_pool1d(in[0], {3}, {2}, {1}, {2}, true); },
+              {x});
+  CHECK_GRADS([](const VariableList& in) { return max_pool1d(in[0], {2}); }, {leaf({2, 7}, 9)});
+}
+
 TEST(PoolingOps, RefusedArguments) {
   const Tensor x = leaf({1, 2, 5, 5}, 4);
   EXPECT_NE(error_of<ValueError>([&] { max_pool2d(x, {3}, {}, {2}); }).find("pad=2"),
@@ -99,6 +113,13 @@ TEST(PoolingOps, RefusedArguments) {
   EXPECT_THROW(max_pool2d(x, {2, 2, 2}), ValueError);
   EXPECT_THROW(max_pool2d(leaf({5, 5}, 5), {2}), ShapeError);
   EXPECT_THROW(max_pool2d(x.detach().to(kInt64), {2}), DTypeError);
+  EXPECT_THROW(max_pool1d(x, {2}), ShapeError);
+  EXPECT_NE(error_of<ValueError>([&] {
+              max_pool1d(leaf({2, 4}, 6), {2}, {}, {2});
+            }).find("pad=2"),
+            std::string::npos);
+  EXPECT_THROW(max_pool1d(leaf({2, 4}, 6), {2}, {0}), ValueError);
+  EXPECT_THROW(max_pool1d(leaf({2, 4}, 6), {5}), ShapeError);
   EXPECT_EQ(x.version(), 0u);
 }
 

@@ -1,0 +1,43 @@
+// The pooling ops' shared argument checks and geometry (pooling_ops.cc, avg_pooling_ops.cc,
+// im2col_ops.cc); not a public header.
+//
+//   PoolGeometry g = pool_geometry("avg_pool2d", x, 2, {3}, {}, {1}, {1}, /*ceil_mode=*/true);
+//   g.out  // the output's spatial sizes
+//
+// A window i along a spatial dim reads the padded positions i stride + j dilation, j < kernel;
+// output sizes follow torch's pooling_output_shape (ceil_mode drops a last window that would
+// start in the right padding).
+#pragma once
+
+#include "tensor/tensor.h"
+
+namespace mutagrad::pooling {
+
+struct PoolGeometry {
+  DimVector kernel, stride, padding, dilation, out;  // one per spatial dim
+  DimVector in;                                      // the input's spatial sizes
+};
+
+// `v` as `dims` values: one value for every dim, or one per dim (ValueError otherwise, naming op
+// and what).
+DimVector per_dim(const char* op, const char* what, IntArrayRef v, int64_t dims);
+
+// torch's pooling_output_shape for one dim (may be < 1; the caller checks).
+int64_t pool_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
+                         bool ceil_mode);
+
+// Checks a max/avg pooling call over `dims` spatial dims and returns its geometry: input of
+// dims + 1 or dims + 2 dims (ShapeError), floating (DTypeError), kernel/stride/dilation > 0 and
+// 0 <= padding <= kernel / 2 (ValueError), every output size >= 1 (ShapeError). An empty stride
+// is the kernel's.
+PoolGeometry pool_geometry(const char* op, const Tensor& input, int64_t dims,
+                           IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                           IntArrayRef dilation, bool ceil_mode);
+
+// A 1-d geometry as the 2-d one of the input unsqueezed at -2 (a [1] row of kernel 1).
+PoolGeometry as_2d(const PoolGeometry& g);
+
+// DTypeError unless input is floating ("<op>" not implemented for 'Long').
+void check_floating(const char* op, const Tensor& input);
+
+}  // namespace mutagrad::pooling
