@@ -2,11 +2,13 @@
 #include "optim/adam.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "autograd/ops/inplace_ops.h"
 #include "autograd/ops/ternary_ops.h"
 #include "optim/checks.h"
 #include "optim/fused.h"
+#include "tensor/cpu/fused_optim.h"
 
 namespace mutagrad::optim {
 namespace detail {
@@ -45,22 +47,55 @@ void adam_update(const Tensor& param, const Tensor& grad, const Options& o, bool
   const double lr = o.lr();
   const double wd = o.weight_decay();
 
-  Tensor g = o.maximize() ? grad.neg() : grad;
   step_t.add_(1);
-  if (!decoupled && wd != 0) g = detail::axpy(g, param, wd);
-  exp_avg.mul_(beta1).add_(g, 1 - beta1);
-  exp_avg_sq.mul_(beta2).addcmul_(g, g, 1 - beta2);
   const double step = step_t.item<double>();
   const double bias_correction1 = 1 - std::pow(beta1, step);
   const double bias_correction2 = 1 - std::pow(beta2, step);
   const double step_size = lr / bias_correction1;
   const double bias_correction2_sqrt = std::sqrt(bias_correction2);
+  Tensor* max_sq = o.amsgrad() ? &state["max_exp_avg_sq"] : nullptr;
+  if (max_sq != nullptr && !max_sq->defined()) *max_sq = zeros_like(param);  // amsgrad turned on
+  if (max_sq != nullptr ? detail::fusable(param, {&grad, &exp_avg, &exp_avg_sq, max_sq})
+                        : detail::fusable(param, {&grad, &exp_avg, &exp_avg_sq})) {
+    if (max_sq != nullptr) {
+      detail::bump_for_step({&exp_avg, &exp_avg_sq, max_sq, &param}, site);
+    } else {
+      detail::bump_for_step({&exp_avg, &exp_avg_sq, &param}, site);
+    }
+    const auto run = [&](auto* p) {
+      using T = std::remove_pointer_t<decltype(p)>;
+      cpu::AdamStep<T> s{p,
+                         grad.data_ptr<T>(),
+                         exp_avg.data_ptr<T>(),
+                         exp_avg_sq.data_ptr<T>(),
+                         max_sq != nullptr ? max_sq->data_ptr<T>() : nullptr,
+                         param.numel()};
+      s.beta1 = beta1;
+      s.beta2 = beta2;
+      s.lr = lr;
+      s.weight_decay = wd;
+      s.eps = o.eps();
+      s.step_size = step_size;
+      s.bias_correction2_sqrt = bias_correction2_sqrt;
+      s.maximize = o.maximize();
+      s.decoupled = decoupled;
+      cpu::adam_step(s);
+    };
+    if (param.dtype() == kFloat32) {
+      run(param.data_ptr<float>());
+    } else {
+      run(param.data_ptr<double>());
+    }
+    return;
+  }
+  Tensor g = o.maximize() ? grad.neg() : grad;
+  if (!decoupled && wd != 0) g = detail::axpy(g, param, wd);
+  exp_avg.mul_(beta1).add_(g, 1 - beta1);
+  exp_avg_sq.mul_(beta2).addcmul_(g, g, 1 - beta2);
   Tensor denom;
-  if (o.amsgrad()) {
-    Tensor& max_sq = state["max_exp_avg_sq"];
-    if (!max_sq.defined()) max_sq = zeros_like(param);  // amsgrad switched on later
-    max_sq.copy_(maximum(max_sq, exp_avg_sq));
-    denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(o.eps());
+  if (max_sq != nullptr) {
+    max_sq->copy_(maximum(*max_sq, exp_avg_sq));
+    denom = (max_sq->sqrt() / bias_correction2_sqrt).add_(o.eps());
   } else {
     denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(o.eps());
   }

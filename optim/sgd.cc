@@ -1,9 +1,12 @@
 // SGD: see sgd.h.
 #include "optim/sgd.h"
 
+#include <type_traits>
+
 #include "autograd/ops/inplace_ops.h"
 #include "optim/checks.h"
 #include "optim/fused.h"
+#include "tensor/cpu/fused_optim.h"
 
 namespace mutagrad::optim {
 
@@ -45,6 +48,36 @@ bool SGD::accepts(const OptimizerOptions& options) const {
 void SGD::update(const Tensor& param, const Tensor& grad, const OptimizerOptions& options,
                  ParamState& state, const MutationSite& site) {
   const auto& o = static_cast<const SGDOptions&>(options);
+  // One pass when the parameter allows it (Note [Fused optimizer steps]); the first momentum
+  // step, which clones the gradient into the buffer, takes the op-by-op path.
+  Tensor* buf = o.momentum() != 0 ? &state["momentum_buffer"] : nullptr;
+  const bool first_momentum_step = buf != nullptr && !buf->defined();
+  if (!first_momentum_step &&
+      (buf != nullptr ? detail::fusable(param, {&grad, buf}) : detail::fusable(param, {&grad}))) {
+    if (buf != nullptr) {
+      detail::bump_for_step({buf, &param}, site);
+    } else {
+      detail::bump_for_step({&param}, site);
+    }
+    const auto run = [&](auto* p) {
+      using T = std::remove_pointer_t<decltype(p)>;
+      cpu::SGDStep<T> s{p, grad.data_ptr<T>(), buf != nullptr ? buf->data_ptr<T>() : nullptr,
+                        param.numel()};
+      s.lr = o.lr();
+      s.momentum = o.momentum();
+      s.dampening = o.dampening();
+      s.weight_decay = o.weight_decay();
+      s.nesterov = o.nesterov();
+      s.maximize = o.maximize();
+      cpu::sgd_step(s);
+    };
+    if (param.dtype() == kFloat32) {
+      run(param.data_ptr<float>());
+    } else {
+      run(param.data_ptr<double>());
+    }
+    return;
+  }
   // torch 1.13's _single_tensor_sgd; its out-of-place d_p.add(x, alpha=a) as detail::axpy.
   Tensor d_p = o.maximize() ? grad.neg() : grad;
   if (o.weight_decay() != 0) d_p = detail::axpy(d_p, param, o.weight_decay());
