@@ -27,35 +27,44 @@ size_t CachingAllocator::round_size(size_t nbytes) {
 }
 
 std::shared_ptr<void> CachingAllocator::allocate(size_t nbytes) {
+  const size_t size = round_size(nbytes);
+  void* ptr = allocate_raw(nbytes);
+  return std::shared_ptr<void>(ptr, [this, size](void* p) { release(p, size); });
+}
+
+void* CachingAllocator::allocate_raw(size_t nbytes) {
   check_available();
   const size_t size = round_size(nbytes);
   void* ptr = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = free_blocks_.find(size);
-    if (it != free_blocks_.end() && !it->second.empty()) {
-      ptr = it->second.back();
-      it->second.pop_back();
-    } else {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = free_blocks_.find(size);
+  if (it != free_blocks_.end() && !it->second.empty()) {
+    ptr = it->second.back();
+    it->second.pop_back();
+  } else {
+    ptr = runtime().malloc(size);
+    if (ptr == nullptr) {  // out of memory: give the cache back and try once more
+      empty_cache_locked();
       ptr = runtime().malloc(size);
-      if (ptr == nullptr) {  // out of memory: give the cache back and try once more
-        empty_cache_locked();
-        ptr = runtime().malloc(size);
-      }
-      if (ptr == nullptr) {
-        throw OutOfMemoryError(
-            str("CUDA out of memory: tried to allocate ", mib(static_cast<int64_t>(nbytes)), " (",
-                nbytes, " bytes) on ", runtime().device_name(0), "; ", mib(stats_.allocated),
-                " allocated by tensors, ", mib(stats_.reserved - stats_.allocated),
-                " cached and already released. Free tensors you no longer need, or use smaller "
-                "ones"));
-      }
-      stats_.reserved += static_cast<int64_t>(size);
     }
-    stats_.allocated += static_cast<int64_t>(size);
-    stats_.max_allocated = std::max(stats_.max_allocated, stats_.allocated);
+    if (ptr == nullptr) {
+      throw OutOfMemoryError(
+          str("CUDA out of memory: tried to allocate ", mib(static_cast<int64_t>(nbytes)), " (",
+              nbytes, " bytes) on cuda:", runtime().current_device(), " (",
+              runtime().device_name(runtime().current_device()), "); ", mib(stats_.allocated),
+              " allocated by tensors, ", mib(stats_.reserved - stats_.allocated),
+              " cached and already released. Free tensors you no longer need, or use smaller "
+              "ones"));
+    }
+    stats_.reserved += static_cast<int64_t>(size);
   }
-  return std::shared_ptr<void>(ptr, [this, size](void* p) { release(p, size); });
+  stats_.allocated += static_cast<int64_t>(size);
+  stats_.max_allocated = std::max(stats_.max_allocated, stats_.allocated);
+  return ptr;
+}
+
+void CachingAllocator::free_raw(void* ptr, size_t nbytes) {
+  if (ptr != nullptr) release(ptr, round_size(nbytes));
 }
 
 void CachingAllocator::release(void* ptr, size_t size) {

@@ -40,6 +40,10 @@ class CachingAllocator : public Allocator {
 
   // DeviceError when no device is usable, OutOfMemoryError when the device is full.
   std::shared_ptr<void> allocate(size_t nbytes) override;
+  // The same block without an owner, for Thrust's and CUB's temporary storage: give it back
+  // with free_raw(ptr, nbytes) (the same nbytes). Counted in stats() as tensors are.
+  void* allocate_raw(size_t nbytes);
+  void free_raw(void* ptr, size_t nbytes);
   Stats stats() const;
   void reset_peak();
   // Frees every cached block through the runtime.
@@ -59,5 +63,22 @@ class CachingAllocator : public Allocator {
 
 // The process-wide allocator of CUDA tensors (never destroyed: tensors may outlive main).
 CachingAllocator& caching_allocator();
+
+// Note [Thrust temporaries]
+// Thrust's algorithms (sort, count_if, copy_if, ...) allocate temporary storage themselves:
+// with a plain policy, straight from cudaMalloc (device build) or the C heap (host-run build),
+// past the caching allocator, so an out-of-memory there was a thrust::system_error (or
+// std::bad_alloc) rather than OutOfMemoryError, the cache was not emptied first, and the bytes
+// were missing from memory_allocated(). exec_policy() (cuda/kernel_util.h) therefore hands
+// Thrust this allocator: thrust::cuda::par_nosync(alloc).on(stream) on the device,
+// thrust::device(alloc) in the host-run build. CUB's temporary storage is a device_buffer()
+// tensor, which comes from the same allocator.
+struct ThrustAllocator {
+  using value_type = char;
+  char* allocate(std::ptrdiff_t nbytes) {
+    return static_cast<char*>(caching_allocator().allocate_raw(static_cast<size_t>(nbytes)));
+  }
+  void deallocate(char* ptr, size_t nbytes) { caching_allocator().free_raw(ptr, nbytes); }
+};
 
 }  // namespace mutagrad::cuda

@@ -27,7 +27,16 @@ class OutOfMemoryError : public Error {
 };
 
 bool is_available();
+// The devices there are (the host-run build simulates MUTAGRAD_HOST_RUN_DEVICE_COUNT of them).
 int device_count();
+// The process's one device (Note [One device per process] in cuda/runtime.h): chosen from
+// LOCAL_RANK (else the MPI launcher's local rank, else rank % device_count(), else 0), or by
+// set_device() before the first CUDA tensor; "cuda" without an index means it. DeviceError
+// without a device.
+int current_device();
+// Makes `device` the process's device; DeviceError when it does not exist, or when CUDA memory
+// already lives on another device (mutagrad drives one device per process).
+void set_device(int device);
 // Why is_available() is false ("" when it is true): the CUDA error string, or the build.
 std::string unavailable_reason();
 // The device's name; in the host-run build "host-run (Thrust OMP)" (or CPP).

@@ -53,13 +53,25 @@ void download(const Tensor& dst, const Tensor& src) {
 Allocator& CudaBackend::allocator() { return caching_allocator(); }
 
 void CudaBackend::check_device(Device device) {
-  if (device.index() == 0) return;
   check_available();
-  throw DeviceError(str("cannot create a tensor on ", device,
-                        ": mutagrad drives one CUDA device "
-                        "per process, cuda:0 (this machine has ",
-                        device_count(), "); select the GPU with CUDA_VISIBLE_DEVICES=",
-                        static_cast<int>(device.index()), " and use cuda:0"));
+  const int current = runtime().current_device();
+  if (device.index() == current) return;
+  const int count = device_count();
+  if (device.index() >= count) {
+    throw DeviceError(
+        str("cannot create a tensor on ", device, ": CUDA device ",
+            static_cast<int>(device.index()), " does not exist (this machine has ", count,
+            "); mutagrad drives one CUDA device per process, here cuda:", current,
+            ". Use \"cuda\" or cuda:", current, ", or select the GPU with CUDA_VISIBLE_DEVICES"));
+  }
+  throw DeviceError(str(
+      "cannot create a tensor on ", device,
+      ": mutagrad drives one CUDA device per process, and this one's is cuda:", current,
+      " (chosen by ", runtime().device_source(), "; this machine has ", count,
+      "). Use \"cuda\" or cuda:", current, "; to work on cuda:", static_cast<int>(device.index()),
+      " call cuda::set_device(", static_cast<int>(device.index()),
+      ") before the first CUDA tensor, or start one process per GPU with "
+      "LOCAL_RANK (or CUDA_VISIBLE_DEVICES)"));
 }
 
 void CudaBackend::fill(const Tensor& dst, const Scalar& value) {

@@ -20,7 +20,7 @@ class CudaBackend : public Backend {
  public:
   DeviceType device_type() const override { return DeviceType::CUDA; }
   Allocator& allocator() override;
-  // Only cuda:0 (docs/cuda.md: one device per process, chosen with CUDA_VISIBLE_DEVICES).
+  // Only the process's device (Note [One device per process] in cuda/runtime.h).
   void check_device(Device device) override;
 
   void fill(const Tensor& dst, const Scalar& value) override;

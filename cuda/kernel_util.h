@@ -36,6 +36,7 @@
 #include <array>
 #include <cstdint>
 
+#include "cuda/allocator.h"
 #include "cuda/runtime.h"
 #include "tensor/host_device.h"
 #include "tensor/native/factories.h"
@@ -60,8 +61,17 @@ namespace mutagrad::cuda {
 constexpr int kMaxKernelDims = 16;
 
 // The address of element [0, ..., 0] on the device: for kernels only (host code must not
-// dereference it; see Note [Host code never reads device memory] in tensor/tensor.h).
-inline char* device_data(const Tensor& t) { return static_cast<char*>(t.unsafe_impl()->data()); }
+// dereference it; see Note [Host code never reads device memory] in tensor/tensor.h). The
+// host-run build checks that `t`'s storage is device memory (Note [Host-run device arena] in
+// cuda/runtime_host.cc); the device build compiles no check.
+inline char* device_data(const Tensor& t) {
+  char* p = static_cast<char*>(t.unsafe_impl()->data());
+#ifdef MUTAGRAD_HOST_RUN_SYSTEM
+  const Storage& s = t.storage();
+  runtime().check_device_pointer(s.data(), s.nbytes(), "a CUDA kernel's operand");
+#endif
+  return p;
+}
 
 // The element at byte `offset` from `base`.
 template <typename T>
@@ -156,11 +166,13 @@ OffsetCalc<N> make_offset_calc(const std::array<const Tensor*, N>& ops) {
   return calc;
 }
 
+// Temporary storage from the caching allocator: Note [Thrust temporaries] in cuda/allocator.h.
 inline auto exec_policy() {
+  static ThrustAllocator alloc;  // stateless
 #ifdef __CUDACC__
-  return thrust::cuda::par_nosync.on(static_cast<cudaStream_t>(runtime().stream()));
+  return thrust::cuda::par_nosync(alloc).on(static_cast<cudaStream_t>(runtime().stream()));
 #else
-  return thrust::device;
+  return thrust::device(alloc);
 #endif
 }
 

@@ -13,9 +13,20 @@
 // calling thread (Thrust OMP/CPP). Whichever is linked registers itself at load time; a build
 // with neither answers every query with "mutagrad was built without CUDA". Nothing outside
 // cuda/ sees this interface: the rest of the code uses cuda.h and the Backend.
+//
+// Note [One device per process]
+// A process drives one CUDA device, chosen once by choose_device() below (LOCAL_RANK, else
+// the launcher's local rank, else rank % count, else 0) when the runtime first counts its
+// devices, and changeable with set_device() until the device is in use: the runtime makes it
+// current (cudaSetDevice, on every thread that calls in) before its first allocation, stream
+// or handle, so the caching allocator, the stream, cuBLAS and NCCL all work on it, and a
+// tensor made with "cuda" (no index) is on it and reports cuda:N. Another index is refused
+// with DeviceError (CudaBackend::check_device) rather than silently mixing GPUs.
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <mutex>
 #include <string>
 
 namespace mutagrad::cuda {
@@ -39,6 +50,38 @@ struct GemmArgs {
   int64_t ldc = 0, stride_c = 0;
 };
 
+// The device a process uses out of `count` (> 0), from its environment (`getenv`: a name ->
+// its value or nullptr): LOCAL_RANK (torchrun), else the MPI launcher's node-local rank
+// (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID), each taken modulo `count`;
+// else the global rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK) modulo `count`; else 0.
+// `source` (if not null) gets what decided it, e.g. "LOCAL_RANK=3". DeviceError when the
+// first variable that is set is not a non-negative integer.
+int choose_device(int count, const std::function<const char*(const char*)>& getenv,
+                  std::string* source = nullptr);
+
+// The bookkeeping of Note [One device per process], shared by the runtimes (thread-safe).
+class DeviceSelection {
+ public:
+  // Once the runtime knows it has `count` (> 0) devices: choose_device() from the process's
+  // environment. DeviceError as choose_device().
+  void choose(int count);
+  int device() const;
+  std::string source() const;
+  // set_device(index): DeviceError when index is not in [0, count), or when the device is in
+  // use and index is another one.
+  void set(int index);
+  // Fixes the device (set() may no longer change it) and returns it: the runtime calls this
+  // before it allocates, creates its stream or a handle.
+  int use();
+
+ private:
+  mutable std::mutex mutex_;
+  int count_ = 0;
+  int device_ = 0;
+  bool in_use_ = false;
+  std::string source_ = "default";
+};
+
 class Runtime {
  public:
   virtual ~Runtime() = default;
@@ -48,6 +91,16 @@ class Runtime {
   // Usable devices; 0 with `reason` set (the cudaError string, or why there is no CUDA).
   virtual int device_count(std::string* reason) = 0;
   virtual std::string device_name(int index) = 0;
+  // The process's device (Note [One device per process]); 0 when there is none.
+  virtual int current_device() = 0;
+  // What chose it: "LOCAL_RANK=1", "set_device(2)", "default" (for error messages).
+  virtual std::string device_source() = 0;
+  // Makes `index` the process's device. DeviceError when it does not exist, or when the
+  // runtime already works on another one (memory, stream or handles exist there).
+  virtual void set_device(int index) = 0;
+  // In the host-run build: DeviceError unless [ptr, ptr + nbytes) lies in device memory the
+  // runtime handed out (Note [Host-run device arena]); the device build checks nothing.
+  virtual void check_device_pointer(const void* ptr, size_t nbytes, const char* what) {}
   // Device memory; nullptr when the device is out of memory, DeviceError on other failures.
   // Called by the caching allocator only, under its lock.
   virtual void* malloc(size_t nbytes) = 0;

@@ -1,6 +1,6 @@
 // The device build's runtime: the CUDA runtime API, every call checked and reported with its
 // name and cudaGetErrorString. See Note [Two runtimes] in cuda/runtime.h. Registers itself at
-// load time. Only device 0 is used (docs/cuda.md: multi-GPU is not implemented).
+// load time. One device per process (Note [One device per process] in cuda/runtime.h).
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -44,16 +44,25 @@ class CudaRuntime final : public Runtime {
         count = 0;
       } else if (count == 0) {
         reason_ = "cudaGetDeviceCount found no CUDA device";
+      } else {
+        try {
+          selection_.choose(count);  // no context yet: set_device may still change it
+        } catch (const DeviceError& e) {
+          reason_ = e.what();
+          count = 0;
+        }
       }
       count_ = count;
-      if (count_ > 0) {
-        check(cudaSetDevice(0), "cudaSetDevice");
-        check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
-              "cudaStreamCreateWithFlags");
-      }
     });
     if (count_ == 0 && reason != nullptr) *reason = reason_;
     return count_;
+  }
+
+  int current_device() override { return device_count(nullptr) > 0 ? selection_.device() : 0; }
+  std::string device_source() override { return selection_.source(); }
+  void set_device(int index) override {
+    device_count(nullptr);
+    selection_.set(index);
   }
 
   std::string device_name(int index) override {
@@ -63,6 +72,7 @@ class CudaRuntime final : public Runtime {
   }
 
   void* malloc(size_t nbytes) override {
+    activate();
     void* p = nullptr;
     cudaError_t err = cudaMalloc(&p, nbytes);
     if (err == cudaErrorMemoryAllocation) {
@@ -73,10 +83,14 @@ class CudaRuntime final : public Runtime {
     return p;
   }
 
-  void free(void* ptr, size_t) override { check(cudaFree(ptr), "cudaFree"); }
+  void free(void* ptr, size_t) override {
+    activate();
+    check(cudaFree(ptr), "cudaFree");
+  }
 
   void memcpy(void* dst, const void* src, size_t nbytes, CopyKind kind) override {
     if (nbytes == 0) return;
+    activate();
     const cudaMemcpyKind k = kind == CopyKind::kHostToDevice   ? cudaMemcpyHostToDevice
                              : kind == CopyKind::kDeviceToHost ? cudaMemcpyDeviceToHost
                                                                : cudaMemcpyDeviceToDevice;
@@ -88,15 +102,22 @@ class CudaRuntime final : public Runtime {
     }
   }
 
-  void synchronize() override { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+  void synchronize() override {
+    activate();
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
 
-  void* stream() override { return stream_; }
+  void* stream() override {
+    activate();
+    return stream_;
+  }
 
   // Note [cuBLAS from row-major tensors] in cuda/gemm.h. Default math mode: no TF32 for float,
   // so float32 products keep float32 rounding as on the CPU.
   bool has_blas() const override { return true; }
 
   void gemm(const GemmArgs& args) override {
+    activate();
     std::call_once(blas_init_, [this] {
       check_blas(cublasCreate(&blas_), "cublasCreate");
       check_blas(cublasSetStream(blas_, stream_), "cublasSetStream");
@@ -126,9 +147,30 @@ class CudaRuntime final : public Runtime {
   }
 
  private:
+  // Fixes the process's device on first use and creates the stream there; then makes it the
+  // calling thread's current device (the CUDA runtime's current device is per thread, and
+  // cudaMalloc, kernels and handles work on it), once per thread.
+  void activate() {
+    std::call_once(active_, [this] {
+      const int device = selection_.use();
+      check(cudaSetDevice(device), "cudaSetDevice");
+      check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+            "cudaStreamCreateWithFlags");
+      device_ = device;
+    });
+    thread_local int thread_device = -1;
+    if (thread_device != device_) {
+      check(cudaSetDevice(device_), "cudaSetDevice");
+      thread_device = device_;
+    }
+  }
+
   std::once_flag init_;
   int count_ = 0;
   std::string reason_;
+  DeviceSelection selection_;
+  std::once_flag active_;
+  int device_ = -1;  // the device in use, set once by activate()
   cudaStream_t stream_ = nullptr;
   std::once_flag blas_init_;
   cublasHandle_t blas_ = nullptr;

@@ -4,9 +4,12 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <string>
 #include <utility>
 
+#include "cuda/cuda.h"
 #include "cuda/runtime.h"
+#include "distributed/watchdog.h"
 
 namespace mutagrad::distributed {
 namespace {
@@ -67,84 +70,174 @@ ncclRedOp_t nccl_op(ScalarType dtype, ReduceOp op) {
   return ncclSum;
 }
 
-// An event recorded on the stream after the NCCL call: wait() blocks on it, test() polls.
-class NcclRequest final : public Work::Request {
+// The communicator's async error as text ("" while it is healthy or still working).
+std::string async_error_of(ncclComm_t comm) {
+  ncclResult_t state = ncclSuccess;
+  const ncclResult_t r = ncclCommGetAsyncError(comm, &state);
+  if (r != ncclSuccess) return str("ncclCommGetAsyncError failed: ", ncclGetErrorString(r));
+  if (state == ncclSuccess || state == ncclInProgress) return "";
+  return ncclGetErrorString(state);
+}
+
+// Note [NCCL failures raise] in distributed/watchdog.h: the NCCL side of the poll loop.
+class NcclPoll : public PolledOperation {
  public:
-  explicit NcclRequest(cudaStream_t stream) {
-    check_cuda(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate");
-    check_cuda(cudaEventRecord(event_, stream), "cudaEventRecord");
-  }
-  ~NcclRequest() override { cudaEventDestroy(event_); }
-  void wait() override { check_cuda(cudaEventSynchronize(event_), "cudaEventSynchronize"); }
-  bool test() override {
+  // `event` null: waits for a non-blocking NCCL call to leave ncclInProgress.
+  NcclPoll(ncclComm_t comm, cudaEvent_t event, bool* aborted)
+      : comm_(comm), event_(event), aborted_(aborted) {}
+  bool finished() override {
+    if (event_ == nullptr) {
+      ncclResult_t state = ncclSuccess;
+      return ncclCommGetAsyncError(comm_, &state) == ncclSuccess && state != ncclInProgress;
+    }
     const cudaError_t e = cudaEventQuery(event_);
     if (e == cudaErrorNotReady) return false;
     check_cuda(e, "cudaEventQuery");
     return true;
   }
+  std::string async_error() override { return async_error_of(comm_); }
+  void abort() override {
+    if (!*aborted_) (void)ncclCommAbort(comm_);
+    *aborted_ = true;
+  }
 
  private:
+  ncclComm_t comm_;
+  cudaEvent_t event_;
+  bool* aborted_;
+};
+
+class NcclProcessGroup;
+
+// An event recorded on the stream after the NCCL call: wait() polls it (never blocks), test()
+// queries it; both raise when the communicator failed.
+class NcclRequest final : public Work::Request {
+ public:
+  NcclRequest(NcclProcessGroup* group, cudaStream_t stream, const char* call);
+  ~NcclRequest() override { cudaEventDestroy(event_); }
+  void wait() override;
+  bool test() override;
+
+ private:
+  NcclProcessGroup* group_;
+  const char* call_;
   cudaEvent_t event_ = nullptr;
 };
 
 class NcclProcessGroup final : public MpiProcessGroup {
  public:
   explicit NcclProcessGroup(MPI_Comm comm) : MpiProcessGroup(comm) {
-    int devices = 0;
-    check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
-    if (devices == 0) {
-      throw DeviceError("init_process_group(\"nccl\"): no CUDA device; use \"mpi\" on this host");
+    if (!cuda::is_available()) {
+      throw DeviceError(str("init_process_group(\"nccl\"): no CUDA device (",
+                            cuda::unavailable_reason(), "); use \"mpi\" on this host"));
     }
-    check_cuda(cudaSetDevice(rank() % devices), "cudaSetDevice");
+    // The process's device (Note [One device per process] in cuda/runtime.h): fixed and made
+    // current here, so NCCL, the stream and every tensor share it.
+    (void)cuda::runtime().stream();
     ncclUniqueId id;
     if (rank() == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
     check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, this->comm()), "MPI_Bcast(ncclUniqueId)");
-    check_nccl(ncclCommInitRank(&nccl_, size(), id, rank()), "ncclCommInitRank");
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;  // Note [NCCL failures raise]
+    enqueued(ncclCommInitRankConfig(&nccl_, size(), id, rank(), &config), "ncclCommInitRank");
   }
   ~NcclProcessGroup() override {
-    if (nccl_ != nullptr) ncclCommDestroy(nccl_);
+    if (nccl_ == nullptr) return;
+    if (aborted_) return;  // ncclCommAbort freed it
+    ncclCommDestroy(nccl_);
   }
 
   const char* backend_name() const override { return "nccl"; }
   bool accepts(Device device) const override { return device.is_cuda(); }
 
   std::unique_ptr<Work::Request> raw_all_reduce(Buffer buf, ReduceOp op, bool async) override {
-    check_nccl(ncclAllReduce(buf.data, buf.data, static_cast<size_t>(buf.numel),
-                             nccl_type(buf.dtype), nccl_op(buf.dtype, op), nccl_, stream()),
-               "ncclAllReduce");
-    return finish(async);
+    enqueued(ncclAllReduce(buf.data, buf.data, static_cast<size_t>(buf.numel), nccl_type(buf.dtype),
+                           nccl_op(buf.dtype, op), nccl_, stream()),
+             "ncclAllReduce");
+    return finish(async, "ncclAllReduce");
   }
   std::unique_ptr<Work::Request> raw_broadcast(Buffer buf, int root, bool async) override {
-    check_nccl(ncclBroadcast(buf.data, buf.data, static_cast<size_t>(buf.numel),
-                             nccl_type(buf.dtype), root, nccl_, stream()),
-               "ncclBroadcast");
-    return finish(async);
+    enqueued(ncclBroadcast(buf.data, buf.data, static_cast<size_t>(buf.numel), nccl_type(buf.dtype),
+                           root, nccl_, stream()),
+             "ncclBroadcast");
+    return finish(async, "ncclBroadcast");
   }
   std::unique_ptr<Work::Request> raw_all_gather(Buffer send, Buffer recv, bool async) override {
-    check_nccl(ncclAllGather(send.data, recv.data, static_cast<size_t>(send.numel),
-                             nccl_type(send.dtype), nccl_, stream()),
-               "ncclAllGather");
-    return finish(async);
+    enqueued(ncclAllGather(send.data, recv.data, static_cast<size_t>(send.numel),
+                           nccl_type(send.dtype), nccl_, stream()),
+             "ncclAllGather");
+    return finish(async, "ncclAllGather");
   }
   std::unique_ptr<Work::Request> raw_reduce_scatter(Buffer send, Buffer recv, ReduceOp op,
                                                     bool async) override {
-    check_nccl(ncclReduceScatter(send.data, recv.data, static_cast<size_t>(recv.numel),
-                                 nccl_type(send.dtype), nccl_op(send.dtype, op), nccl_, stream()),
-               "ncclReduceScatter");
-    return finish(async);
+    enqueued(ncclReduceScatter(send.data, recv.data, static_cast<size_t>(recv.numel),
+                               nccl_type(send.dtype), nccl_op(send.dtype, op), nccl_, stream()),
+             "ncclReduceScatter");
+    return finish(async, "ncclReduceScatter");
+  }
+
+  // Polls `event` until it completed (Note [NCCL failures raise]).
+  void wait_event(cudaEvent_t event, const char* what) {
+    NcclPoll poll(nccl_, event, &aborted_);
+    wait_or_abort(poll, timeout_seconds(), what, rank());
+  }
+  // Whether `event` completed; DistributedError (after the abort) when the communicator failed.
+  bool query_event(cudaEvent_t event, const char* what) {
+    NcclPoll poll(nccl_, event, &aborted_);
+    const std::string error = poll.async_error();
+    if (error.empty()) return poll.finished();
+    wait_or_abort(poll, timeout_seconds(), what, rank());  // raises at once
+    return true;
+  }
+
+ protected:
+  // A group whose communicator was aborted refuses every later collective before any rank
+  // bumps a version.
+  void exchange_metadata(const void* mine, void* all, size_t bytes,
+                         const char* collective) override {
+    if (aborted_) {
+      throw DistributedError(str(collective,
+                                 ": this nccl process group stopped working after an earlier "
+                                 "collective failed or timed out (its communicator was "
+                                 "aborted); restart the job"));
+    }
+    MpiProcessGroup::exchange_metadata(mine, all, bytes, collective);
   }
 
  private:
   // The library's stream (cuda/runtime.h): the kernels that wrote the tensor ran on it.
   static cudaStream_t stream() { return static_cast<cudaStream_t>(cuda::runtime().stream()); }
-  std::unique_ptr<Work::Request> finish(bool async) {
-    if (async) return std::make_unique<NcclRequest>(stream());
-    check_cuda(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
+
+  // A non-blocking call's result: ncclInProgress is polled until it settles.
+  void enqueued(ncclResult_t r, const char* call) {
+    if (r == ncclInProgress) {
+      NcclPoll poll(nccl_, nullptr, &aborted_);
+      wait_or_abort(poll, timeout_seconds(), call, rank());
+      return;
+    }
+    check_nccl(r, call);
+  }
+
+  std::unique_ptr<Work::Request> finish(bool async, const char* call) {
+    auto request = std::make_unique<NcclRequest>(this, stream(), call);
+    if (async) return request;
+    request->wait();
     return nullptr;
   }
 
   ncclComm_t nccl_ = nullptr;
+  bool aborted_ = false;
 };
+
+NcclRequest::NcclRequest(NcclProcessGroup* group, cudaStream_t stream, const char* call)
+    : group_(group), call_(call) {
+  check_cuda(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate");
+  check_cuda(cudaEventRecord(event_, stream), "cudaEventRecord");
+}
+
+void NcclRequest::wait() { group_->wait_event(event_, call_); }
+
+bool NcclRequest::test() { return group_->query_event(event_, call_); }
 
 }  // namespace
 

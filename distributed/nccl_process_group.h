@@ -1,6 +1,7 @@
 // NcclProcessGroup: the "nccl" transport, CUDA tensors, in the device build (--config=cuda).
 // Bootstraps over MPI: rank 0's ncclUniqueId is broadcast with MPI_Bcast, then every rank joins
-// with ncclCommInitRank on GPU rank % device count. The agreement exchange of
+// with ncclCommInitRankConfig (non-blocking, Note [NCCL failures raise] in watchdog.h) on the
+// process's device (Note [One device per process] in cuda/runtime.h). The agreement exchange of
 // Note [Every rank raises] stays on MPI (host metadata); the payload goes through NCCL on the
 // library's CUDA stream, so it is ordered after the kernels that produced the tensor.
 //

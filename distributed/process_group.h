@@ -159,7 +159,8 @@ class ProcessGroup {
 // rank and size from MPI_COMM_WORLD, i.e. from what mpirun put in the environment; run without
 // mpirun it is a group of one. MPI_Finalize runs at exit when we initialized MPI.
 // "nccl" (the device build only) makes a NCCL communicator over MPI_COMM_WORLD, one GPU per
-// rank (rank % device count). ValueError for any other name.
+// rank: the process's device (Note [One device per process] in cuda/runtime.h). ValueError for
+// any other name.
 ProcessGroup& init_process_group(const std::string& backend = "mpi");
 bool is_initialized();
 // The group of init_process_group; DistributedError when there is none.

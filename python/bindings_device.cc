@@ -214,6 +214,8 @@ void bind_device(py::module_& m) {
   py::module_ c = m.def_submodule("_cuda", "mutagrad::cuda (cuda/cuda.h); use mutagrad.cuda");
   c.def("is_available", &cuda::is_available);
   c.def("device_count", &cuda::device_count);
+  c.def("current_device", &cuda::current_device);
+  c.def("set_device", &cuda::set_device, py::arg("device"));
   c.def("unavailable_reason", &cuda::unavailable_reason);
   c.def("build_name", &cuda::build_name);
   c.def("check_available", &cuda::check_available);

@@ -3,6 +3,13 @@
 #include "tensor/error.h"
 
 namespace mutagrad {
+namespace {
+int8_t (*cuda_index_hook)() = nullptr;
+}  // namespace
+
+int8_t current_cuda_index() { return cuda_index_hook != nullptr ? cuda_index_hook() : 0; }
+
+void set_current_cuda_index_hook(int8_t (*hook)()) { cuda_index_hook = hook; }
 
 std::ostream& operator<<(std::ostream& os, DeviceType t) {
   return os << (t == DeviceType::CPU ? "cpu" : "cuda");
@@ -21,7 +28,7 @@ Device parse_device(const std::string& text) {
     throw ValueError(
         str("Expected one of cpu, cuda device type at start of device string: ", text));
   }
-  if (colon == std::string::npos) return type == "cpu" ? kCPU : kCUDA;
+  if (colon == std::string::npos) return type == "cpu" ? kCPU : Device(DeviceType::CUDA);
   const std::string index = text.substr(colon + 1);
   const bool digits = !index.empty() && index.size() <= 3 &&
                       index.find_first_not_of("0123456789") == std::string::npos &&

@@ -232,8 +232,8 @@ class Tensor {
   // completed when this returns.
   Tensor to(Device device, std::optional<ScalarType> dtype = std::nullopt,
             bool non_blocking = false) const;
-  Tensor cuda(int8_t index = 0) const;  // to(Device(DeviceType::CUDA, index))
-  Tensor cpu() const;                   // to(kCPU)
+  Tensor cuda(int8_t index = -1) const;  // to(Device(DeviceType::CUDA, index)); -1: the current
+  Tensor cpu() const;                    // to(kCPU)
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
   Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
   // self + value * tensor1 * tensor2, self + value * tensor1 / tensor2, and self + weight *

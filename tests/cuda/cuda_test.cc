@@ -130,11 +130,12 @@ TEST_F(CudaDevice, MixedDevicesAreADeviceError) {
   EXPECT_EQ(values(a), std::vector<double>({3, 3}));
 }
 
-TEST_F(CudaDevice, OnlyCudaZeroIsDriven) {
+TEST_F(CudaDevice, OnlyTheProcessDeviceIsDriven) {
+  // One device here (tests/cuda/device_selection_test simulates several).
   expect_error<DeviceError>(
       [&] { zeros({2}, TensorOptions().device(Device(DeviceType::CUDA, 1))); },
-      "cannot create a tensor on cuda:1: mutagrad drives one CUDA device per "
-      "process, cuda:0");
+      "cannot create a tensor on cuda:1: CUDA device 1 does not exist (this machine has 1); "
+      "mutagrad drives one CUDA device per process, here cuda:0");
   expect_error<DeviceError>([&] { ones({2}).to(Device(DeviceType::CUDA, 1)); }, "cuda:1");
 }
 

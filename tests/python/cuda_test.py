@@ -454,3 +454,62 @@ def test_a_0dim_cpu_tensor_combines_with_cuda_tensors_as_torch():
     g = mg.ones(3, device="cuda")
     assert on_cuda(g + mg.tensor(2.0)).tolist() == [3.0, 3.0, 3.0]
     assert on_cuda(mg.tensor(2.0) * g).tolist() == [2.0, 2.0, 2.0]
+
+
+# ---- one device per process (Note [One device per process] in cuda/runtime.h) -----------------
+
+_LOCAL_RANK_SCRIPT = r"""
+import mutagrad as mg
+assert mg.cuda.device_count() == 3
+assert mg.cuda.current_device() == 1          # LOCAL_RANK=4 % 3
+x = mg.zeros(2, device="cuda")
+for t in [x, mg.ones(2).cuda(), mg.ones(2).to("cuda"), x + 1, mg.arange(3, device="cuda:1")]:
+    assert str(t.device) == "cuda:1" and t.get_device() == 1, t.device
+assert mg.cuda.memory_allocated() > 0 and mg.cuda.memory_allocated(0) == 0
+assert mg.cuda.memory_allocated("cuda:1") == mg.cuda.memory_allocated()
+for bad in ["cuda:0", 2]:
+    try:
+        mg.zeros(2, device=bad)
+        raise AssertionError("accepted " + str(bad))
+    except RuntimeError as e:
+        assert "mutagrad drives one CUDA device per process, and this one's is cuda:1" in str(e)
+try:
+    mg.cuda.set_device(0)
+    raise AssertionError("set_device(0) accepted after use")
+except RuntimeError as e:
+    assert "this process already works on cuda:1 (chosen by LOCAL_RANK=4" in str(e), str(e)
+mg.cuda.set_device(1)
+mg.cuda.set_device("cuda")
+print("ok")
+"""
+
+_SET_DEVICE_SCRIPT = r"""
+import mutagrad as mg
+assert mg.cuda.current_device() == 0
+mg.cuda.set_device("cuda:1")
+assert mg.cuda.current_device() == 1
+assert str(mg.ones(2, device="cuda").device) == "cuda:1"
+try:
+    mg.cuda.set_device(5)
+    raise AssertionError("set_device(5) accepted")
+except RuntimeError as e:
+    assert "CUDA device 5 does not exist; there are 2 CUDA devices" in str(e), str(e)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("script,env", [
+    (_LOCAL_RANK_SCRIPT, {"MUTAGRAD_HOST_RUN_DEVICE_COUNT": "3", "LOCAL_RANK": "4"}),
+    (_SET_DEVICE_SCRIPT, {"MUTAGRAD_HOST_RUN_DEVICE_COUNT": "2"}),
+], ids=["local_rank", "set_device"])
+def test_one_device_per_process_with_simulated_devices(script, env):
+    import os
+    import subprocess
+    import sys
+    full = {k: v for k, v in os.environ.items()
+            if k not in ("LOCAL_RANK", "RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                         "OMPI_COMM_WORLD_RANK", "PMI_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID")}
+    full.update(env)
+    run = subprocess.run([sys.executable, "-c", script], env=full, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr

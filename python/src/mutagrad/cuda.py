@@ -7,7 +7,9 @@
         mg.cuda.synchronize()
         print(mg.cuda.get_device_name(), mg.cuda.memory_allocated())
 
-mutagrad drives one GPU per process (cuda:0; select another with CUDA_VISIBLE_DEVICES).
+mutagrad drives one GPU per process: the one LOCAL_RANK names (else the MPI launcher's local
+rank, else rank % device_count(), else 0), or set_device(n) before the first CUDA tensor;
+"cuda" means it, tensors report it (cuda:N), and another index is refused (docs/cuda.md).
 Which device a build has (docs/cuda.md, docs/python.md): the default
 ``./bazelw build //python:mutagrad`` has none (``is_available()`` is False and
 ``unavailable_reason()`` says how to get one); ``--config=cuda`` is the GPU build;
@@ -29,7 +31,8 @@ def is_available():
 
 
 def device_count():
-    """The number of CUDA devices mutagrad can use: 0 or 1."""
+    """The number of CUDA devices there are (0 without one). This process uses one of them,
+    current_device()."""
     return _cuda.device_count()
 
 
@@ -46,25 +49,48 @@ def build_name():
 def _index(device, fn):
     """A CUDA device argument (None, an int, "cuda:0", a device) as its index."""
     if device is None:
-        return 0
+        return _current_or_zero()
     if isinstance(device, builtins.int) and not isinstance(device, builtins.bool):
         index = device
     else:
         d = _device(device) if isinstance(device, str) else device
         if getattr(d, "type", None) != "cuda":
             raise ValueError(f"{fn}(): expected a cuda device, but got: {device}")
-        index = 0 if d.index is None else d.index
+        index = _current_or_zero() if d.index is None else d.index
     count = device_count()
     if count and not 0 <= index < count:
-        raise RuntimeError(f"{fn}(): CUDA device {index} does not exist; there is {count} CUDA "
-                           "device (cuda:0). Select another GPU with CUDA_VISIBLE_DEVICES")
+        devices = "1 CUDA device (cuda:0)" if count == 1 else \
+            f"{count} CUDA devices (cuda:0 to cuda:{count - 1})"
+        raise RuntimeError(f"{fn}(): CUDA device {index} does not exist; there is {devices}. "
+                           "Select another GPU with CUDA_VISIBLE_DEVICES")
     return index
 
 
+def _current_or_zero():
+    return current_device() if is_available() else 0
+
+
 def current_device():
-    """The index of the current CUDA device: 0 (raises when there is no CUDA device)."""
-    _cuda.check_available()
-    return 0
+    """The index of this process's CUDA device (raises when there is no CUDA device)."""
+    return _cuda.current_device()
+
+
+def set_device(device):
+    """Makes `device` (an int, "cuda:n" or a device) this process's CUDA device. Only before
+    the first CUDA tensor: mutagrad drives one device per process, so changing it once memory
+    lives on another device raises."""
+    if isinstance(device, builtins.int) and not isinstance(device, builtins.bool):
+        index = device
+    else:
+        d = _device(device) if isinstance(device, str) else device
+        if getattr(d, "type", None) != "cuda":
+            raise ValueError(f"set_device(): expected a cuda device, but got: {device}")
+        if d.index is None:
+            return
+        index = d.index
+    if index < 0:  # torch: a negative index is a no-op
+        return
+    _cuda.set_device(index)
 
 
 def get_device_name(device=None):
@@ -81,19 +107,22 @@ def synchronize(device=None):
 def memory_allocated(device=None):
     """Bytes held by live CUDA tensors (in the caching allocator's block sizes); 0 without a
     device."""
-    _index(device, "memory_allocated")
+    if _index(device, "memory_allocated") != _current_or_zero():
+        return 0  # no memory on a device this process does not drive
     return _cuda.memory_allocated()
 
 
 def max_memory_allocated(device=None):
     """The peak of memory_allocated() since the start or reset_peak_memory_stats()."""
-    _index(device, "max_memory_allocated")
+    if _index(device, "max_memory_allocated") != _current_or_zero():
+        return 0  # no memory on a device this process does not drive
     return _cuda.max_memory_allocated()
 
 
 def memory_reserved(device=None):
     """Bytes the caching allocator holds: live tensors and cached free blocks."""
-    _index(device, "memory_reserved")
+    if _index(device, "memory_reserved") != _current_or_zero():
+        return 0  # no memory on a device this process does not drive
     return _cuda.memory_reserved()
 
 
