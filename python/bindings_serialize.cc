@@ -6,6 +6,7 @@
 
 #include "python/bindings.h"
 #include "serialize/checkpoint.h"
+#include "serialize/errors.h"
 #include "serialize/pickle.h"
 #include "serialize/safetensors.h"
 
@@ -95,8 +96,51 @@ py::object from_value(const Value& v) {
   throw InternalError("load: an unknown value kind");
 }
 
-std::optional<Device> device_arg(py::handle value) {
-  return value.is_none() ? std::nullopt : to_device(value, "load");
+// torch.load's map_location (Note [map_location] in serialize/checkpoint.h): None, a device or
+// device string, a dict of location strings, or a callable(storage, location) that receives a
+// mutagrad.serialization.UntypedStorage on the CPU and returns one (moved or not) or None.
+MapLocation map_location_arg(py::handle value) {
+  if (value.is_none()) return {};
+  if (py::isinstance<py::dict>(value)) {
+    std::map<std::string, std::string> remap;
+    for (auto kv : py::reinterpret_borrow<py::dict>(value)) {
+      if (!py::isinstance<py::str>(kv.first)) {
+        throw py::type_error(
+            "load: map_location's keys are saved locations, as strings ('cpu', "
+            "'cuda:0')");
+      }
+      remap[kv.first.cast<std::string>()] = py::str(kv.second).cast<std::string>();
+    }
+    return remap;
+  }
+  py::object device_type = py::module_::import("mutagrad").attr("device");
+  if (py::isinstance<py::str>(value) || py::isinstance(value, device_type)) {
+    return to_device(value, "load");
+  }
+  if (!PyCallable_Check(value.ptr())) {
+    throw py::type_error(
+        str("load: map_location must be None, a device, a device string, a dict "
+            "or a callable(storage, location); got ",
+            py::str(py::type::of(value).attr("__name__")).cast<std::string>()));
+  }
+  py::object fn = py::reinterpret_borrow<py::object>(value);
+  return MapLocation::Fn([fn](const Storage& cpu,
+                              const std::string& location) -> std::optional<Storage> {
+    py::module_ ser = py::module_::import("mutagrad.serialization");
+    py::object storage_type = ser.attr("UntypedStorage");
+    auto n = static_cast<int64_t>(cpu.nbytes());
+    Tensor bytes(
+        std::make_shared<TensorImpl>(cpu, DimVector{n}, DimVector{1}, 0, kUInt8, VersionCounter()));
+    py::object result = fn(storage_type(py::cast(bytes)), py::str(location));
+    if (result.is_none()) return std::nullopt;
+    if (!py::isinstance(result, storage_type)) {
+      throw py::type_error(str("load: map_location returned a ",
+                               py::str(py::type::of(result).attr("__name__")).cast<std::string>(),
+                               "; return the storage it was given (moved with .cuda() or "
+                               ".cpu()) or None"));
+    }
+    return result.attr("_data").cast<Tensor>().unsafe_impl()->storage();
+  });
 }
 
 safetensors::TensorMap tensor_map(const py::dict& tensors) {
@@ -116,50 +160,94 @@ py::dict tensor_dict(const safetensors::TensorMap& tensors) {
   return d;
 }
 
+// Note [Checkpoint errors in Python] (mutagrad/serialization.py): each serialize/errors.h
+// type becomes the Python class of its name, most derived first.
+[[noreturn]] void raise_checkpoint_error(const char* name, const std::exception& e) {
+  py::object type = py::module_::import("mutagrad.serialization").attr(name);
+  PyErr_SetString(type.ptr(), python_message(e.what()).c_str());
+  throw py::error_already_set();
+}
+
+template <typename F>
+auto checkpoint_call(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const serialize::UnpicklingError& e) {
+    raise_checkpoint_error("UnpicklingError", e);
+  } catch (const serialize::UnknownDTypeError& e) {
+    raise_checkpoint_error("UnknownDTypeError", e);
+  } catch (const serialize::SizeMismatchError& e) {
+    raise_checkpoint_error("SizeMismatchError", e);
+  } catch (const serialize::OffsetError& e) {
+    raise_checkpoint_error("OffsetError", e);
+  } catch (const serialize::FormatError& e) {
+    raise_checkpoint_error("FormatError", e);
+  } catch (const serialize::SerializationError& e) {
+    raise_checkpoint_error("SerializationError", e);
+  }
+}
+
 }  // namespace
 
 void bind_serialize(py::module_& m) {
   m.def("_save_bytes", [](py::handle obj, const std::string& name) {
     Value v = to_value(obj, 0);
-    std::string bytes;
-    {
+    std::string bytes = checkpoint_call([&] {
       py::gil_scoped_release release;
-      bytes = save_to_bytes(v, name);
-    }
+      return save_to_bytes(v, name);
+    });
     return py::bytes(bytes);
   });
   m.def("_save_file", [](py::handle obj, const std::string& path) {
     Value v = to_value(obj, 0);
-    py::gil_scoped_release release;
-    save(v, path);
+    checkpoint_call([&] {
+      py::gil_scoped_release release;
+      save(v, path);
+    });
   });
+  // Loading holds the GIL: a callable map_location runs during it.
   m.def("_load_bytes", [](const py::bytes& bytes, py::handle map_location) {
-    return from_value(load_from_bytes(std::string(bytes), device_arg(map_location)));
+    MapLocation where = map_location_arg(map_location);
+    return from_value(checkpoint_call([&] { return load_from_bytes(std::string(bytes), where); }));
   });
   m.def("_load_file", [](const std::string& path, py::handle map_location) {
-    return from_value(load(path, device_arg(map_location)));
+    MapLocation where = map_location_arg(map_location);
+    return from_value(checkpoint_call([&] { return load(path, where); }));
   });
   m.def("_safetensors_save",
         [](const py::dict& tensors, const std::map<std::string, std::string>& metadata) {
-          return py::bytes(safetensors::save(tensor_map(tensors), metadata));
+          safetensors::TensorMap map = tensor_map(tensors);
+          return py::bytes(checkpoint_call([&] { return safetensors::save(map, metadata); }));
         });
   m.def("_safetensors_save_file", [](const py::dict& tensors, const std::string& path,
                                      const std::map<std::string, std::string>& metadata) {
-    safetensors::save_file(tensor_map(tensors), path, metadata);
+    safetensors::TensorMap map = tensor_map(tensors);
+    checkpoint_call([&] {
+      py::gil_scoped_release release;
+      safetensors::save_file(map, path, metadata);
+    });
   });
   m.def("_safetensors_load", [](const py::bytes& bytes, py::handle device) {
-    return tensor_dict(
-        safetensors::load(std::string(bytes), to_device(device, "load").value_or(kCPU)));
+    Device d = to_device(device, "load").value_or(kCPU);
+    return tensor_dict(checkpoint_call([&] { return safetensors::load(std::string(bytes), d); }));
   });
   m.def("_safetensors_load_file", [](const std::string& path, py::handle device) {
-    return tensor_dict(safetensors::load_file(path, to_device(device, "load_file").value_or(kCPU)));
+    Device d = to_device(device, "load_file").value_or(kCPU);
+    return tensor_dict(checkpoint_call([&] {
+      py::gil_scoped_release release;
+      return safetensors::load_file(path, d);
+    }));
   });
   py::class_<safetensors::SafeOpen>(m, "_SafeOpen")
       .def(py::init([](const std::string& path, py::handle device) {
-        return new safetensors::SafeOpen(path, to_device(device, "safe_open").value_or(kCPU));
+        Device d = to_device(device, "safe_open").value_or(kCPU);
+        return checkpoint_call([&] { return new safetensors::SafeOpen(path, d); });
       }))
       .def("keys", &safetensors::SafeOpen::keys)
-      .def("get_tensor", &safetensors::SafeOpen::get_tensor)
+      .def("get_tensor",
+           [](const safetensors::SafeOpen& f, const std::string& name) {
+             return checkpoint_call([&] { return f.get_tensor(name); });
+           })
       .def("metadata", [](const safetensors::SafeOpen& f) -> py::object {
         if (f.metadata().empty()) return py::none();
         return py::cast(f.metadata());

@@ -73,6 +73,20 @@ void AtomicFile::write(const void* data, size_t n) {
   }
 }
 
+void AtomicFile::write_at(uint64_t offset, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail("save: cannot write", temp_path_);
+    }
+    p += w;
+    offset += static_cast<uint64_t>(w);
+    n -= static_cast<size_t>(w);
+  }
+}
+
 void AtomicFile::commit() {
   if (::fsync(fd_) != 0) fail("save: cannot fsync", temp_path_);
   if (::close(fd_) != 0) {

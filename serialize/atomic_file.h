@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace mutagrad {
@@ -23,6 +24,9 @@ class AtomicFile {
   ~AtomicFile();  // removes the temporary unless committed
 
   void write(const void* data, size_t n);
+  // Writes at `offset` (a zip writer seeks back to fill in a header); write() continues from
+  // where the last write() ended, not from here.
+  void write_at(uint64_t offset, const void* data, size_t n);
   void commit();
   const std::string& temp_path() const { return temp_path_; }
 

@@ -3,8 +3,14 @@
 
 #include <zip.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "mutagrad.h"
 #include "serialize/atomic_file.h"
@@ -37,11 +43,36 @@ std::string stem(const std::string& path) {
 // A reader of one archive's records, all stored (uncompressed): sizes are bounded by the file.
 class Archive {
  public:
-  explicit Archive(const std::string& bytes) {
+  // Reads `bytes` (kept alive by the caller).
+  static Archive of_bytes(const std::string& bytes) {
     zip_error_t error;
     zip_error_init(&error);
     zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+    zip_error_fini(&error);
     if (src == nullptr) throw SerializationError("load: libzip cannot read from memory");
+    return Archive(src);
+  }
+  // Reads the file at `path` as records are asked for: never the whole file at once.
+  static Archive of_file(const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) {
+      throw SerializationError(str("load: cannot open '", path, "': ", std::strerror(errno)));
+    }
+    zip_error_t error;
+    zip_error_init(&error);
+    zip_source_t* src = zip_source_filep_create(f, 0, -1, &error);
+    zip_error_fini(&error);
+    if (src == nullptr) {
+      std::fclose(f);
+      throw SerializationError(str("load: libzip cannot read '", path, "'"));
+    }
+    return Archive(src);
+  }
+
+  // Takes `src` (freed on failure too).
+  explicit Archive(zip_source_t* src) {
+    zip_error_t error;
+    zip_error_init(&error);
     zip_ = ZipPtr(zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error));
     if (!zip_) {
       zip_source_free(src);
@@ -104,8 +135,204 @@ class Archive {
   std::string prefix_;
 };
 
-void add_record(zip_t* z, const std::string& name, const void* data, size_t n) {
-  zip_source_t* src = zip_source_buffer(z, data, n, 0);
+// The bytes of `storage` on `device` (the storage itself if it is there already).
+Storage to_device(const Storage& storage, Device device) {
+  if (device == storage.device()) return storage;
+  auto numel = static_cast<int64_t>(storage.nbytes());
+  Tensor flat(std::make_shared<TensorImpl>(storage, DimVector{numel}, DimVector{1}, 0, kUInt8,
+                                           VersionCounter()));
+  return flat.to(device).unsafe_impl()->storage();
+}
+
+Device location_device(const std::string& key, const std::string& location) {
+  try {
+    return parse_device(location);
+  } catch (const Error&) {
+    throw FormatError(str("load: storage '", key, "' has the location '", location,
+                          "', which is not a device; pass map_location (a device, or a dict such "
+                          "as {'",
+                          location, "': 'cpu'})"));
+  }
+}
+
+// Note [Streaming save]
+// libzip writes the archive through ZipSink, a zip_source of our own whose writes go to a
+// WriteAt (the AtomicFile's file, or a string for save_to_bytes) through a 4 MiB buffer. Each
+// storage is a StorageSource that libzip opens when it writes that record: a CPU storage is
+// read in place, a CUDA one is copied to the CPU on open and freed on close. So a save's extra
+// memory is the pickle, the buffer and at most one storage's CPU copy, whatever the total size.
+using WriteAt = std::function<void(uint64_t offset, const char* data, size_t n)>;
+
+// Runs `body` for a libzip callback: an exception becomes -1 with a ZIP_ER_WRITE error, and is
+// kept to be rethrown once libzip returns (it must not unwind through C code).
+template <typename F>
+zip_int64_t guarded(zip_error_t* error, std::exception_ptr* failure, F&& body) {
+  try {
+    return body();
+  } catch (...) {
+    if (!*failure) *failure = std::current_exception();
+    zip_error_set(error, ZIP_ER_WRITE, 0);
+    return -1;
+  }
+}
+
+class ZipSink {
+ public:
+  explicit ZipSink(WriteAt write_at) : write_at_(std::move(write_at)) { zip_error_init(&error_); }
+  ~ZipSink() { zip_error_fini(&error_); }
+  ZipSink(const ZipSink&) = delete;
+  ZipSink& operator=(const ZipSink&) = delete;
+
+  static zip_int64_t callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
+    auto* sink = static_cast<ZipSink*>(self);
+    return guarded(&sink->error_, &sink->failure, [&] { return sink->handle(data, len, cmd); });
+  }
+
+  std::exception_ptr failure;
+
+ private:
+  static constexpr size_t kBuffer = size_t{4} << 20;
+
+  zip_int64_t handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
+    switch (cmd) {
+      case ZIP_SOURCE_SUPPORTS:
+        return zip_source_make_command_bitmap(
+            ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT, ZIP_SOURCE_ERROR,
+            ZIP_SOURCE_FREE, ZIP_SOURCE_SEEK, ZIP_SOURCE_TELL, ZIP_SOURCE_BEGIN_WRITE,
+            ZIP_SOURCE_COMMIT_WRITE, ZIP_SOURCE_ROLLBACK_WRITE, ZIP_SOURCE_WRITE,
+            ZIP_SOURCE_SEEK_WRITE, ZIP_SOURCE_TELL_WRITE, ZIP_SOURCE_SUPPORTS, ZIP_SOURCE_REMOVE,
+            -1);
+      case ZIP_SOURCE_STAT: {  // a new, empty archive
+        auto* st = static_cast<zip_stat_t*>(data);
+        zip_stat_init(st);
+        st->size = 0;
+        st->valid |= ZIP_STAT_SIZE;
+        return sizeof(zip_stat_t);
+      }
+      case ZIP_SOURCE_OPEN:
+      case ZIP_SOURCE_READ:
+      case ZIP_SOURCE_CLOSE:
+      case ZIP_SOURCE_SEEK:
+      case ZIP_SOURCE_TELL:
+      case ZIP_SOURCE_FREE:
+      case ZIP_SOURCE_REMOVE:
+        return 0;
+      case ZIP_SOURCE_BEGIN_WRITE:
+        pos_ = end_ = start_ = 0;
+        buffer_.clear();
+        return 0;
+      case ZIP_SOURCE_WRITE:
+        write(static_cast<const char*>(data), static_cast<size_t>(len));
+        return static_cast<zip_int64_t>(len);
+      case ZIP_SOURCE_SEEK_WRITE: {
+        zip_int64_t to = zip_source_seek_compute_offset(pos_, end_, data, len, &error_);
+        if (to < 0) return -1;
+        pos_ = static_cast<uint64_t>(to);
+        return 0;
+      }
+      case ZIP_SOURCE_TELL_WRITE:
+        return static_cast<zip_int64_t>(pos_);
+      case ZIP_SOURCE_COMMIT_WRITE:
+        flush();
+        return 0;
+      case ZIP_SOURCE_ROLLBACK_WRITE:
+        buffer_.clear();
+        return 0;
+      case ZIP_SOURCE_ERROR:
+        return zip_error_to_data(&error_, data, len);
+      default:
+        zip_error_set(&error_, ZIP_ER_OPNOTSUPP, 0);
+        return -1;
+    }
+  }
+
+  // The buffer holds the bytes at [start_, start_ + size); a write elsewhere flushes it.
+  void write(const char* p, size_t n) {
+    if (pos_ != start_ + buffer_.size() || buffer_.size() + n > kBuffer) flush();
+    if (buffer_.empty()) start_ = pos_;
+    if (n >= kBuffer) {
+      write_at_(pos_, p, n);
+      start_ = pos_ + n;
+    } else {
+      buffer_.insert(buffer_.end(), p, p + n);
+    }
+    pos_ += n;
+    end_ = std::max(end_, pos_);
+  }
+
+  void flush() {
+    if (!buffer_.empty()) write_at_(start_, buffer_.data(), buffer_.size());
+    start_ += buffer_.size();
+    buffer_.clear();
+  }
+
+  WriteAt write_at_;
+  zip_error_t error_;
+  std::vector<char> buffer_;
+  uint64_t start_ = 0, pos_ = 0, end_ = 0;
+};
+
+// One storage's bytes as a zip_source, read in place (CPU) or copied on open (CUDA).
+class StorageSource {
+ public:
+  explicit StorageSource(Tensor flat) : flat_(std::move(flat)) {
+    zip_error_init(&error_);
+    size_ = static_cast<uint64_t>(flat_.numel() * element_size(flat_.dtype()));
+  }
+  ~StorageSource() { zip_error_fini(&error_); }
+  StorageSource(const StorageSource&) = delete;
+  StorageSource& operator=(const StorageSource&) = delete;
+
+  static zip_int64_t callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
+    auto* s = static_cast<StorageSource*>(self);
+    return guarded(&s->error_, &s->failure, [&] { return s->handle(data, len, cmd); });
+  }
+
+  std::exception_ptr failure;
+
+ private:
+  zip_int64_t handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
+    switch (cmd) {
+      case ZIP_SOURCE_SUPPORTS:
+        return ZIP_SOURCE_SUPPORTS_READABLE;
+      case ZIP_SOURCE_STAT: {
+        auto* st = static_cast<zip_stat_t*>(data);
+        zip_stat_init(st);
+        st->size = size_;
+        st->valid |= ZIP_STAT_SIZE;
+        return sizeof(zip_stat_t);
+      }
+      case ZIP_SOURCE_OPEN:
+        host_ = flat_.device().is_cpu() ? flat_ : flat_.cpu();
+        pos_ = 0;
+        return 0;
+      case ZIP_SOURCE_READ: {
+        uint64_t n = std::min<uint64_t>(len, size_ - pos_);
+        if (n > 0) {
+          std::memcpy(data, static_cast<const char*>(host_.unsafe_impl()->data()) + pos_, n);
+        }
+        pos_ += n;
+        return static_cast<zip_int64_t>(n);
+      }
+      case ZIP_SOURCE_CLOSE:
+        host_ = Tensor();
+        return 0;
+      case ZIP_SOURCE_FREE:
+        return 0;
+      case ZIP_SOURCE_ERROR:
+        return zip_error_to_data(&error_, data, len);
+      default:
+        zip_error_set(&error_, ZIP_ER_OPNOTSUPP, 0);
+        return -1;
+    }
+  }
+
+  Tensor flat_, host_;
+  uint64_t size_ = 0, pos_ = 0;
+  zip_error_t error_;
+};
+
+void add_source(zip_t* z, const std::string& name, zip_source_t* src) {
   zip_int64_t index = src == nullptr ? -1 : zip_file_add(z, name.c_str(), src, ZIP_FL_ENC_UTF_8);
   if (index < 0) {
     if (src != nullptr) zip_source_free(src);
@@ -114,37 +341,44 @@ void add_record(zip_t* z, const std::string& name, const void* data, size_t n) {
   zip_set_file_compression(z, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0);
 }
 
-Storage to_device(const Storage& storage, ScalarType dtype, Device device) {
-  if (device == Device(kCPU)) return storage;
-  int64_t numel = static_cast<int64_t>(storage.nbytes()) / element_size(dtype);
-  Tensor flat(std::make_shared<TensorImpl>(storage, DimVector{numel}, DimVector{1}, 0, dtype,
-                                           VersionCounter()));
-  return flat.to(device).unsafe_impl()->storage();
+void add_record(zip_t* z, const std::string& name, const void* data, size_t n) {
+  add_source(z, name, zip_source_buffer(z, data, n, 0));
 }
 
-}  // namespace
-
-std::string save_to_bytes(const Value& obj, const std::string& name) {
+// Writes the archive of `obj` (records under `name/`) through write_at.
+void write_archive(const Value& obj, const std::string& name, const WriteAt& write_at) {
   std::vector<serialize::PickledStorage> storages;
   std::string pkl = serialize::pickle(obj, &storages);
   const std::string version = "3\n", byteorder = "little";
+  std::vector<std::unique_ptr<StorageSource>> sources;
+  for (const auto& s : storages) sources.push_back(std::make_unique<StorageSource>(s.bytes));
+  ZipSink sink(write_at);
   zip_error_t error;
   zip_error_init(&error);
-  zip_source_t* out = zip_source_buffer_create(nullptr, 0, 0, &error);
+  zip_source_t* out = zip_source_function_create(&ZipSink::callback, &sink, &error);
+  zip_t* z = out == nullptr ? nullptr : zip_open_from_source(out, ZIP_TRUNCATE, &error);
+  if (z == nullptr) {
+    if (out != nullptr) zip_source_free(out);
+    std::string why = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    throw SerializationError(str("save: libzip cannot start an archive: ", why));
+  }
   zip_error_fini(&error);
-  if (out == nullptr) throw SerializationError("save: libzip cannot write to memory");
-  zip_source_keep(out);
-  std::unique_ptr<zip_source_t, decltype(&zip_source_free)> keep(out, zip_source_free);
-  zip_error_init(&error);
-  zip_t* z = zip_open_from_source(out, ZIP_TRUNCATE, &error);
-  zip_error_fini(&error);
-  if (z == nullptr) throw SerializationError("save: libzip cannot open an archive in memory");
+  auto rethrow_first = [&] {
+    if (sink.failure) std::rethrow_exception(sink.failure);
+    for (const auto& s : sources) {
+      if (s->failure) std::rethrow_exception(s->failure);
+    }
+  };
   try {
     std::string dir = name + "/";
     add_record(z, dir + "data.pkl", pkl.data(), pkl.size());
-    for (const auto& s : storages) {
-      size_t n = static_cast<size_t>(s.bytes.numel() * element_size(s.bytes.dtype()));
-      add_record(z, dir + "data/" + s.key, s.bytes.unsafe_impl()->data(), n);
+    for (size_t k = 0; k < storages.size(); ++k) {
+      zip_error_init(&error);
+      zip_source_t* src =
+          zip_source_function_create(&StorageSource::callback, sources[k].get(), &error);
+      zip_error_fini(&error);
+      add_source(z, dir + "data/" + storages[k].key, src);
     }
     add_record(z, dir + "version", version.data(), version.size());
     add_record(z, dir + "byteorder", byteorder.data(), byteorder.size());
@@ -155,30 +389,53 @@ std::string save_to_bytes(const Value& obj, const std::string& name) {
   if (zip_close(z) != 0) {
     std::string why = zip_strerror(z);
     zip_discard(z);
+    rethrow_first();
     throw SerializationError(str("save: libzip cannot finish the archive: ", why));
   }
-  zip_stat_t st;
-  if (zip_source_stat(out, &st) != 0 || zip_source_open(out) != 0) {
-    throw SerializationError("save: cannot read back the archive libzip wrote");
+  rethrow_first();
+}
+
+}  // namespace
+
+Storage MapLocation::restore(const Storage& cpu, const std::string& key,
+                             const std::string& location) const {
+  if (device_) return to_device(cpu, *device_);
+  if (fn_) {
+    std::optional<Storage> mapped = fn_(cpu, location);
+    if (!mapped) return to_device(cpu, location_device(key, location));
+    if (mapped->nbytes() != cpu.nbytes()) {
+      throw ValueError(str("load: map_location returned a storage of ", mapped->nbytes(),
+                           " bytes for storage '", key, "' of ", cpu.nbytes(),
+                           " bytes; return the storage it was given, moved (storage.cuda(), "
+                           "storage.cpu()), or None"));
+    }
+    return *mapped;
   }
-  std::string bytes(static_cast<size_t>(st.size), '\0');
-  zip_int64_t got = zip_source_read(out, bytes.data(), bytes.size());
-  zip_source_close(out);
-  if (got < 0 || static_cast<zip_uint64_t>(got) != st.size) {
-    throw SerializationError("save: cannot read back the archive libzip wrote");
-  }
+  auto it = remap_.find(location);
+  const std::string& target = it == remap_.end() ? location : it->second;
+  return to_device(cpu, location_device(key, target));
+}
+
+std::string save_to_bytes(const Value& obj, const std::string& name) {
+  std::string bytes;
+  write_archive(obj, name, [&](uint64_t offset, const char* data, size_t n) {
+    if (bytes.size() < offset + n) bytes.resize(offset + n);
+    std::memcpy(&bytes[offset], data, n);
+  });
   return bytes;
 }
 
 void save(const Value& obj, const std::string& path) {
-  std::string bytes = save_to_bytes(obj, stem(path));
   serialize::AtomicFile file(path);
-  file.write(bytes.data(), bytes.size());
+  write_archive(obj, stem(path), [&](uint64_t offset, const char* data, size_t n) {
+    file.write_at(offset, data, n);
+  });
   file.commit();
 }
 
-Value load_from_bytes(const std::string& bytes, std::optional<Device> map_location) {
-  Archive archive(bytes);
+namespace {
+
+Value load_archive(const Archive& archive, const MapLocation& map_location) {
   std::string version = archive.read_all("version");
   while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) version.pop_back();
   if (version.empty() || version.size() > 2 ||
@@ -203,31 +460,21 @@ Value load_from_bytes(const std::string& bytes, std::optional<Device> map_locati
       throw SizeMismatchError(str("load: storage '", key, "' of ", numel, " ", dtype_name(dtype),
                                   " elements has a record of ", n, " bytes"));
     }
-    Device device = kCPU;
-    try {
-      device = map_location ? *map_location : parse_device(location);
-    } catch (const Error&) {
-      throw FormatError(str("load: storage '", key, "' has the location '", location,
-                            "', which is not a device; pass map_location"));
-    }
     Storage storage = Storage::allocate(kCPU, static_cast<size_t>(n));
     archive.read(name, storage.data(), n);
-    return to_device(storage, dtype, device);
+    return map_location.restore(storage, key, location);
   };
   return serialize::unpickle(pkl.data(), pkl.size(), loader);
 }
 
-Value load(const std::string& path, std::optional<Device> map_location) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    throw SerializationError(str("load: cannot open '", path, "': ", std::strerror(errno)));
-  }
-  std::string bytes;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) bytes.append(buf, n);
-  std::fclose(f);
-  return load_from_bytes(bytes, map_location);
+}  // namespace
+
+Value load_from_bytes(const std::string& bytes, const MapLocation& map_location) {
+  return load_archive(Archive::of_bytes(bytes), map_location);
+}
+
+Value load(const std::string& path, const MapLocation& map_location) {
+  return load_archive(Archive::of_file(path), map_location);
 }
 
 }  // namespace mutagrad

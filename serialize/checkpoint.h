@@ -14,11 +14,14 @@
 // in a zip archive has no alignment guarantee, so no mmap view).
 #pragma once
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "serialize/value.h"
 #include "tensor/device.h"
+#include "tensor/storage.h"
 
 namespace mutagrad {
 
@@ -26,9 +29,35 @@ void save(const serialize::Value& obj, const std::string& path);
 // The archive's bytes, in memory (`name` is the records' folder).
 std::string save_to_bytes(const serialize::Value& obj, const std::string& name = "archive");
 
-// `map_location`: the device every tensor goes to; by default the one it was saved from
-// ("cpu", or "cuda:n").
-serialize::Value load(const std::string& path, std::optional<Device> map_location = {});
-serialize::Value load_from_bytes(const std::string& bytes, std::optional<Device> map_location = {});
+// Note [map_location]
+// Where each storage goes, as torch.load's map_location: every storage is first read into CPU
+// memory, then restored to a device chosen from its saved location ("cpu", "cuda:0", ...):
+//   {}                      the saved location
+//   a Device                that device, whatever the saved location
+//   {{"cuda:0", "cpu"}}     the saved location renamed where it is a key (exact match, as
+//                           torch's dict lookup), else kept
+//   fn(cpu_storage, loc)    fn's storage; std::nullopt means the saved location
+// A location that is not a device ("xla:0") is a FormatError unless remapped.
+class MapLocation {
+ public:
+  using Fn = std::function<std::optional<Storage>(const Storage& cpu, const std::string& location)>;
+  MapLocation() = default;
+  MapLocation(Device device) : device_(device) {}                 // NOLINT: implicit
+  MapLocation(std::optional<Device> device) : device_(device) {}  // NOLINT: implicit
+  MapLocation(std::map<std::string, std::string> remap)           // NOLINT: implicit
+      : remap_(std::move(remap)) {}
+  MapLocation(Fn fn) : fn_(std::move(fn)) {}  // NOLINT: implicit
+
+  // The storage `cpu` (read from the record `key`, saved at `location`) where it belongs.
+  Storage restore(const Storage& cpu, const std::string& key, const std::string& location) const;
+
+ private:
+  std::optional<Device> device_;
+  std::map<std::string, std::string> remap_;
+  Fn fn_;
+};
+
+serialize::Value load(const std::string& path, const MapLocation& map_location = {});
+serialize::Value load_from_bytes(const std::string& bytes, const MapLocation& map_location = {});
 
 }  // namespace mutagrad

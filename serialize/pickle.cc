@@ -575,17 +575,19 @@ class Pickler {
     int64_t numel = static_cast<int64_t>(storage.nbytes()) / esize;
     global("torch._utils\n_rebuild_tensor_v2\n");
     op('(');
-    // The persistent id: ('storage', torch.<Type>Storage, key, 'cpu', numel), once per storage.
+    // The persistent id: ('storage', torch.<Type>Storage, key, location, numel), once per
+    // storage; the location is its device as torch names it ("cpu", "cuda:0").
     auto it = keys_.begin();
     while (it != keys_.end() && !it->storage.is_same(storage)) ++it;
     std::string key;
     if (it == keys_.end()) {
       key = std::to_string(keys_.size());
       keys_.push_back({storage, key, t.dtype()});
-      // The whole storage's memory as a flat tensor, then on the CPU.
+      // The whole storage's memory as a flat tensor, on its device (the writer copies a CUDA
+      // one to the CPU when it writes its record: Note [Streaming save] in checkpoint.cc).
       Tensor flat(std::make_shared<TensorImpl>(storage, DimVector{numel}, DimVector{1}, 0,
                                                t.dtype(), VersionCounter()));
-      storages_->push_back({key, flat.detach().cpu().contiguous()});
+      storages_->push_back({key, flat});
     } else {
       if (it->dtype != t.dtype()) {
         throw ValueError(str("save: one storage is viewed as ", dtype_name(it->dtype), " and as ",
@@ -598,7 +600,7 @@ class Pickler {
     write_string("storage");
     global(str("torch\n", storage_type_name(t.dtype()), "\n"));
     write_string(key);
-    write_string("cpu");
+    write_string(str(storage.device()));
     write_int(numel);
     op('t');
     op('Q');

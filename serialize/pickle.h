@@ -31,11 +31,11 @@ using StorageLoader = std::function<Storage(const std::string& key, ScalarType d
                                             const std::string& location)>;
 Value unpickle(const char* data, size_t size, const StorageLoader& load_storage);
 
-// What pickle() writes besides the pickle: each distinct storage once, as a contiguous CPU
-// tensor of its whole memory, under its key ("0", "1", ...).
+// What pickle() writes besides the pickle: each distinct storage once, as a flat tensor of its
+// whole memory on its device, under its key ("0", "1", ...).
 struct PickledStorage {
   std::string key;
-  Tensor bytes;  // 1-d, contiguous, on the CPU, the storage's dtype
+  Tensor bytes;  // 1-d, contiguous, on the storage's device, the storage's dtype
 };
 std::string pickle(const Value& value, std::vector<PickledStorage>* storages);
 

@@ -5,7 +5,9 @@ import collections
 import io
 import json
 import os
+import pickle
 import struct
+import zipfile
 
 import pytest
 import torch
@@ -203,3 +205,155 @@ def test_mutagrad_module_and_optimizer_state_dicts_round_trip_and_load_in_torch(
         o.step()
     for k, v in m.state_dict().items():
         assert m2.state_dict()[k].tolist() == v.tolist()
+
+
+def _placed(obj):
+    return {k: (v.device.type, v.tolist()) for k, v in obj.items()}
+
+
+def test_map_location_forms_match_torch(tmp_path):
+    """Each form torch.load accepts, on a file with a CPU and a cuda:0 storage (torch 1.13 here
+    has no CUDA device: wherever it can load, both put every tensor on the CPU with equal
+    values; where torch refuses for want of CUDA, mutagrad keeps the tensor on cuda:0)."""
+    g = mutagrad.arange(6.0, device="cuda")
+    obj = {"c": mutagrad.arange(4.0), "g": g.reshape(2, 3), "v": g[2:5]}
+    path = tmp_path / "two.pt"
+    mutagrad.save(obj, path)
+    want = {"c": ("cpu", [0.0, 1.0, 2.0, 3.0]), "g": ("cpu", [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]),
+            "v": ("cpu", [2.0, 3.0, 4.0])}
+    for form in ("cpu", torch.device("cpu"), {"cuda:0": "cpu"}, lambda s, loc: s,
+                 lambda s, loc: s.cpu()):
+        assert _placed(torch.load(path, map_location=form)) == want
+        ours = form if not isinstance(form, torch.device) else mutagrad.device("cpu")
+        assert _placed(mutagrad.load(path, map_location=ours)) == want
+    # torch refuses the cuda:0 storage where the form leaves it there (no CUDA): no
+    # map_location, a dict whose keys do not match exactly, a callable returning None.
+    for form in (None, {"cuda": "cpu"}, {"cuda:1": "cpu"}, lambda s, loc: None):
+        with pytest.raises(RuntimeError, match="CUDA"):
+            torch.load(path, map_location=form)
+        got = mutagrad.load(path, map_location=form)
+        assert [got[k].device.type for k in ("c", "g", "v")] == ["cpu", "cuda", "cuda"]
+        assert got["v"].tolist() == [2.0, 3.0, 4.0]
+    # What a callable is given: each distinct storage once, on the CPU, with its location.
+    seen_t, seen_m = [], []
+    torch.load(path, map_location=lambda s, loc: seen_t.append((loc, s.nbytes(), s.device.type))
+               or s)
+    mutagrad.load(path, map_location=lambda s, loc: seen_m.append((loc, s.nbytes(),
+                                                                   s.device.type)) or s)
+    assert seen_m == seen_t == [("cpu", 16, "cpu"), ("cuda:0", 24, "cpu")]
+    # Beyond torch 1.13 here (it has no CUDA): moving to the device, views keep sharing.
+    for form in ("cuda", {"cpu": "cuda:0"}, lambda s, loc: s.cuda()):
+        got = mutagrad.load(path, map_location=form)
+        assert [got[k].device.type for k in ("c", "g", "v")] == ["cuda"] * 3
+        got["g"].add_(1)
+        assert got["v"].tolist() == [3.0, 4.0, 5.0]
+    with pytest.raises(TypeError, match="map_location returned a int"):
+        mutagrad.load(path, map_location=lambda s, loc: 3)
+    with pytest.raises(TypeError, match="map_location must be"):
+        mutagrad.load(path, map_location=3)
+
+
+class _Storage:
+    def __init__(self, numel, storage_type=None):
+        self.numel, self.type = numel, storage_type or torch.FloatStorage
+
+
+class _Tensor:
+    """Pickles as torch's tensor rebuild call over a _Storage, with any geometry."""
+
+    def __init__(self, storage, offset, size, stride):
+        self.args = (storage, offset, size, stride, False, collections.OrderedDict())
+
+    def __reduce__(self):
+        return (torch._utils._rebuild_tensor_v2, self.args)
+
+
+class _Pickler(pickle.Pickler):
+    def persistent_id(self, obj):
+        if isinstance(obj, _Storage):
+            return ("storage", obj.type, "0", "cpu", obj.numel)
+        return None
+
+
+def _archive(obj, records=None, compress=False):
+    """A torch-format zip of obj's pickle and the given data records."""
+    pkl = io.BytesIO()
+    _Pickler(pkl, protocol=2).dump(obj)
+    out = io.BytesIO()
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with zipfile.ZipFile(out, "w", method) as z:
+        z.writestr("archive/data.pkl", pkl.getvalue())
+        for name, data in (records or {}).items():
+            z.writestr("archive/" + name, data)
+        z.writestr("archive/version", "3\n")
+    return out.getvalue()
+
+
+def _st(header, data):
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def test_each_hostile_file_raises_its_documented_class(tmp_path):
+    """docs/checkpoints.md's table of errors: the exact class for each kind of hostile file, and
+    every one a RuntimeError (UnpicklingError also a pickle.UnpicklingError)."""
+    ser = mutagrad.serialization
+    good = _archive([_Tensor(_Storage(4), 0, (4,), (1,))], {"data/0": b"\0" * 16})
+    assert mutagrad.load(io.BytesIO(good))[0].tolist() == [0.0] * 4
+    cyclic = []
+    cyclic.append(cyclic)
+    deep = []
+    for _ in range(300):
+        deep = [deep]
+    marker = str(tmp_path / "pwned")
+    cases = [
+        (ser.FormatError, b"PK\x03\x04 garbage"),
+        (ser.FormatError, good[:len(good) // 2]),
+        (ser.FormatError, _archive([_Tensor(_Storage(4), 0, (4,), (1,))])),  # no data/0
+        (ser.FormatError, _archive([1], {"data/0": b"\0" * 16}, compress=True)),
+        (ser.OffsetError, _archive([_Tensor(_Storage(4), 2, (4,), (1,))],
+                                   {"data/0": b"\0" * 16})),
+        (ser.SizeMismatchError, _archive([_Tensor(_Storage(4), 0, (4,), (1,))],
+                                         {"data/0": b"\0" * 12})),
+        (ser.UnknownDTypeError, _archive([_Tensor(_Storage(2, torch.ComplexFloatStorage), 0,
+                                                  (2,), (1,))], {"data/0": b"\0" * 16})),
+        (ser.UnpicklingError, _archive([_Evil(marker)])),
+        (ser.UnpicklingError, _archive(cyclic)),
+        (ser.UnpicklingError, _archive(deep)),
+    ]
+    for cls, data in cases:
+        for load in (lambda: mutagrad.load(io.BytesIO(data)),
+                     lambda: mutagrad.load(_write(tmp_path / "h.pt", data))):
+            with pytest.raises(ser.SerializationError) as info:
+                load()
+            assert type(info.value) is cls, (cls, type(info.value), str(info.value))
+            assert isinstance(info.value, RuntimeError)
+    assert issubclass(ser.UnpicklingError, pickle.UnpicklingError)
+    assert not os.path.exists(marker)
+    with pytest.raises(ser.SerializationError) as info:
+        mutagrad.load(tmp_path / "absent.pt")
+    assert type(info.value) is ser.SerializationError
+    # safetensors
+    f4 = b"\0" * 8
+    st_cases = [
+        (ser.FormatError, b"abc"),
+        (ser.FormatError, struct.pack("<Q", 1000) + b"{}"),
+        (ser.UnknownDTypeError, _st({"x": {"dtype": "U16", "shape": [1],
+                                           "data_offsets": [0, 2]}}, b"\0\0")),
+        (ser.SizeMismatchError, _st({"x": {"dtype": "F32", "shape": [3],
+                                           "data_offsets": [0, 8]}}, f4)),
+        (ser.OffsetError, _st({"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
+                               "y": {"dtype": "F32", "shape": [1], "data_offsets": [2, 6]}},
+                              f4)),
+    ]
+    for cls, data in st_cases:
+        for load in (lambda: mutagrad.safetensors.load(data),
+                     lambda: mutagrad.safetensors.load_file(_write(tmp_path / "h.st", data))):
+            with pytest.raises(mutagrad.safetensors.SafetensorError) as info:
+                load()
+            assert type(info.value) is cls, (cls, type(info.value), str(info.value))
+
+
+def _write(path, data):
+    path.write_bytes(data)
+    return path

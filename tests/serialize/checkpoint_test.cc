@@ -72,7 +72,7 @@ TEST(Checkpoint, NestedValuesOfEveryDTypeRoundTrip) {
   for (ScalarType d : kAllDTypes) {
     const Tensor& t = sd2.at(dtype_name(d)).to_tensor();
     EXPECT_EQ(t.dtype(), d);
-    EXPECT_EQ(t.device(), Device(kCPU));  // saved with location "cpu"
+    EXPECT_EQ(t.device(), test_device());  // saved with its location ("cpu", "cuda:0")
     EXPECT_EQ(vec(t.sizes()), (std::vector<int64_t>{2, 3}));
     EXPECT_EQ(bytes_of(t), bytes_of(arange6(d)));
   }
@@ -122,6 +122,94 @@ TEST(Checkpoint, SharedStoragesStaySharedAndViewsKeepTheirGeometry) {
   // Two storages stay two.
   EXPECT_FALSE(
       b2.unsafe_impl()->storage().is_same(back.items()[3].to_tensor().unsafe_impl()->storage()));
+}
+
+// Note [map_location]: a device, a dict of saved locations, a callable; shared storages stay
+// shared whichever form moves them.
+TEST(Checkpoint, MapLocationFormsRestoreEachStorageAsTorchLoadDoes) {
+  Tensor c = arange(4, kFloat32);
+  Tensor g = on_test_device(arange(6, kFloat32));
+  std::string saved = save_to_bytes(Value::list({c, g, g.narrow(0, 2, 3)}));
+  const std::string g_loc = test_device().is_cpu() ? "cpu" : "cuda:0";
+  auto devices = [](const Value& v) {
+    std::vector<Device> d;
+    for (const Value& e : v.items()) d.push_back(e.to_tensor().device());
+    return d;
+  };
+  EXPECT_EQ(devices(load_from_bytes(saved)), (std::vector<Device>{kCPU, g.device(), g.device()}));
+  EXPECT_EQ(devices(load_from_bytes(saved, kCPU)), (std::vector<Device>{kCPU, kCPU, kCPU}));
+  // A dict renames the locations that are its keys, exactly ("cuda" is not "cuda:0").
+  std::map<std::string, std::string> to_test{{"cpu", g_loc}}, to_cpu{{g_loc, "cpu"}};
+  EXPECT_EQ(devices(load_from_bytes(saved, to_test)),
+            (std::vector<Device>{g.device(), g.device(), g.device()}));
+  EXPECT_EQ(devices(load_from_bytes(saved, to_cpu)), (std::vector<Device>{kCPU, kCPU, kCPU}));
+  std::map<std::string, std::string> no_match{{"cuda", "cpu"}, {"cuda:1", "cpu"}};
+  EXPECT_EQ(devices(load_from_bytes(saved, no_match)),
+            (std::vector<Device>{kCPU, g.device(), g.device()}));
+  // A callable sees each distinct storage once, on the CPU, with its saved location.
+  std::vector<std::string> seen;
+  MapLocation::Fn record = [&](const Storage& cpu, const std::string& location) {
+    EXPECT_TRUE(cpu.device().is_cpu());
+    seen.push_back(location + ":" + std::to_string(cpu.nbytes()));
+    return std::optional<Storage>();
+  };
+  Value back = load_from_bytes(saved, record);
+  EXPECT_EQ(seen, (std::vector<std::string>{"cpu:16", g_loc + ":24"}));
+  EXPECT_EQ(devices(back), (std::vector<Device>{kCPU, g.device(), g.device()}));
+  EXPECT_TRUE(back.items()[1].to_tensor().unsafe_impl()->storage().is_same(
+      back.items()[2].to_tensor().unsafe_impl()->storage()));
+  EXPECT_EQ(bytes_of(back.items()[2].to_tensor()), bytes_of(g.narrow(0, 2, 3)));
+  MapLocation::Fn keep_cpu = [](const Storage& cpu, const std::string&) {
+    return std::optional<Storage>(cpu);
+  };
+  EXPECT_EQ(devices(load_from_bytes(saved, keep_cpu)), (std::vector<Device>{kCPU, kCPU, kCPU}));
+  MapLocation::Fn wrong_size = [](const Storage&, const std::string&) {
+    return std::optional<Storage>(Storage::allocate(kCPU, 3));
+  };
+  EXPECT_THROW(load_from_bytes(saved, wrong_size), ValueError);
+  // A location that is not a device is refused unless the dict renames it.
+  EXPECT_THROW(load_from_bytes(saved, std::map<std::string, std::string>{{"cpu", "xla:0"}}),
+               serialize::FormatError);
+}
+
+// The process's resident set and its peak since the last reset_peak_rss(), in MiB (Linux).
+int64_t status_mib(const std::string& field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1)) / 1024;
+  }
+  ADD_FAILURE() << "no " << field << " in /proc/self/status";
+  return 0;
+}
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+// Note [Streaming save]: a save's extra memory is bounded by its largest storage, not the
+// total (each record is written as it goes), and a load's by what it returns plus one storage
+// in transit to a CUDA device (no copy of the whole file). With 8 storages of 32 MiB, the old
+// in-memory archive (and its copy into a string) added 512 MiB to a save, and the file's bytes
+// 256 MiB to a load.
+TEST(Checkpoint, SaveAndLoadMemoryIsBoundedByTheLargestStorage) {
+  constexpr int64_t kMiB = 32, kCount = 8;
+  std::vector<Value> items;
+  for (int64_t k = 0; k < kCount; ++k) {
+    items.emplace_back(on_test_device(full({kMiB << 18}, static_cast<double>(k), kFloat32)));
+  }
+  Value obj = Value::list(std::move(items));
+  std::string path = tmp_path("bounded.pt");
+  reset_peak_rss();
+  int64_t before = status_mib("VmRSS");
+  save(obj, path);
+  int64_t save_extra = status_mib("VmHWM") - before;
+  EXPECT_LT(save_extra, kMiB + 24) << "save's peak extra memory, MiB";
+  reset_peak_rss();
+  before = status_mib("VmRSS");
+  Value back = load(path);
+  int64_t load_extra = status_mib("VmHWM") - before;
+  EXPECT_LT(load_extra, kMiB * (kCount + 1) + 24) << "load's peak extra memory, MiB";
+  ASSERT_EQ(back.items().size(), static_cast<size_t>(kCount));
+  EXPECT_EQ(bytes_of(back.items()[5].to_tensor()), bytes_of(obj.items()[5].to_tensor()));
+  std::remove(path.c_str());
 }
 
 // testdata/torch113_sample.pt, written by torch 1.13 (gen_torch_fixture.py).

@@ -6,6 +6,11 @@ mapping (no copy); see docs/checkpoints.md.
 import os
 
 from mutagrad import _C
+from mutagrad.serialization import SerializationError
+
+# What a refused or unreadable file raises, by the package's name (safetensors.SafetensorError):
+# mutagrad.serialization's hierarchy (FormatError, OffsetError, SizeMismatchError, ...).
+SafetensorError = SerializationError
 
 
 def save_file(tensors, filename, metadata=None):
