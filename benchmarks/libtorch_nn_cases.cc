@@ -14,7 +14,7 @@ namespace {
 constexpr int64_t kBatch = 64, kIn = 64, kHidden = 128, kOut = 10;
 constexpr double kLr = 0.05;
 
-void BM_LibtorchMlpStepModules(benchmark::State& state) {
+void BM_Libtorch_MlpStepModules(benchmark::State& state) {
   at::set_num_threads(2);
   torch::manual_seed(0);
   const torch::Tensor x = torch::rand({kBatch, kIn});
@@ -36,7 +36,7 @@ void BM_LibtorchMlpStepModules(benchmark::State& state) {
     benchmark::DoNotOptimize(loss.data_ptr());
   }
 }
-BENCHMARK(BM_LibtorchMlpStepModules)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Libtorch_MlpStepModules)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace mutagrad_vs_libtorch
