@@ -12,6 +12,7 @@
 #include "autograd/custom_function.h"
 #include "autograd/engine.h"
 #include "autograd/errors.h"
+#include "autograd/forward_ad.h"
 #include "autograd/functional.h"
 #include "autograd/grad_mode.h"
 #include "autograd/gradcheck.h"

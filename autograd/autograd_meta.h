@@ -38,6 +38,9 @@ class ViewFn {
   virtual Tensor operator()(const Tensor& base) const = 0;
 };
 
+// A tensor's tangents by forward-AD level (autograd/forward_ad.cc).
+struct ForwardGrad;
+
 struct ViewInfo {
   // The differentiable base: the view's root base (never itself a view).
   Tensor base;
@@ -71,6 +74,9 @@ class AutogradMeta final : public AutogradMetaInterface {
   std::unique_ptr<ViewInfo> view_;
   // A leaf's tensor hooks (autograd/hooks.h), shared with its AccumulateGrad; null if none.
   std::shared_ptr<NodeHooks> hooks_;
+  // Tangents by forward-AD level; null if never dual (Note [Where tangents live] in
+  // autograd/forward_ad.h).
+  std::shared_ptr<ForwardGrad> fw_grad_;
 
   // Two locks, so that accumulating into grad_ in grad mode (which records the graph and may
   // ask for this leaf's accumulator) cannot deadlock. As PyTorch's AutogradMeta::mutex_ and

@@ -2,6 +2,7 @@
 
 #include "autograd/engine.h"
 #include "autograd/errors.h"
+#include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/history.h"
 #include "autograd/ops/join_ops.h"
@@ -144,6 +145,55 @@ FunctionalResult hvp(const TensorFunction& fn, const VariableList& inputs, const
   VariableList double_back = grad_or_zeros(jac, x, u, /*create_graph=*/true);
   VariableList result = grad_or_zeros(double_back, u, v, create_graph);
   return {detach_unless(outputs, create_graph), detach_unless(result, create_graph)};
+}
+
+namespace {
+
+VariableList tangents_or_zeros(const VariableList& tensors, bool create_graph) {
+  VariableList out;
+  for (const Tensor& t : tensors) {
+    Tensor tangent = forward_ad::unpack_dual(t).tangent;
+    if (!tangent.defined()) tangent = zeros_like(t.detach());
+    out.push_back(create_graph ? tangent : tangent.detach());
+  }
+  return out;
+}
+
+VariableList primals_of(const VariableList& tensors, bool create_graph) {
+  VariableList out;
+  for (const Tensor& t : tensors) {
+    Tensor primal = forward_ad::unpack_dual(t).primal;
+    out.push_back(create_graph ? primal : primal.detach());
+  }
+  return out;
+}
+
+}  // namespace
+
+FunctionalResult forward_jvp(const TensorFunction& fn, const VariableList& inputs,
+                             const VariableList& v, bool create_graph) {
+  check_same_count(v.size(), inputs.size(), "inputs", "forward_jvp");
+  forward_ad::dual_level level;
+  VariableList duals;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    duals.push_back(forward_ad::make_dual(create_graph ? inputs[i] : inputs[i].detach(), v[i]));
+  }
+  VariableList outputs = fn(duals);
+  return {primals_of(outputs, create_graph), tangents_or_zeros(outputs, create_graph)};
+}
+
+FunctionalResult forward_over_reverse_hvp(const TensorFunction& fn, const VariableList& inputs,
+                                          const VariableList& v, bool create_graph) {
+  check_same_count(v.size(), inputs.size(), "inputs", "forward_over_reverse_hvp");
+  EnableGradGuard grad_on;
+  forward_ad::dual_level level;
+  VariableList x = prepare_inputs(inputs, create_graph);
+  VariableList duals;
+  for (size_t i = 0; i < x.size(); ++i) duals.push_back(forward_ad::make_dual(x[i], v[i]));
+  VariableList outputs = fn(duals);
+  Tensor out = scalar_output(outputs, "hvp");
+  VariableList g = grad_or_zeros({out}, x, {}, create_graph);
+  return {primals_of(outputs, create_graph), tangents_or_zeros(g, create_graph)};
 }
 
 namespace {

@@ -58,6 +58,18 @@ FunctionalResult vjp(const TensorFunction& fn, const VariableList& inputs, const
                      bool create_graph = false);
 FunctionalResult jvp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
                      bool create_graph = false);
+// True forward mode (autograd/forward_ad.h): one pass of fn on dual inputs; J v is the outputs'
+// tangents (zeros for an output that does not depend on the inputs). Every op fn uses needs a
+// tangent formula (docs/forward-ad.md); jvp above (double vjp) works for every op with a
+// backward. With create_graph the tangents keep their history (they are differentiable).
+FunctionalResult forward_jvp(const TensorFunction& fn, const VariableList& inputs,
+                             const VariableList& v, bool create_graph = false);
+// H v by forward-over-reverse: the gradient of fn's one-element output is computed (reverse
+// mode) on dual inputs, so its tangent is H v. Every op of fn and of its backward formulas
+// needs a tangent formula.
+FunctionalResult forward_over_reverse_hvp(const TensorFunction& fn, const VariableList& inputs,
+                                          const VariableList& v, bool create_graph = false);
+
 // fn must return one one-element tensor.
 FunctionalResult vhp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
                      bool create_graph = false);

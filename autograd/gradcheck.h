@@ -45,6 +45,9 @@ struct GradcheckOptions {
   // Compare v^T J u for random unit u (per input) and v (per output) instead of every
   // Jacobian element: one backward per output and two evaluations per input.
   bool fast_mode = false;
+  // Also compare the Jacobians from forward-mode jvps (autograd/forward_ad.h) with the numeric
+  // ones, every element (as torch's check_forward_ad).
+  bool check_forward_ad = false;
   // false: inputs requiring grad may be any floating dtype (the Python binding warns instead).
   bool require_float64 = true;
   // gradgradcheck's random grad_outputs are non-contiguous (every other element of a buffer).

@@ -6,6 +6,7 @@
 #include "autograd/anomaly_mode.h"
 #include "autograd/copy_slices.h"
 #include "autograd/errors.h"
+#include "autograd/forward_ad.h"
 #include "autograd/ops/view_ops.h"
 #include "tensor/native/views.h"
 
@@ -17,6 +18,11 @@ bool tensor_requires_grad(const Tensor& t) {
 }
 
 bool compute_requires_grad_list(TensorList tensors) {
+  if (fwd::enabled()) fwd::check_no_tangent(nullptr, tensors);
+  return compute_requires_grad_list_has_jvp(tensors);
+}
+
+bool compute_requires_grad_list_has_jvp(TensorList tensors) {
   if (!GradMode::is_enabled()) return false;
   for (const Tensor& t : tensors) {
     if (t.defined() && tensor_requires_grad(t)) return true;
@@ -94,6 +100,7 @@ void set_view_history(const Tensor& base, const Tensor& view, CreationMeta creat
     meta.grad_fn_ = node;
     meta.output_nr_ = node->add_input_metadata(view);
   }
+  if (fwd::enabled()) fwd::on_view_created(base, view);  // Note [Where tangents live]
 }
 
 namespace {

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "autograd/autograd_meta.h"
+#include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 
@@ -25,12 +26,21 @@ namespace mutagrad::autograd {
 bool tensor_requires_grad(const Tensor& t);
 
 // True when grad mode is on and any defined argument requires grad.
+// Note [Ops without a tangent formula]: every differentiable op asks this about its inputs, so
+// it is also where an op without a tangent formula refuses a dual input (forward AD active);
+// ops with one (which propagate tangents themselves) ask compute_requires_grad_has_jvp.
 template <typename... Ts>
-bool compute_requires_grad(const Ts&... tensors) {
+bool compute_requires_grad_has_jvp(const Ts&... tensors) {
   if (!GradMode::is_enabled()) return false;
   return (... || (tensors.defined() && tensor_requires_grad(tensors)));
 }
+template <typename... Ts>
+bool compute_requires_grad(const Ts&... tensors) {
+  if (fwd::enabled()) fwd::check_no_tangent(nullptr, {tensors...});
+  return compute_requires_grad_has_jvp(tensors...);
+}
 bool compute_requires_grad_list(TensorList tensors);
+bool compute_requires_grad_list_has_jvp(TensorList tensors);
 
 // Where the gradient of `t` goes: {grad_fn, output_nr}; {AccumulateGrad, 0} for a leaf that
 // requires grad; invalid otherwise.

@@ -26,6 +26,12 @@ SavedVariable::SavedVariable(const Tensor& tensor, bool is_output, bool is_inpla
   was_saved_ = true;
   is_output_ = is_output;
   saved_version_ = tensor.version();
+  if (fwd::enabled()) {
+    fwd::SavedTangents tangents = fwd::save_tangents(tensor);
+    if (!tangents.empty()) {
+      tangents_ = std::make_shared<const fwd::SavedTangents>(std::move(tangents));
+    }
+  }
   if (is_output) {
     // See Note [Saved outputs do not own their node]: an alias without autograd metadata.
     AutogradMeta* meta = get_autograd_meta(tensor);
@@ -74,6 +80,14 @@ void SavedVariable::reset_data() {
 }
 
 Tensor SavedVariable::unpack(Node* needed_by) const {
+  Tensor out = unpack_primal(needed_by);
+  if (tangents_ && out.defined()) {
+    fwd::restore_tangents(*tangents_, out, needed_by != nullptr ? needed_by->name() : "a node");
+  }
+  return out;
+}
+
+Tensor SavedVariable::unpack_primal(Node* needed_by) const {
   if (!was_saved_) return Tensor();
   // Saved-tensor hooks; or the slot's value under kSnapshot, read with its version in one go.
   uint32_t expected = saved_version_;

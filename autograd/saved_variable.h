@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "autograd/forward_ad.h"
 #include "autograd/mutation_policy.h"
 #include "tensor/tensor.h"
 
@@ -102,8 +103,12 @@ class SavedVariable {
   // The input itself when unpacked while alive and unchanged (Note [Saved inputs do not own
   // their history]).
   Tensor original_or(const Tensor& saved) const;
+  Tensor unpack_primal(Node* needed_by) const;
 
   Tensor data_;
+  // The saved tensor's tangents (forward-over-reverse): version checked and restored on
+  // unpack (Note [Tangents under mutation] in autograd/forward_ad.h).
+  std::shared_ptr<const fwd::SavedTangents> tangents_;
   std::weak_ptr<TensorImpl> original_;  // set for inputs with a grad_fn (the Note above)
   uint32_t saved_version_ = 0;
   uint32_t output_nr_ = 0;

@@ -3,6 +3,7 @@
 #include <sstream>
 #include <utility>
 
+#include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops/indexing_ops.h"
 #include "autograd/ops/inplace_ops.h"
@@ -41,6 +42,12 @@ bool requires_grad_raw(const Tensor& t) {
 
 // Whether a write must go through autograd (record history, run the in-place checks).
 bool needs_autograd(const Tensor& self, const Tensor* value) {
+  // A dual on either side: the write updates tangents too (Note [Tangents under mutation] in
+  // autograd/forward_ad.h), in grad mode or not.
+  if (autograd::fwd::enabled() &&
+      autograd::fwd::has_tangent({self, value != nullptr ? *value : Tensor()})) {
+    return true;
+  }
   if (!autograd::GradMode::is_enabled()) return false;
   return requires_grad_raw(self) || (value != nullptr && requires_grad_raw(*value));
 }
@@ -182,6 +189,7 @@ bool try_set_element(const Tensor& self, ArrayRef<TensorIndex> indices, const Sc
   }
   const AutogradMetaInterface* meta = impl->autograd_meta();
   if (meta != nullptr && meta->requires_grad()) return false;
+  if (autograd::fwd::enabled() && autograd::fwd::has_tangent({self})) return false;
   IntArrayRef sizes = impl->sizes();
   IntArrayRef strides = impl->strides();
   int64_t offset = 0;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/copy_ops.h"
 #include "autograd/ops/node_factories.h"
@@ -23,11 +24,21 @@ bool is_one(const Scalar& s) { return s.to<double>() == 1.0; }
 Tensor times(const Tensor& grad, const Scalar& alpha) {
   return is_one(alpha) ? grad : grad * alpha;
 }
+// a + b where either may be undefined (an input without a tangent contributes nothing).
+Tensor plus(const Tensor& a, const Tensor& b) {
+  if (!a.defined()) return b;
+  if (!b.defined()) return a;
+  return a + b;
+}
 }  // namespace
 
 class AddBackward0 final : public Node {
  public:
   const char* name() const override { return "AddBackward0"; }
+  // Forward mode (Note [Tangent formulas beside backward formulas] in autograd/forward_ad.h).
+  static Tensor jvp(const Tensor& ts, const Tensor& to, const Scalar& alpha) {
+    return plus(ts, to.defined() ? times(to, alpha) : Tensor());
+  }
   VariableList apply(VariableList&& grads) override {
     VariableList out(2);
     if (should_compute_output(0)) out[0] = grads[0];
@@ -42,12 +53,16 @@ class AddBackward0 final : public Node {
 class AddBackward1 final : public Node {
  public:
   const char* name() const override { return "AddBackward1"; }
+  static Tensor jvp(const Tensor& ts) { return ts; }
   VariableList apply(VariableList&& grads) override { return {grads[0]}; }
 };
 
 class SubBackward0 final : public Node {
  public:
   const char* name() const override { return "SubBackward0"; }
+  static Tensor jvp(const Tensor& ts, const Tensor& to, const Scalar& alpha) {
+    return plus(ts, to.defined() ? times(to, alpha).neg() : Tensor());
+  }
   VariableList apply(VariableList&& grads) override {
     VariableList out(2);
     if (should_compute_output(0)) out[0] = grads[0];
@@ -60,6 +75,7 @@ class SubBackward0 final : public Node {
 class SubBackward1 final : public Node {
  public:
   const char* name() const override { return "SubBackward1"; }
+  static Tensor jvp(const Tensor& ts) { return ts; }
   VariableList apply(VariableList&& grads) override { return {grads[0]}; }
 };
 
@@ -67,6 +83,7 @@ class SubBackward1 final : public Node {
 class RsubBackward1 final : public Node {
  public:
   const char* name() const override { return "RsubBackward1"; }
+  static Tensor jvp(const Tensor& ts, const Scalar& alpha) { return times(ts, alpha).neg(); }
   VariableList apply(VariableList&& grads) override { return {times(grads[0], alpha_).neg()}; }
   Scalar alpha_ = 1;
 };
@@ -74,6 +91,9 @@ class RsubBackward1 final : public Node {
 class MulBackward0 final : public Node {
  public:
   const char* name() const override { return "MulBackward0"; }
+  static Tensor jvp(const Tensor& self, const Tensor& other, const Tensor& ts, const Tensor& to) {
+    return plus(ts.defined() ? ts * other : Tensor(), to.defined() ? to * self : Tensor());
+  }
   VariableList apply(VariableList&& grads) override {
     VariableList out(2);
     if (should_compute_output(0)) out[0] = grads[0] * other_.unpack(this);
@@ -90,6 +110,7 @@ class MulBackward0 final : public Node {
 class MulBackward1 final : public Node {
  public:
   const char* name() const override { return "MulBackward1"; }
+  static Tensor jvp(const Tensor& ts, const Scalar& other) { return ts * other; }
   VariableList apply(VariableList&& grads) override { return {grads[0] * other_}; }
   void visit_saved_attributes(SavedAttributeVisitor& v) const override { v.visit("other", other_); }
   Scalar other_;
@@ -98,6 +119,10 @@ class MulBackward1 final : public Node {
 class DivBackward0 final : public Node {
  public:
   const char* name() const override { return "DivBackward0"; }
+  static Tensor jvp(const Tensor& self, const Tensor& other, const Tensor& ts, const Tensor& to) {
+    return plus(ts.defined() ? ts / other : Tensor(),
+                to.defined() ? to.neg() * ((self / other) / other) : Tensor());
+  }
   VariableList apply(VariableList&& grads) override {
     VariableList out(2);
     Tensor other = other_.unpack(this);
@@ -115,6 +140,7 @@ class DivBackward0 final : public Node {
 class DivBackward1 final : public Node {
  public:
   const char* name() const override { return "DivBackward1"; }
+  static Tensor jvp(const Tensor& ts, const Scalar& other) { return ts / other; }
   VariableList apply(VariableList&& grads) override { return {grads[0] / other_}; }
   void visit_saved_attributes(SavedAttributeVisitor& v) const override { v.visit("other", other_); }
   Scalar other_;
@@ -182,6 +208,22 @@ class RoundedDivBackward final : public Node {
 class PowBackward1 final : public Node {
  public:
   const char* name() const override { return "PowBackward1"; }
+  static Tensor jvp(const Tensor& self, const Tensor& exponent, const Tensor& result,
+                    const Tensor& ts, const Tensor& te) {
+    Tensor out;
+    if (ts.defined()) {
+      out = (ts * (exponent * self.pow(exponent - 1)))
+                .masked_fill(native::binary(BinaryOp::kEq, exponent, Scalar(0)), 0);
+    }
+    if (te.defined()) {
+      Tensor zero_base =
+          native::binary(BinaryOp::kLogicalAnd, native::binary(BinaryOp::kEq, self, Scalar(0)),
+                         native::binary(BinaryOp::kGe, exponent, Scalar(0)));
+      out = plus(out,
+                 (te * (result * self.masked_fill(zero_base, 1).log())).masked_fill(zero_base, 0));
+    }
+    return out;
+  }
   VariableList apply(VariableList&& grads) override {
     VariableList out(2);
     Tensor self = self_.unpack(this);
@@ -445,9 +487,46 @@ std::shared_ptr<Node> make_binary_scalar_node(BinaryOp op, const Tensor& self,
   return node;
 }
 
+Tensor binary_tangent(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha,
+                      const Tensor& result, const Tensor& ts, const Tensor& to) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return AddBackward0::jvp(ts, to, alpha);
+    case BinaryOp::kSub:
+      return SubBackward0::jvp(ts, to, alpha);
+    case BinaryOp::kMul:
+      return MulBackward0::jvp(self, other, ts, to);
+    case BinaryOp::kDiv:
+      return DivBackward0::jvp(self, other, ts, to);
+    case BinaryOp::kPow:
+      return PowBackward1::jvp(self, other, result, ts, to);
+    default:
+      fwd::check_no_tangent(binary_op_name(op), {self, other});
+      return Tensor();
+  }
+}
+
+Tensor binary_scalar_tangent(BinaryOp op, const Tensor& self, const Scalar& other,
+                             const Tensor& ts) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return AddBackward1::jvp(ts);
+    case BinaryOp::kSub:
+      return SubBackward1::jvp(ts);
+    case BinaryOp::kMul:
+      return MulBackward1::jvp(ts, other);
+    case BinaryOp::kDiv:
+      return DivBackward1::jvp(ts, other);
+    default:
+      fwd::check_no_tangent(binary_op_name(op), {self});
+      return Tensor();
+  }
+}
+
 }  // namespace autograd
 
 using autograd::compute_requires_grad;
+using autograd::compute_requires_grad_has_jvp;
 using autograd::make_node;
 using autograd::SavedVariable;
 using autograd::set_history;
@@ -466,17 +545,23 @@ Tensor binary_op(BinaryOp op, const Tensor& self, const Tensor& other, const Sca
   const ScalarType promoted = native::result_type(self, other);
   native::check_alpha(promoted, alpha, binary_op_name(op));
   Tensor result = native::binary(op, self, native::scale_by_alpha(other, alpha, promoted));
-  if (compute_requires_grad(self, other)) {
+  if (compute_requires_grad_has_jvp(self, other)) {
     set_history(result, autograd::make_binary_node(op, self, other, alpha, self, other));
   }
+  autograd::fwd::propagate(binary_op_name(op), result, {self, other}, [&](const auto& t) {
+    return autograd::binary_tangent(op, self, other, alpha, result, t[0], t[1]);
+  });
   return result;
 }
 
 Tensor binary_scalar_op(BinaryOp op, const Tensor& self, const Scalar& other) {
   Tensor result = native::binary(op, self, other);
-  if (compute_requires_grad(self)) {
+  if (compute_requires_grad_has_jvp(self)) {
     set_history(result, autograd::make_binary_scalar_node(op, self, other));
   }
+  autograd::fwd::propagate(binary_op_name(op), result, {self}, [&](const auto& t) {
+    return autograd::binary_scalar_tangent(op, self, other, t[0]);
+  });
   return result;
 }
 
@@ -506,7 +591,10 @@ Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
 Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
   Tensor scaled = is_one(alpha) ? self : native::binary(BinaryOp::kMul, self, alpha);
   Tensor result = native::binary(BinaryOp::kSub, wrap(other, self, "rsub"), scaled);
-  if (compute_requires_grad(self)) {
+  autograd::fwd::propagate("rsub", result, {self}, [&](const auto& t) {
+    return autograd::RsubBackward1::jvp(t[0], alpha);
+  });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = make_node<autograd::RsubBackward1>(self);
     node->alpha_ = alpha;
     set_history(result, node);
@@ -529,7 +617,10 @@ Tensor div(const Tensor& self, const Scalar& other) {
 
 Tensor pow(const Tensor& self, const Tensor& exponent) {
   Tensor result = native::binary(BinaryOp::kPow, self, exponent);
-  if (compute_requires_grad(self, exponent)) {
+  autograd::fwd::propagate("pow", result, {self, exponent}, [&](const auto& t) {
+    return autograd::PowBackward1::jvp(self, exponent, result, t[0], t[1]);
+  });
+  if (compute_requires_grad_has_jvp(self, exponent)) {
     auto node = make_node<autograd::PowBackward1>(self, exponent);
     node->self_ = SavedVariable(self, false);
     node->exponent_ = SavedVariable(exponent, false);

@@ -1,6 +1,7 @@
 // Copies: each forward function and its backward node, side by side.
 #include "autograd/ops/copy_ops.h"
 
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/node_factories.h"
 #include "autograd/ops/reduce_ops.h"
@@ -71,7 +72,11 @@ using autograd::set_history;
 
 Tensor clone(const Tensor& self) {
   Tensor result = native::clone(self);
-  if (compute_requires_grad(self)) set_history(result, make_node<autograd::CloneBackward0>(self));
+  // CloneBackward0's tangent: a clone of the tangent (linear).
+  autograd::fwd::propagate("clone", result, {self}, [](const auto& t) { return t[0].clone(); });
+  if (autograd::compute_requires_grad_has_jvp(self)) {
+    set_history(result, make_node<autograd::CloneBackward0>(self));
+  }
   return result;
 }
 
@@ -83,7 +88,10 @@ Tensor to(const Tensor& self, Device device, std::optional<ScalarType> dtype) {
   const ScalarType dt = dtype.value_or(self.dtype());
   if (self.device() == device && self.dtype() == dt) return self;
   Tensor result = native::to(self, device, dt);
-  if (is_floating_point(dt) && compute_requires_grad(self)) {
+  // ToCopyBackward0's tangent: the tangent converted the same way (linear).
+  autograd::fwd::propagate("to", result, {self},
+                           [&](const auto& t) { return to(t[0], device, dt); });
+  if (is_floating_point(dt) && autograd::compute_requires_grad_has_jvp(self)) {
     auto node = make_node<autograd::ToCopyBackward0>(self);
     node->self_dtype_ = self.dtype();
     node->self_device_ = self.device();
@@ -105,7 +113,13 @@ Tensor masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& va
                       ? native::clone(self)
                       : native::clone(native::expand(self, shape));
   native::masked_fill_(result, mask, value);
-  if (compute_requires_grad(self, value_tensor)) {
+  // MaskedFillBackward0/1's tangent: self's outside the mask, value's (or 0) inside it.
+  autograd::fwd::propagate("masked_fill", result, {self, value_tensor}, [&](const auto& t) {
+    Tensor out = autograd::fwd::tangent_or_zeros(t[0], self).masked_fill(mask, 0);
+    if (t[1].defined()) out = out.add(t[1].mul(native::to(mask, t[1].dtype())));
+    return out;
+  });
+  if (autograd::compute_requires_grad_has_jvp(self, value_tensor)) {
     set_history(result, autograd::make_masked_fill_node(self, mask, value_tensor));
   }
   return result;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
 #include "autograd/ops/scatter_ops.h"
@@ -227,11 +228,31 @@ std::shared_ptr<Node> make_write_node(const DimWrite& w, const Tensor& self) {
   return node;
 }
 
+Tensor write_copy(const DimWrite& w, const Tensor& self);
+
+// Forward mode: index_add_, index_copy_ and index_fill_ are linear in (self, source or value);
+// the tangent is the same write of the source's tangent (the value's, or 0) into self's,
+// through the same kernel (IndexAddBackward0, IndexCopyBackward0, IndexFillBackward0/1).
+Tensor write_tangent(const DimWrite& w, const Tensor& self, const Tensor& ts, const Tensor& tw) {
+  DimWrite t = w;
+  if (w.kind == Kind::kFill) {
+    t.value = 0;
+    if (w.value_tensor.defined()) t.value_tensor = fwd::tangent_or_zeros(tw, w.value_tensor);
+  } else {
+    t.source = fwd::tangent_or_zeros(tw, w.source);
+  }
+  return write_copy(t, fwd::tangent_or_zeros(ts, self));
+}
+
 void write_in_place(const DimWrite& w, const Tensor& self, const MutationSite& site) {
-  const bool requires_grad = self.is_floating_point() &&
-                             (w.kind == Kind::kFill ? compute_requires_grad(self, w.value_tensor)
-                                                    : compute_requires_grad(self, w.source));
+  const bool requires_grad =
+      self.is_floating_point() &&
+      (w.kind == Kind::kFill ? compute_requires_grad_has_jvp(self, w.value_tensor)
+                             : compute_requires_grad_has_jvp(self, w.source));
   check_inplace(self, requires_grad);
+  const Tensor& operand = w.kind == Kind::kFill ? w.value_tensor : w.source;
+  fwd::PendingTangents tangents = fwd::inplace_tangents(
+      self, {operand}, [&](const auto& t) { return write_tangent(w, self, t[0], t[1]); });
   const Tensor values = kernel_values(w, self);
   const std::vector<Tensor> list = dim_indices(w.dim, w.index);
   const bool accumulate = w.kind == Kind::kAdd;
@@ -241,6 +262,7 @@ void write_in_place(const DimWrite& w, const Tensor& self, const MutationSite& s
   self.version_counter().bump(site, self.unsafe_impl());  // every check passed
   native::index_put_validated(self, adv, values, accumulate);
   if (node) rebase_history(self, node);
+  fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 // Out of place: a copy written below autograd (version 0, as PyTorch), with the same node.
@@ -252,8 +274,12 @@ Tensor write_copy(const DimWrite& w, const Tensor& self) {
   native::AdvancedIndex adv =
       native::prepare_index_put(result, list, values, accumulate, negative_wraps(w.kind));
   native::index_put_validated(result, adv, values, accumulate);
-  const bool requires_grad = w.kind == Kind::kFill ? compute_requires_grad(self, w.value_tensor)
-                                                   : compute_requires_grad(self, w.source);
+  const Tensor& operand = w.kind == Kind::kFill ? w.value_tensor : w.source;
+  fwd::propagate(w.op, result, {self, operand},
+                 [&](const auto& t) { return write_tangent(w, self, t[0], t[1]); });
+  const bool requires_grad = w.kind == Kind::kFill
+                                 ? compute_requires_grad_has_jvp(self, w.value_tensor)
+                                 : compute_requires_grad_has_jvp(self, w.source);
   if (requires_grad && self.is_floating_point()) set_history(result, make_write_node(w, self));
   return result;
 }

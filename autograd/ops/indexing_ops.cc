@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/saved_variable.h"
 #include "tensor/native/copy.h"
@@ -128,7 +129,9 @@ class IndexPutBackward0 final : public Node {
 
 Tensor index(const Tensor& self, TensorList indices) {
   Tensor result = native::index(self, indices);
-  if (compute_requires_grad(self)) {
+  // IndexBackward0's tangent: the same gather of the tangent (linear).
+  fwd::propagate("index", result, {self}, [&](const auto& t) { return index(t[0], indices); });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = make_node<IndexBackward0>(self);
     node->self_sizes_ = DimVector(self.sizes());
     node->dtype_ = self.dtype();
@@ -154,14 +157,21 @@ std::shared_ptr<IndexPutBackward0> make_index_put_node(const Tensor& self, Tenso
 
 void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate,
                 const MutationSite& site) {
-  const bool requires_grad = compute_requires_grad(self, values);
+  const bool requires_grad = compute_requires_grad_has_jvp(self, values);
   check_inplace(self, requires_grad);
   native::AdvancedIndex adv = native::prepare_index_put(self, indices, values, accumulate);
+  // IndexPutBackward0's tangent: the same write of values' tangent into self's, through the
+  // same kernel (Note [Tangents under mutation] in autograd/forward_ad.h).
+  fwd::PendingTangents tangents = fwd::inplace_tangents(self, {values}, [&](const auto& t) {
+    return index_put(fwd::tangent_or_zeros(t[0], self), indices,
+                     fwd::tangent_or_zeros(t[1], values), accumulate);
+  });
   std::shared_ptr<IndexPutBackward0> node;
   if (requires_grad) node = make_index_put_node(self, indices, values, accumulate);
   self.version_counter().bump(site, self.unsafe_impl());
   native::index_put_validated(self, adv, values, accumulate);
   if (node) rebase_history(self, node);
+  fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 // Out of place: a fresh copy written below autograd (no version bump, as PyTorch: the result
@@ -170,9 +180,14 @@ Tensor index_put(const Tensor& self, TensorList indices, const Tensor& values, b
   Tensor result = native::clone(native::detach(self));
   native::AdvancedIndex adv = native::prepare_index_put(result, indices, values, accumulate);
   native::index_put_validated(result, adv, values, accumulate);
-  if (compute_requires_grad(self, values)) {
+  if (compute_requires_grad_has_jvp(self, values)) {
     set_history(result, make_index_put_node(self, indices, values, accumulate));
   }
+  // IndexPutBackward0's tangent (linear in self and values).
+  fwd::propagate("index_put", result, {self, values}, [&](const auto& t) {
+    return index_put(fwd::tangent_or_zeros(t[0], self), indices,
+                     fwd::tangent_or_zeros(t[1], values), accumulate);
+  });
   return result;
 }
 

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/node_factories.h"
 #include "autograd/ops/reduce_ops.h"
@@ -25,6 +26,11 @@ namespace autograd {
 class CopyBackwards final : public Node {
  public:
   const char* name() const override { return "CopyBackwards"; }
+  static Tensor jvp(const Tensor& self, const Tensor& tsrc) {
+    if (!self.is_floating_point()) return Tensor();
+    return tsrc.defined() ? tsrc
+                          : zeros(self.sizes(), TensorOptions(self.dtype()).device(self.device()));
+  }
   VariableList apply(VariableList&& grads) override {
     VariableList out(2);
     if (should_compute_output(0)) out[0] = zeros_like(grads[0]);
@@ -99,13 +105,19 @@ bool is_one(const Scalar& s) { return s.to<double>() == 1.0; }
 
 void binary_inplace(const Tensor& self, BinaryOp op, const Tensor& other, const Scalar& alpha,
                     const MutationSite& site) {
-  const bool requires_grad = compute_requires_grad(self, other);
+  const bool requires_grad = compute_requires_grad_has_jvp(self, other);
   check_inplace(self, requires_grad);
   check_broadcast_into(self, other.sizes(), site.op);
   const ScalarType promoted = native::result_type(self, other);
   native::check_alpha(promoted, alpha, site.op);
   check_cast(self, native::binary_compute_dtype(op, promoted), site.op);
   native::assert_no_internal_overlap(self, site.op);
+  // Note [Tangents under mutation]: the new tangent, computed before anything is written.
+  fwd::PendingTangents tangents = fwd::inplace_tangents(self, {other}, [&](const auto& t) {
+    const Tensor result =
+        op == BinaryOp::kPow && t[1].defined() ? native::binary(op, self, other) : Tensor();
+    return binary_tangent(op, self, other, alpha, result, t[0], t[1]);
+  });
   std::shared_ptr<Node> node;
   if (requires_grad && self.is_floating_point() && binary_is_differentiable(op)) {
     Tensor self_value;
@@ -123,6 +135,7 @@ void binary_inplace(const Tensor& self, BinaryOp op, const Tensor& other, const 
     const double a = alpha.to<double>();
     native::axpy_inplace(self, other, op == BinaryOp::kSub ? -a : a, &site);  // bumps once
     finish(self, node);
+    fwd::write_tangents(self, std::move(tangents), site.op);
     return;
   }
   Tensor operand =
@@ -130,18 +143,22 @@ void binary_inplace(const Tensor& self, BinaryOp op, const Tensor& other, const 
   native::binary_out(op, self, self, operand, &site);  // checks, bumps once, writes
   finish(self, node);
   if (node && op == BinaryOp::kPow) save_binary_result(*node, self);
+  fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 void binary_scalar_inplace(const Tensor& self, BinaryOp op, const Scalar& other,
                            const MutationSite& site) {
-  const bool requires_grad = compute_requires_grad(self);
+  const bool requires_grad = compute_requires_grad_has_jvp(self);
   check_inplace(self, requires_grad);
+  fwd::PendingTangents tangents = fwd::inplace_tangents(
+      self, {}, [&](const auto& t) { return binary_scalar_tangent(op, self, other, t[0]); });
   if (native::is_scalar_inplace_fast(op, self, other)) {
     // No operand tensor (Note [Scalar in-place fast path] in tensor/native/scalar_inplace.h).
     std::shared_ptr<Node> node;
     if (requires_grad) node = make_binary_scalar_node(op, self, other);
     native::binary_scalar_inplace(op, self, other, &site);  // checks, bumps once, writes
     finish(self, node);
+    fwd::write_tangents(self, std::move(tangents), site.op);
     return;
   }
   if (op == BinaryOp::kSub && other.is_bool()) {  // the wrapped operand below is not bool
@@ -158,11 +175,12 @@ void binary_scalar_inplace(const Tensor& self, BinaryOp op, const Scalar& other,
   if (requires_grad) node = make_binary_scalar_node(op, self, other);
   native::binary_out(op, self, self, operand, &site);  // checks, bumps once, writes
   finish(self, node);
+  fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 void unary_inplace(const Tensor& self, UnaryOp op, const UnaryArgs& args,
                    const MutationSite& site) {
-  const bool requires_grad = compute_requires_grad(self);
+  const bool requires_grad = compute_requires_grad_has_jvp(self);
   check_inplace(self, requires_grad);
   if (native::is_float_only(op)) check_cast(self, default_dtype(), site.op);
   if (args.has_arg) check_cast(self, native::result_type(self, args.arg), site.op);
@@ -173,6 +191,10 @@ void unary_inplace(const Tensor& self, UnaryOp op, const UnaryArgs& args,
         "invert a mask, use the `~` or `logical_not()` operator instead.");
   }
   native::assert_no_internal_overlap(self, site.op);
+  fwd::PendingTangents tangents = fwd::inplace_tangents(self, {}, [&](const auto& t) {
+    const Tensor result = unary_saves_result(op) ? native::unary(op, self, args) : Tensor();
+    return unary_tangent(op, self, args, result, t[0]);
+  });
   std::shared_ptr<Node> node;
   if (requires_grad) {
     node = make_unary_node(op, self, args, unary_saves_self(op) ? self.clone() : Tensor());
@@ -180,11 +202,12 @@ void unary_inplace(const Tensor& self, UnaryOp op, const UnaryArgs& args,
   native::unary_out(op, self, self, args, &site);  // checks, bumps once, writes
   finish(self, node);
   if (node && unary_saves_result(op)) save_unary_result(*node, self);
+  fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 void masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& value,
                       const Tensor& value_tensor, const MutationSite& site) {
-  const bool requires_grad = compute_requires_grad(self, value_tensor);
+  const bool requires_grad = compute_requires_grad_has_jvp(self, value_tensor);
   check_inplace(self, requires_grad);
   if (mask.dtype() != kBool) {
     throw DTypeError(str(site.op, "(): expected a bool mask but got ", dtype_name(mask.dtype()),
@@ -196,6 +219,12 @@ void masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& valu
                          "; give the mask that shape or one that broadcasts to it"));
   }
   native::assert_no_internal_overlap(self, site.op);
+  // MaskedFillBackward0/1's tangent: self's outside the mask, value's (or 0) inside it.
+  fwd::PendingTangents tangents = fwd::inplace_tangents(self, {value_tensor}, [&](const auto& t) {
+    Tensor out = fwd::tangent_or_zeros(t[0], self).masked_fill(mask, 0);
+    if (t[1].defined()) out = out.add(t[1].mul(native::to(mask, t[1].dtype())));
+    return out;
+  });
   std::shared_ptr<Node> node;
   if (requires_grad && self.is_floating_point()) {
     node = make_masked_fill_node(self, mask, value_tensor);
@@ -203,12 +232,13 @@ void masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& valu
   Tensor safe_mask = safe_operand(self, mask);
   native::masked_fill_(self, safe_mask, value, &site);  // checks, bumps once, writes
   finish(self, node);
+  fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 }  // namespace
 
 void copy_(const Tensor& self, const Tensor& src, const MutationSite& site) {
-  const bool requires_grad = compute_requires_grad(self, src);
+  const bool requires_grad = compute_requires_grad_has_jvp(self, src);
   check_inplace(self, requires_grad);
   if (!native::is_expandable_to(src.sizes(), self.sizes())) {
     throw ShapeError(str(site.op, "(): the source of shape ", src.sizes(),
@@ -216,16 +246,24 @@ void copy_(const Tensor& self, const Tensor& src, const MutationSite& site) {
                          "; give the source that shape or one that broadcasts to it"));
   }
   native::assert_no_internal_overlap(self, site.op);
+  // CopyBackwards' tangent: src's (zeros when src has none).
+  fwd::PendingTangents tangents = fwd::inplace_tangents(
+      self, {src}, [&](const auto& t) { return CopyBackwards::jvp(self, t[1]); });
   std::shared_ptr<Node> node;
   if (requires_grad && self.is_floating_point()) node = make_node<CopyBackwards>(self, src);
   native::copy_(self, src, &site);  // checks, bumps once, writes
   finish(self, node);
+  fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 void fill_(const Tensor& self, const Scalar& value, const MutationSite& site) {
-  const bool requires_grad = compute_requires_grad(self);
+  const bool requires_grad = compute_requires_grad_has_jvp(self);
   check_inplace(self, requires_grad);
   native::assert_no_internal_overlap(self, site.op);
+  // FillBackward0's tangent: zeros.
+  fwd::PendingTangents tangents = fwd::inplace_tangents(self, {}, [&](const auto&) {
+    return zeros(self.sizes(), TensorOptions(self.dtype()).device(self.device()));
+  });
   std::shared_ptr<Node> node;
   if (requires_grad) {
     node = std::make_shared<FillBackward>(
@@ -234,6 +272,7 @@ void fill_(const Tensor& self, const Scalar& value, const MutationSite& site) {
   }
   native::fill_(self, value, &site);  // checks, bumps once, writes
   finish(self, node);
+  fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value,
@@ -264,9 +303,12 @@ Tensor& Tensor::fill_(const Tensor& value, CallSite site) {
     throw ShapeError(str("fill_ only supports 0-dimension value tensor but got tensor with ",
                          value.dim(), " dimensions; pass a Scalar or a 0-dim tensor"));
   }
-  const bool requires_grad = autograd::compute_requires_grad(*this, value);
+  const bool requires_grad = autograd::compute_requires_grad_has_jvp(*this, value);
   autograd::check_inplace(*this, requires_grad);
   native::assert_no_internal_overlap(*this, "fill_");
+  // FillBackward1's tangent: value's, everywhere (zeros when it has none).
+  autograd::fwd::PendingTangents tangents = autograd::fwd::inplace_tangents(
+      *this, {value}, [&](const auto& t) { return autograd::CopyBackwards::jvp(*this, t[1]); });
   std::shared_ptr<autograd::Node> node;
   if (requires_grad && is_floating_point()) {
     node = std::make_shared<autograd::FillBackward>("FillBackward1");
@@ -276,6 +318,7 @@ Tensor& Tensor::fill_(const Tensor& value, CallSite site) {
   const MutationSite ms = site_of("fill_", site);
   native::fill_(*this, v, &ms);  // checks, bumps once, writes
   autograd::finish(*this, node);
+  autograd::fwd::write_tangents(*this, std::move(tangents), "fill_");
   return *this;
 }
 

@@ -1,6 +1,7 @@
 // Matrix products: forward functions and their backward nodes (see linalg_ops.h for naming).
 #include "autograd/ops/linalg_ops.h"
 
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/reduce_ops.h"
 #include "autograd/ops/view_ops.h"
@@ -69,7 +70,11 @@ namespace {
 // Matrix x matrix with MmBackward0; operands already checked (matmul promotes their dtypes).
 Tensor mm_unchecked(const Tensor& self, const Tensor& other) {
   Tensor result = native::matmul(self, other);
-  if (compute_requires_grad(self, other)) {
+  // MmBackward0's tangent: mm is bilinear.
+  autograd::fwd::propagate("mm", result, {self, other}, [&](const auto& t) {
+    return autograd::fwd::bilinear_tangent(mm_unchecked, self, other, t[0], t[1]);
+  });
+  if (autograd::compute_requires_grad_has_jvp(self, other)) {
     auto node = make_node<autograd::MmBackward0>(self, other);
     // Edge validity, not should_compute_output(): a backward formula may run this inside another
     // node's apply(), whose output mask should_compute_output() would read.
@@ -113,7 +118,13 @@ Tensor mm(const Tensor& self, const Tensor& other) {
 Tensor matmul(const Tensor& self, const Tensor& other) {
   if (self.dim() == 2 && other.dim() == 2) return mm_unchecked(self, other);
   Tensor result = native::matmul(self, other);
-  if (compute_requires_grad(self, other)) {
+  // MatmulBackward0's tangent: matmul is bilinear.
+  autograd::fwd::propagate("matmul", result, {self, other}, [&](const auto& t) {
+    return autograd::fwd::bilinear_tangent(
+        [](const Tensor& a, const Tensor& b) { return mutagrad::matmul(a, b); }, self, other, t[0],
+        t[1]);
+  });
+  if (autograd::compute_requires_grad_has_jvp(self, other)) {
     auto node = make_node<autograd::MatmulBackward0>(self, other);
     node->self_ = SavedVariable(self, false);
     node->other_ = SavedVariable(other, false);

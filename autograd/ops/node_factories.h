@@ -50,6 +50,17 @@ void name_clamp_by_side(const Tensor& t);
 // polygamma_ records PolygammaBackward1 (torch's node of the in-place form) on its tensor.
 void name_polygamma_in_place(const Tensor& t);
 
+// Forward mode: the tangent of self op other given the operands' tangents (either undefined),
+// from the formulas beside the nodes' (AddBackward0::jvp, MulBackward0::jvp, ...). An op
+// without one raises forward_ad::ForwardADNotImplementedError when a tangent is given.
+Tensor binary_tangent(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha,
+                      const Tensor& result, const Tensor& ts, const Tensor& to);
+Tensor binary_scalar_tangent(BinaryOp op, const Tensor& self, const Scalar& other,
+                             const Tensor& ts);
+// Note [Element-wise tangents] in unary_ops.cc. `result`: op(self).
+Tensor unary_tangent(UnaryOp op, const Tensor& self, const UnaryArgs& args, const Tensor& result,
+                     const Tensor& tangent);
+
 // MaskedFillBackward0 (value undefined) or MaskedFillBackward1 (0-dim tensor value).
 std::shared_ptr<Node> make_masked_fill_node(const Tensor& self, const Tensor& mask,
                                             const Tensor& value);

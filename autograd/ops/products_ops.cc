@@ -6,6 +6,7 @@
 #include <array>
 #include <vector>
 
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
 #include "autograd/ops/linalg_ops.h"
@@ -132,7 +133,12 @@ Tensor bmm(const Tensor& self, const Tensor& mat2) {
   }
   detail::check_same_dtype("bmm", self, mat2);
   Tensor result = native::matmul(self, mat2);
-  if (compute_requires_grad(self, mat2)) {
+  // BmmBackward0's tangent: bmm is bilinear.
+  autograd::fwd::propagate("bmm", result, {self, mat2}, [&](const auto& t) {
+    return autograd::fwd::bilinear_tangent(
+        [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, self, mat2, t[0], t[1]);
+  });
+  if (autograd::compute_requires_grad_has_jvp(self, mat2)) {
     auto node = make_node<autograd::BmmBackward0>(self, mat2);
     // Edge validity, not should_compute_output(): see mm in linalg_ops.cc.
     if (node->next_edge(0).is_valid()) node->mat2_ = SavedVariable(mat2, false);
@@ -156,7 +162,12 @@ Tensor mv(const Tensor& self, const Tensor& vec) {
   }
   detail::check_same_dtype("mv", self, vec);
   Tensor result = native::matmul(self, vec);
-  if (compute_requires_grad(self, vec)) {
+  // MvBackward0's tangent: mv is bilinear.
+  autograd::fwd::propagate("mv", result, {self, vec}, [&](const auto& t) {
+    return autograd::fwd::bilinear_tangent(
+        [](const Tensor& a, const Tensor& b) { return mv(a, b); }, self, vec, t[0], t[1]);
+  });
+  if (autograd::compute_requires_grad_has_jvp(self, vec)) {
     auto node = make_node<autograd::MvBackward0>(self, vec);
     if (node->next_edge(0).is_valid()) node->vec_ = SavedVariable(vec, false);
     if (node->next_edge(1).is_valid()) node->self_ = SavedVariable(self, false);
@@ -185,7 +196,12 @@ Tensor dot(const Tensor& self, const Tensor& other) {
     throw DTypeError("dot(): \"dot\" not implemented for 'Bool'; convert to an integer dtype");
   }
   Tensor result = native::matmul(self, other);
-  if (compute_requires_grad(self, other)) {
+  // DotBackward0's tangent: dot is bilinear.
+  autograd::fwd::propagate("dot", result, {self, other}, [&](const auto& t) {
+    return autograd::fwd::bilinear_tangent(
+        [](const Tensor& a, const Tensor& b) { return dot(a, b); }, self, other, t[0], t[1]);
+  });
+  if (autograd::compute_requires_grad_has_jvp(self, other)) {
     auto node = make_node<autograd::DotBackward0>(self, other);
     if (node->next_edge(0).is_valid()) node->other_ = SavedVariable(other, false);
     if (node->next_edge(1).is_valid()) node->self_ = SavedVariable(self, false);

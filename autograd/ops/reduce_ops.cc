@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
 #include "autograd/ops/copy_ops.h"
@@ -257,7 +258,9 @@ std::pair<Tensor, Tensor> extremum_dim_impl(ReduceOp op, const Tensor& self, int
 
 Tensor sum(const Tensor& self) {
   Tensor result = native::reduce(ReduceOp::kSum, self, {}, false);
-  if (compute_requires_grad(self)) {
+  // SumBackward0's tangent: sum is linear, the sum of the tangent.
+  autograd::fwd::propagate("sum", result, {self}, [](const auto& t) { return t[0].sum(); });
+  if (autograd::compute_requires_grad_has_jvp(self)) {
     auto node = make_node<autograd::SumBackward0>(self);
     node->self_sizes_ = DimVector(self.sizes());
     set_history(result, node);
@@ -267,7 +270,10 @@ Tensor sum(const Tensor& self) {
 
 Tensor sum(const Tensor& self, IntArrayRef dims, bool keepdim) {
   Tensor result = native::reduce(ReduceOp::kSum, self, dims, keepdim);
-  if (compute_requires_grad(self)) {
+  // SumBackward1's tangent: the same sum of the tangent (linear).
+  autograd::fwd::propagate("sum", result, {self},
+                           [&](const auto& t) { return t[0].sum(dims, keepdim); });
+  if (autograd::compute_requires_grad_has_jvp(self)) {
     auto node = make_node<autograd::SumBackward1>(self);
     node->info_ = make_info(self, dims, keepdim, "sum");
     set_history(result, node);
@@ -277,7 +283,9 @@ Tensor sum(const Tensor& self, IntArrayRef dims, bool keepdim) {
 
 Tensor mean(const Tensor& self) {
   Tensor result = native::reduce(ReduceOp::kMean, self, {}, false);
-  if (compute_requires_grad(self)) {
+  // MeanBackward0's tangent: the mean of the tangent (linear).
+  autograd::fwd::propagate("mean", result, {self}, [](const auto& t) { return t[0].mean(); });
+  if (autograd::compute_requires_grad_has_jvp(self)) {
     auto node = make_node<autograd::MeanBackward0>(self);
     node->self_sizes_ = DimVector(self.sizes());
     node->count_ = self.numel();
@@ -288,7 +296,10 @@ Tensor mean(const Tensor& self) {
 
 Tensor mean(const Tensor& self, IntArrayRef dims, bool keepdim) {
   Tensor result = native::reduce(ReduceOp::kMean, self, dims, keepdim);
-  if (compute_requires_grad(self)) {
+  // MeanBackward1's tangent: the same mean of the tangent (linear).
+  autograd::fwd::propagate("mean", result, {self},
+                           [&](const auto& t) { return t[0].mean(dims, keepdim); });
+  if (autograd::compute_requires_grad_has_jvp(self)) {
     auto node = make_node<autograd::MeanBackward1>(self);
     node->info_ = make_info(self, dims, keepdim, "mean");
     set_history(result, node);

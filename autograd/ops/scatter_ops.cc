@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "autograd/errors.h"
+#include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
@@ -500,15 +501,36 @@ bool saves_self_and_result(const ScatterWrite& w) {
 }
 
 bool write_requires_grad(const ScatterWrite& w, const Tensor& self) {
+  // scatter_reduce_ has no tangent formula: compute_requires_grad refuses a dual for it.
+  if (w.kind == Kind::kReduce)
+    return self.is_floating_point() && compute_requires_grad(self, w.src);
   return self.is_floating_point() &&
-         (w.kind == Kind::kScatterValue ? compute_requires_grad(self)
-                                        : compute_requires_grad(self, w.src));
+         (w.kind == Kind::kScatterValue ? compute_requires_grad_has_jvp(self)
+                                        : compute_requires_grad_has_jvp(self, w.src));
+}
+
+Tensor write_copy(const ScatterWrite& w, const Tensor& self);
+
+// Forward mode: scatter_, scatter_ with a value and scatter_add_ are linear in (self, src);
+// the tangent is the same write of src's tangent (0 for a value) into self's, through the
+// same kernel, so duplicates resolve the same way (ScatterBackward0/1, ScatterAddBackward0).
+Tensor write_tangent(const ScatterWrite& w, const Tensor& self, const Tensor& ts,
+                     const Tensor& tsrc) {
+  ScatterWrite tw = w;
+  if (w.kind == Kind::kScatterValue) {
+    tw.value = 0;
+  } else {
+    tw.src = fwd::tangent_or_zeros(tsrc, w.src);
+  }
+  return write_copy(tw, fwd::tangent_or_zeros(ts, self));
 }
 
 void write_in_place(const ScatterWrite& w, const Tensor& self, const MutationSite& site) {
   const bool requires_grad = write_requires_grad(w, self);
   check_inplace(self, requires_grad);
   const ScatterPlan p = plan(w, self);
+  fwd::PendingTangents tangents = fwd::inplace_tangents(
+      self, {w.src}, [&](const auto& t) { return write_tangent(w, self, t[0], t[1]); });
   std::shared_ptr<Node> node;
   if (requires_grad) {
     node = make_write_node(w, self);
@@ -520,6 +542,7 @@ void write_in_place(const ScatterWrite& w, const Tensor& self, const MutationSit
   }
   self.version_counter().bump(site, self.unsafe_impl());  // every check passed
   run(w, p);
+  fwd::write_tangents(self, std::move(tangents), site.op);
   if (!node) return;
   rebase_history(self, node);
   if (saves_self_and_result(w)) {
@@ -532,6 +555,10 @@ void write_in_place(const ScatterWrite& w, const Tensor& self, const MutationSit
 Tensor write_copy(const ScatterWrite& w, const Tensor& self) {
   Tensor result = native::clone(native::detach(self));
   run(w, plan(w, result));
+  if (w.kind != Kind::kReduce) {
+    fwd::propagate(w.op, result, {self, w.src},
+                   [&](const auto& t) { return write_tangent(w, self, t[0], t[1]); });
+  }
   if (!write_requires_grad(w, self)) return result;
   std::shared_ptr<Node> node = make_write_node(w, self);
   set_history(result, node);

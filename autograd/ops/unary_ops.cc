@@ -1,6 +1,7 @@
 // Element-wise unary ops: each forward function and its backward node, side by side.
 #include "autograd/ops/unary_ops.h"
 
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
 #include "autograd/ops/copy_ops.h"
@@ -455,6 +456,21 @@ std::shared_ptr<Node> make_unary_node(UnaryOp op, const Tensor& self, const Unar
   return node;
 }
 
+// Note [Element-wise tangents]
+// An element-wise unary op's Jacobian is diagonal, so its tangent is its backward formula
+// applied to the tangent: the node above (ExpBackward0, ...) is the one formula of both modes.
+// Its saves are the op's input and result, so nothing is version checked twice.
+Tensor unary_tangent(UnaryOp op, const Tensor& self, const UnaryArgs& args, const Tensor& result,
+                     const Tensor& tangent) {
+  if (!tangent.defined()) return Tensor();
+  std::shared_ptr<Node> node = make_unary_node(op, self, args, self);
+  // Saved as an input, not an output: its history is result's own, not this node's.
+  if (unary_saves_result(op)) {
+    static_cast<SavedOneNode&>(*node).saved_ = SavedVariable(result, /*is_output=*/false);
+  }
+  return node->apply({tangent})[0];
+}
+
 void name_polygamma_in_place(const Tensor& t) {
   if (auto* node = dynamic_cast<PolygammaBackward0*>(t.grad_fn().get())) node->in_place_ = true;
 }
@@ -473,11 +489,14 @@ namespace {
 // result = op(self), recording the op's node when self requires grad.
 Tensor unary_op(UnaryOp op, const Tensor& self, const UnaryArgs& args = {}) {
   Tensor result = native::unary(op, self, args);
-  if (compute_requires_grad(self)) {
+  if (autograd::compute_requires_grad_has_jvp(self)) {
     std::shared_ptr<autograd::Node> node = autograd::make_unary_node(op, self, args, self);
     set_history(result, node);
     if (autograd::unary_saves_result(op)) autograd::save_unary_result(*node, result);
   }
+  autograd::fwd::propagate(unary_op_name(op), result, {self}, [&](const auto& t) {
+    return autograd::unary_tangent(op, self, args, result, t[0]);
+  });
   return result;
 }
 

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "autograd/errors.h"
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/copy_ops.h"
 #include "autograd/ops/join_ops.h"
@@ -60,7 +61,7 @@ template <typename F>
 Tensor view_backward(const Tensor& grad, IntArrayRef input_sizes, F&& native_view) {
   Tensor base = zeros_for(input_sizes, grad);
   Tensor view = native_view(base);
-  if (!compute_requires_grad(grad)) {
+  if (!compute_requires_grad_has_jvp(grad) && !fwd::has_tangent({grad})) {
     native::copy_(view, grad);
     return base;
   }
@@ -172,7 +173,7 @@ class AsStridedBackward0 final : public Node {
     if (!out_empty) {
       Geometry out{output_.sizes, output_.strides, output_.offset - lo};
       const bool accumulate = has_internal_overlap(out.sizes, out.strides) != MemOverlap::kNo;
-      if (!compute_requires_grad(grad)) {
+      if (!compute_requires_grad_has_jvp(grad) && !fwd::has_tangent({grad})) {
         scatter_into(flat, grad, out, accumulate);
       } else {
         flat = as_strided_scatter(flat, grad, out.sizes, out.strides, out.offset, accumulate);
@@ -281,7 +282,7 @@ class UnfoldBackward0 final : public Node {
     const Geometry g{DimVector(view.sizes()), DimVector(view.strides()),
                      view.storage_offset() - base.storage_offset()};
     const bool accumulate = step_ < size_;
-    if (!compute_requires_grad(grad)) {
+    if (!compute_requires_grad_has_jvp(grad) && !fwd::has_tangent({grad})) {
       scatter_into(base, grad, g, accumulate);
       return {base};
     }
@@ -391,7 +392,9 @@ Tensor record_view(const Tensor& self, const Tensor& view,
 std::vector<Tensor> record_multi_view(const Tensor& self, std::vector<Tensor> views,
                                       const char* name, bool stacked, int64_t dim) {
   std::shared_ptr<autograd::MultiViewBackward> node;
-  if (compute_requires_grad(self)) {
+  // Views need no tangent formula: set_view_history gives a view of a dual the same view of
+  // its tangent (Note [Where tangents live] in autograd/forward_ad.h).
+  if (autograd::compute_requires_grad_has_jvp(self)) {
     node = std::make_shared<autograd::MultiViewBackward>(name, stacked);
     node->set_next_edges(autograd::collect_next_edges(self));
     node->dim_ = wrap_dim(dim, self.dim(), name);
@@ -404,11 +407,11 @@ std::vector<Tensor> record_multi_view(const Tensor& self, std::vector<Tensor> vi
 
 template <typename NodeT>
 std::shared_ptr<NodeT> node_if_needed(const Tensor& self) {
-  return compute_requires_grad(self) ? make_node<NodeT>(self) : nullptr;
+  return autograd::compute_requires_grad_has_jvp(self) ? make_node<NodeT>(self) : nullptr;
 }
 
 std::shared_ptr<autograd::ReshapeLikeBackward> reshape_node(const Tensor& self, const char* name) {
-  if (!compute_requires_grad(self)) return nullptr;
+  if (!autograd::compute_requires_grad_has_jvp(self)) return nullptr;
   auto node = std::make_shared<autograd::ReshapeLikeBackward>(name);
   node->set_next_edges(autograd::collect_next_edges(self));
   node->self_sizes_ = DimVector(self.sizes());
@@ -545,12 +548,16 @@ Tensor reshape(const Tensor& self, IntArrayRef sizes) {
   Tensor copy = mutagrad::clone(self);
   Tensor result = native::detach(native::view(copy, shape));
   if (auto node = reshape_node(copy, "UnsafeViewBackward0")) autograd::set_history(result, node);
+  autograd::fwd::propagate("reshape", result, {copy},
+                           [&](const auto& t) { return t[0].reshape(shape); });
   return result;
 }
 
 Tensor unsafe_view(const Tensor& self, IntArrayRef sizes) {
   Tensor result = native::detach(native::view(self, sizes));
   if (auto node = reshape_node(self, "UnsafeViewBackward0")) autograd::set_history(result, node);
+  autograd::fwd::propagate("_unsafe_view", result, {self},
+                           [&](const auto& t) { return t[0].reshape(sizes); });
   return result;
 }
 
@@ -678,7 +685,13 @@ Tensor as_strided_scatter(const Tensor& self, const Tensor& src, IntArrayRef siz
   Tensor result = native::clone(self);
   autograd::Geometry g{DimVector(sizes), DimVector(strides), storage_offset};
   autograd::scatter_into(result, src, g, accumulate);
-  if (compute_requires_grad(self, src)) {
+  // AsStridedScatterBackward0's tangent: the same scatter of the tangents (linear in both).
+  autograd::fwd::propagate("as_strided_scatter", result, {self, src}, [&](const auto& t) {
+    return as_strided_scatter(autograd::fwd::tangent_or_zeros(t[0], self),
+                              autograd::fwd::tangent_or_zeros(t[1], src), sizes, strides,
+                              storage_offset, accumulate);
+  });
+  if (autograd::compute_requires_grad_has_jvp(self, src)) {
     auto node = make_node<autograd::AsStridedScatterBackward0>(self, src);
     node->geometry_ = std::move(g);
     node->accumulate_ = accumulate;

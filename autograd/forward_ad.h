@@ -1,0 +1,211 @@
+// Forward-mode AD: dual tensors (a primal with a tangent per dual level), as torch.autograd.
+// forward_ad. Each differentiable op that has a tangent formula ("jvp rule") gives its result
+// the tangent J(inputs) · tangents, at every active level. See docs/forward-ad.md.
+//
+//   forward_ad::dual_level level;                         // enter; exits at scope end
+//   Tensor x = forward_ad::make_dual(primal, direction);  // a view of primal, with a tangent
+//   Tensor y = (x * x).sum();
+//   forward_ad::unpack_dual(y).tangent;                   // 2 · Σ primal · direction
+//
+// Note [Where tangents live]
+// A tensor's tangents are stored on its AutogradMeta (fw_grad_), one per level. A tangent has
+// its primal's sizes and strides. A differentiable view's tangent is the same view of its
+// base's tangent (made eagerly when the view is made of a dual, lazily when its base gets a
+// tangent later), so a write into any of them is seen by all: the mutation rules of
+// Note [Tangents under mutation] follow from this one invariant. Exiting a level erases its
+// tangents from every tensor that still holds one (torch's behaviour).
+//
+// Note [Tangents under mutation]
+// - An in-place op on a dual writes its new tangent into the existing tangent (copy_), so the
+//   tangents of its base and of every other view of that base change too.
+// - Writing a dual value into a tensor without a tangent (copy_, add_, x[idx] = dual,
+//   index_put_, masked_fill_, scatter_, index_add_) first gives it a tangent of zeros; when it
+//   is a view, the zeros are its root base's tangent, and the view's tangent a view of them.
+// - The tangent write goes through the same op as the primal write (index_put_ with the same
+//   indices and accumulate flag, scatter_add_ with the same index, ...), so the deterministic
+//   kernels order both the same way.
+// - A tangent saved for backward (forward-over-reverse) is version checked like its primal.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "autograd/errors.h"
+#include "tensor/tensor.h"
+
+namespace mutagrad {
+namespace forward_ad {
+
+// Misuse of forward AD (no level, exiting a level out of order); RuntimeError in Python.
+class ForwardADError : public autograd::AutogradError {
+  using AutogradError::AutogradError;
+};
+// An op without a tangent formula was given a dual input (torch's NotImplementedError).
+class ForwardADNotImplementedError : public ForwardADError {
+  using ForwardADError::ForwardADError;
+};
+
+// Enters a new, innermost level and returns its index (0 for the outermost).
+int64_t enter_dual_level();
+// Exits `level`, which must be the innermost; its tangents are erased from every tensor.
+void exit_dual_level(int64_t level);
+// The innermost level, or nullopt outside every dual_level.
+std::optional<int64_t> current_level();
+
+// RAII: enter_dual_level() on construction, exit_dual_level() at scope end. Nestable.
+class dual_level {
+ public:
+  dual_level() : level_(enter_dual_level()) {}
+  ~dual_level() { exit_dual_level(level_); }
+  dual_level(const dual_level&) = delete;
+  dual_level& operator=(const dual_level&) = delete;
+  int64_t level() const { return level_; }
+
+ private:
+  int64_t level_;
+};
+
+// A view of `primal` whose tangent at `level` (default: the innermost) is `tangent` (copied
+// into primal's strides when they differ). Throws ShapeError/DTypeError/DeviceError when the
+// tangent does not match the primal, ForwardADError outside every level.
+Tensor make_dual(const Tensor& primal, const Tensor& tangent,
+                 std::optional<int64_t> level = std::nullopt);
+
+struct UnpackedDual {
+  Tensor primal;   // a view of t without the tangent at that level
+  Tensor tangent;  // undefined when t has none
+};
+// t's primal and its tangent at `level` (default: the innermost; outside every level both
+// fields but primal=t are empty).
+UnpackedDual unpack_dual(const Tensor& t, std::optional<int64_t> level = std::nullopt);
+
+}  // namespace forward_ad
+
+namespace autograd::fwd {
+
+// ---- For ops (internal) -------------------------------------------------------------------------
+namespace detail {
+extern int g_active_levels;  // levels entered and not exited (read without a lock: a hint)
+}
+// Whether any level is active: ops skip all tangent work when not.
+inline bool enabled() { return detail::g_active_levels > 0; }
+
+// t's tangent at `level` (a view of its base's when t is a view), or undefined. Suspended
+// levels (while a formula of that level runs) read as undefined.
+Tensor tangent(const Tensor& t, int64_t level);
+// Whether any defined tensor among `ts` has a tangent at some active, unsuspended level.
+bool has_tangent(TensorList ts);
+// The active levels, outermost first.
+std::vector<int64_t> active_levels();
+
+// Sets `result`'s (an op's fresh output) tangent at `level` to `value` (undefined: none).
+// Checks the shape, and copies into result's strides when they differ.
+void set_tangent(const Tensor& result, int64_t level, const Tensor& value, const char* op);
+
+// While alive, tangent(·, level) reads undefined: a formula of `level` sees its inputs'
+// primals (their tangents at other levels still propagate, which gives nested derivatives).
+class SuspendLevel {
+ public:
+  explicit SuspendLevel(int64_t level);
+  ~SuspendLevel();
+  SuspendLevel(const SuspendLevel&) = delete;
+  SuspendLevel& operator=(const SuspendLevel&) = delete;
+
+ private:
+  int64_t level_;
+};
+
+// For each active level at which some input has a tangent: `formula(tangents)` (one per
+// input, undefined where it has none) with that level suspended, set as result's tangent.
+template <typename F>
+void propagate(const char* op, const Tensor& result, TensorList inputs, F&& formula) {
+  if (!enabled()) return;
+  for (int64_t level : active_levels()) {
+    std::vector<Tensor> ts;
+    ts.reserve(inputs.size());
+    bool any = false;
+    for (const Tensor& in : inputs) {
+      ts.push_back(in.defined() ? tangent(in, level) : Tensor());
+      any = any || ts.back().defined();
+    }
+    if (!any) continue;
+    Tensor value;
+    {
+      SuspendLevel suspend(level);
+      value = formula(ts);
+    }
+    set_tangent(result, level, value, op);
+  }
+}
+
+// The new tangent of `self` after an in-place op whose tangent formula, given the operands'
+// tangents before the write, is `formula` (computed before the write, so a failing formula
+// changes nothing); returns the per-level values to pass to write_tangents after the write.
+struct PendingTangents {
+  std::vector<std::pair<int64_t, Tensor>> values;  // (level, new tangent of self)
+};
+template <typename F>
+PendingTangents inplace_tangents(const Tensor& self, TensorList operands, F&& formula) {
+  PendingTangents pending;
+  if (!enabled()) return pending;
+  for (int64_t level : active_levels()) {
+    std::vector<Tensor> ts;
+    ts.reserve(operands.size() + 1);
+    ts.push_back(tangent(self, level));
+    bool any = ts.back().defined();
+    for (const Tensor& in : operands) {
+      ts.push_back(in.defined() ? tangent(in, level) : Tensor());
+      any = any || ts.back().defined();
+    }
+    if (!any) continue;
+    SuspendLevel suspend(level);
+    pending.values.emplace_back(level, formula(ts));
+  }
+  return pending;
+}
+// After the primal write: each pending value is copied into self's tangent (created as zeros,
+// through the root base for a view, when self has none). `op` names the op in errors.
+void write_tangents(const Tensor& self, PendingTangents&& pending, const char* op);
+
+// Marks `t` (a view) as having no tangent at `level` even though its base may have one
+// (unpack_dual's primal).
+void mark_no_tangent(const Tensor& t, int64_t level);
+
+// The tangent of a bilinear op f(a, b) (mm, mv, bmm, dot, matmul): f(ta, b) + f(a, tb), either
+// term absent when its tangent is undefined.
+template <typename F>
+Tensor bilinear_tangent(F&& f, const Tensor& a, const Tensor& b, const Tensor& ta,
+                        const Tensor& tb) {
+  Tensor out;
+  if (ta.defined()) out = f(ta, b);
+  if (tb.defined()) out = out.defined() ? out.add(f(a, tb)) : f(a, tb);
+  return out;
+}
+
+// Raises ForwardADNotImplementedError naming `op` when any of `inputs` is a dual.
+void check_no_tangent(const char* op, TensorList inputs);
+
+// The tangent, or zeros shaped like `like` when undefined.
+Tensor tangent_or_zeros(const Tensor& tangent, const Tensor& like);
+
+// Called by set_view_history: a view of a dual gets the same view of its base's tangent.
+void on_view_created(const Tensor& base, const Tensor& view);
+
+// Saved tensors (forward-over-reverse): the tangents of `t` at the active levels, with their
+// versions, to check and restore on unpack.
+struct SavedTangents {
+  std::vector<std::pair<int64_t, Tensor>> tangents;
+  std::vector<uint32_t> versions;
+  std::vector<uint64_t> generations;
+  bool empty() const { return tangents.empty(); }
+};
+SavedTangents save_tangents(const Tensor& t);
+// Throws AutogradError when a saved tangent was changed in place since it was saved; gives
+// `unpacked` the saved tangents when it has none (an output saved detached).
+void restore_tangents(const SavedTangents& saved, const Tensor& unpacked, const char* node);
+
+}  // namespace autograd::fwd
+}  // namespace mutagrad
