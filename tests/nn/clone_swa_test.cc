@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "mutagrad.h"
 #include "nn/nn.h"
 #include "tests/nn/nn_test_util.h"
+#include "tests/nn/torch_swa_expected.h"
 
 namespace mutagrad {
 namespace {
@@ -295,6 +297,36 @@ TEST(AveragedModel, DefaultIsTheRunningMeanWithOneWritePerUpdate) {
   // Without use_buffers the buffers stay as copied at construction.
   for (size_t j = 0; j < buffers_before.size(); ++j) {
     EXPECT_EQ(values(swa.module->buffers()[j]), buffer_values[j]);
+  }
+}
+
+// torch 1.13's AveragedModel after the same four updates (torch_swa_expected.h, from
+// gen_torch_swa_expected.py): parameters and buffers, num_batches_tracked included.
+TEST(AveragedModel, MatchesTorchsAveragedModelWithBuffers) {
+  for (ScalarType dtype : {kFloat32, kFloat64}) {
+    for (const std::string avg : {"swa", "ema"}) {
+      auto model = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(3, 4),
+                                                    std::make_shared<nn::BatchNorm1d>(4));
+      model->to(test_device(), dtype);
+      nn::AveragedModelOptions options;
+      options.use_buffers(true);
+      if (avg == "ema") options.avg_fn(nn::get_ema_avg_fn(0.75));
+      nn::AveragedModel swa(model, options);
+      for (int k = 0; k < 4; ++k) {
+        set_state(*model, k);
+        swa.update_parameters(*model);
+      }
+      const std::string prefix = avg + (dtype == kFloat32 ? "_float32_" : "_float64_");
+      const double tol = dtype == kFloat32 ? 1e-6 : 1e-12;
+      for (const auto& [key, t] : swa.module->state_dict()) {
+        const std::vector<double>& expect = mutagrad_nn_test::torch_swa_expected().at(prefix + key);
+        const std::vector<double> got = values(t);
+        ASSERT_EQ(got.size(), expect.size()) << prefix << key;
+        for (size_t i = 0; i < got.size(); ++i) {
+          EXPECT_NEAR(got[i], expect[i], tol * (1 + std::abs(expect[i]))) << prefix << key << i;
+        }
+      }
+    }
   }
 }
 
