@@ -73,8 +73,8 @@ void BM_CudaSetItemSlice4096(benchmark::State& state) {
 }
 BENCHMARK(BM_CudaSetItemSlice4096)->Unit(benchmark::kMicrosecond);
 
-// x.index_put_({idx}, v, acc): 1M random int64 indices into 4M float32 (sort-based,
-// deterministic: Note [Deterministic index_put_ on the device]).
+// x.index_put_({idx}, v, acc): 1M random int64 indices into 4M float32, deterministic (Note
+// [index_put_ without a sort] and Note [Deterministic index_put_ on the device]).
 void BM_CudaIndexPut1MInto4M(benchmark::State& state) {
   if (!have_device(state)) return;
   const bool accumulate = state.range(0) != 0;
@@ -142,6 +142,33 @@ void BM_CudaIndex1MFrom4M(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
 }
 BENCHMARK(BM_CudaIndex1MFrom4M)->Unit(benchmark::kMicrosecond);
+
+// x.sort() of one line of 1M float32 (the radix sort of Note [Long lines: a radix sort] in
+// cuda/sort.cu).
+void BM_CudaSort1M(benchmark::State& state) {
+  if (!have_device(state)) return;
+  Generator gen(45, kGpu);
+  Tensor x = rand({k1M}, gen, TensorOptions(kFloat32).device(kGpu));
+  for (auto _ : state) {
+    auto sorted = sort(x);
+    cuda::synchronize();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
+}
+BENCHMARK(BM_CudaSort1M)->Unit(benchmark::kMicrosecond);
+
+// x.cumsum(0) of one line of 1M float32.
+void BM_CudaCumsum1M(benchmark::State& state) {
+  if (!have_device(state)) return;
+  Generator gen(46, kGpu);
+  Tensor x = rand({k1M}, gen, TensorOptions(kFloat32).device(kGpu));
+  for (auto _ : state) {
+    Tensor y = x.cumsum(0);
+    cuda::synchronize();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
+}
+BENCHMARK(BM_CudaCumsum1M)->Unit(benchmark::kMicrosecond);
 
 // x.sum() over 4M float32 (the chunked deterministic reduction).
 void BM_CudaSum4M(benchmark::State& state) {

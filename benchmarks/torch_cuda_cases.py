@@ -80,6 +80,16 @@ def cases(device):
         idx = torch.randint(0, K4M, (K1M,), generator=gen, device=device)
         return lambda: x[idx]
 
+    def sort():
+        gen = torch.Generator(device=device).manual_seed(45)
+        x = torch.rand(K1M, generator=gen, device=device)
+        return lambda: x.sort()
+
+    def cumsum():
+        gen = torch.Generator(device=device).manual_seed(46)
+        x = torch.rand(K1M, generator=gen, device=device)
+        return lambda: x.cumsum(0)
+
     def total():
         x = torch.rand(K4M, device=device)
         return lambda: x.sum()
@@ -116,6 +126,8 @@ def cases(device):
         ("BM_CudaIndexPutSkewed1M/accumulate:1", index_put_skewed(True)),
         ("BM_CudaSetItemMask4M", set_item_mask),
         ("BM_CudaIndex1MFrom4M", gather),
+        ("BM_CudaSort1M", sort),
+        ("BM_CudaCumsum1M", cumsum),
         ("BM_CudaSum4M", total),
         ("BM_CudaMatmul/256", matmul(256)),
         ("BM_CudaMatmul/1024", matmul(1024)),

@@ -152,6 +152,16 @@ void CudaBackend::index(const Tensor& out, const Tensor& self, const std::vector
   if (out.numel() > 0) index_kernel(out, self, indices);
 }
 
+bool CudaBackend::index_checked(const Tensor& out, const Tensor& self,
+                                const std::vector<Tensor>& indices,
+                                const std::vector<Tensor>& /*unexpanded*/, bool negative_wraps) {
+  return out.numel() == 0 || index_checked_kernel(out, self, indices, negative_wraps);
+}
+
+bool CudaBackend::index_in_range(const Tensor& idx, int64_t lower, int64_t size) {
+  return index_in_range_kernel(idx, lower, size);
+}
+
 void CudaBackend::index_put(const Tensor& dst, const std::vector<Tensor>& indices,
                             const Tensor& values, const IndexPutDescriptor& desc) {
   if (dst.numel() > 0) index_put_kernel(dst, indices, values, desc);

@@ -48,6 +48,10 @@ class CudaBackend : public Backend {
   void arange(const Tensor& out, const Scalar& start, const Scalar& step) override;
   Tensor nonzero(const Tensor& in) override;
   void index(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices) override;
+  // One kernel and one flag read each (Note [Checked reads and one flag] in indexing.cu).
+  bool index_checked(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices,
+                     const std::vector<Tensor>& unexpanded, bool negative_wraps) override;
+  bool index_in_range(const Tensor& idx, int64_t lower, int64_t size) override;
   void index_put(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
                  const IndexPutDescriptor& desc) override;
   void masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value) override;

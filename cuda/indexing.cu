@@ -17,7 +17,27 @@
 // the CPU's bits for any data, duplicates included; a destination with k duplicates costs
 // one thread k steps. On a GPU the sort is CUB's stable radix sort over only the key bits the
 // destination's storage needs (22 for 4M elements instead of 64), its scratch memory from the
-// caching allocator; the host-run build sorts with Thrust.
+// caching allocator; the host-run build sorts with Thrust. Without accumulate and when the
+// destination's span is not much larger than the write, no sort: Note [index_put_ without a
+// sort].
+//
+// Note [index_put_ without a sort]
+// The last write in index order wins, so the winner of a destination is the largest position r
+// of R that writes it. Pass 1 records, per destination element, max(r + 1) in a zeroed buffer
+// of the destination's span (atomicMax on a GPU; a compare-and-swap loop in the host-run
+// build); pass 2 lets each r whose record is r + 1 write its value. Two passes over R and a
+// fill of the span instead of a sort: any order of the atomics gives the same maximum, so the
+// result is deterministic and the CPU's bits. Taken when the span is at most kWinnerSpanRatio
+// times the write plus kWinnerSpanSlack elements (else the fill would dominate: the sort runs);
+// positions are 32-bit when R has fewer than 2^32 - 1 elements.
+//
+// Note [Checked reads and one flag]
+// A gather checks its index values in its own kernel (Backend::index_checked): an element
+// whose value lies outside [lower, size) reads nothing and sets a flag in device memory; the
+// flag is read once after the kernel (one synchronization per gather, none per index tensor).
+// index_in_range() screens an index tensor with one kernel that sets the same kind of flag
+// (the screen before a write: Note [Index validation on the device] in
+// tensor/native/index_ops.cc). Flags are set with an atomic OR, only by offending elements.
 #include <thrust/sort.h>
 
 #ifdef __CUDACC__
@@ -47,8 +67,12 @@ struct IndexGeometry {
   int64_t idx_size[kMaxIndexOperands] = {};
   int64_t idx_stride[kMaxIndexOperands] = {};
 
-  // The offsets (elements) in self and in the dense operand of row-major position r of R.
-  MG_HOST_DEVICE void offsets(int64_t r, int64_t* self_off, int64_t* dense_off) const {
+  // The offsets (elements) in self and in the dense operand of row-major position r of R; with
+  // `check`, false when an index value lies outside [lower_j, size_j) (lower_j is -size_j when
+  // `wraps`, else 0), the offsets then unset.
+  template <bool check = false>
+  MG_HOST_DEVICE bool offsets(int64_t r, int64_t* self_off, int64_t* dense_off,
+                              bool wraps = true) const {
     // Constant indices only: Note [No dynamic indexing in kernels] in cuda/kernel_util.h.
     int64_t s = 0, o = 0;
     int64_t io[kMaxIndexOperands] = {};
@@ -72,12 +96,54 @@ struct IndexGeometry {
     for (int j = 0; j < kMaxIndexOperands; ++j) {
       if (j == ni) break;
       int64_t v = idx_data[j][io[j]];
+      if (check && (v >= idx_size[j] || v < (wraps ? -idx_size[j] : 0))) return false;
       v += v < 0 ? idx_size[j] : 0;
       s += v * idx_stride[j];
     }
     *self_off = s;
     *dense_off = o;
+    return true;
   }
+};
+
+// *flag |= bits, from any number of threads at once.
+MG_HOST_DEVICE inline void flag_or(int* flag, int bits) {
+#ifdef __CUDA_ARCH__
+  atomicOr(flag, bits);
+#else
+  __atomic_fetch_or(flag, bits, __ATOMIC_RELAXED);
+#endif
+}
+
+// *p = max(*p, v), from any number of threads at once (P: uint32_t or unsigned long long).
+template <typename P>
+MG_HOST_DEVICE void atomic_max(P* p, P v) {
+#ifdef __CUDA_ARCH__
+  atomicMax(p, v);
+#else
+  P cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+  while (cur < v &&
+         !__atomic_compare_exchange_n(p, &cur, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+#endif
+}
+
+// A zeroed int flag on the device, and its value once every kernel before the read is done.
+struct DeviceFlag {
+  Tensor buf;
+  explicit DeviceFlag(Device device) : buf(device_buffer(1, kInt32, device)) {
+    launch("index check", 1, Zero{ptr()});
+  }
+  int* ptr() const { return reinterpret_cast<int*>(device_data(buf)); }
+  int read() const {
+    int value = 0;
+    runtime().memcpy(&value, ptr(), sizeof(int), CopyKind::kDeviceToHost);
+    return value;
+  }
+  struct Zero {
+    int* p;
+    MG_HOST_DEVICE void operator()(int64_t) const { *p = 0; }
+  };
 };
 
 IndexGeometry geometry(const Tensor& self, const std::vector<Tensor>& indices,
@@ -129,6 +195,100 @@ struct GatherFunctor {
     out[o] = self[s];
   }
 };
+
+// The gather with its own check (Note [Checked reads and one flag]).
+template <typename T>
+struct GatherChecked {
+  T* out;
+  const T* self;
+  IndexGeometry g;
+  int* flag;
+  bool wraps;
+  MG_HOST_DEVICE void operator()(int64_t r) const {
+    int64_t s, o;
+    if (g.offsets<true>(r, &s, &o, wraps)) {
+      out[o] = self[s];
+    } else {
+      flag_or(flag, 1);
+    }
+  }
+};
+
+// Sets *flag when a value of the index tensor lies outside [lower, size).
+struct RangeScreen {
+  const char* idx;
+  OffsetCalc<1> calc;
+  int64_t lower;
+  int64_t size;
+  int* flag;
+  MG_HOST_DEVICE void operator()(int64_t i) const {
+    int64_t off[1];
+    calc.get(i, off);
+    const int64_t v = at<int64_t>(idx, off[0]);
+    if (v < lower || v >= size) flag_or(flag, 1);
+  }
+};
+
+// Pass 1 of Note [index_put_ without a sort]: each destination records its last writer + 1.
+template <typename P>
+struct ClaimLast {
+  P* winner;
+  IndexGeometry g;
+  MG_HOST_DEVICE void operator()(int64_t r) const {
+    int64_t s, o;
+    g.offsets(r, &s, &o);
+    atomic_max(winner + s, static_cast<P>(r + 1));
+  }
+};
+
+// Pass 2: the recorded writer writes.
+template <typename T, typename P>
+struct PutWinner {
+  T* dst;
+  const T* values;
+  const P* winner;
+  IndexGeometry g;
+  MG_HOST_DEVICE void operator()(int64_t r) const {
+    int64_t s, o;
+    g.offsets(r, &s, &o);
+    if (winner[s] == static_cast<P>(r + 1)) dst[s] = values[o];
+  }
+};
+
+template <typename P>
+struct ZeroFill {
+  P* p;
+  MG_HOST_DEVICE void operator()(int64_t i) const { p[i] = 0; }
+};
+
+constexpr int64_t kWinnerSpanRatio = 16;
+constexpr int64_t kWinnerSpanSlack = int64_t{1} << 20;
+
+// The elements from dst's first element to its last (dst without negative strides), or -1.
+int64_t element_span(const Tensor& dst) {
+  int64_t span = 1;
+  for (int64_t d = 0; d < dst.dim(); ++d) {
+    if (dst.stride(d) < 0) return -1;
+    span += (dst.size(d) - 1) * dst.stride(d);
+  }
+  return span;
+}
+
+template <typename P>
+void put_winners(const Tensor& dst, const Tensor& values, const IndexGeometry& g, int64_t n,
+                 int64_t span) {
+  const ScalarType pos_dtype = sizeof(P) == 4 ? kInt32 : kInt64;
+  Tensor winner_buf = device_buffer(span, pos_dtype, dst.device());
+  P* winner = reinterpret_cast<P*>(device_data(winner_buf));
+  launch("index_put_", span, ZeroFill<P>{winner});
+  launch("index_put_", n, ClaimLast<P>{winner, g});
+  dispatch_dtype(dst.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch("index_put_", n,
+           PutWinner<T, P>{reinterpret_cast<T*>(device_data(dst)),
+                           reinterpret_cast<const T*>(device_data(values)), winner, g});
+  });
+}
 
 struct ScatterKeys {
   int64_t* keys;
@@ -198,11 +358,47 @@ void index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tenso
   });
 }
 
+bool index_checked_kernel(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices,
+                          bool negative_wraps) {
+  const IndexGeometry g = geometry(self, indices, out);
+  const DeviceFlag flag(self.device());
+  dispatch_dtype(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch("index", loop_numel(g),
+           GatherChecked<T>{reinterpret_cast<T*>(device_data(out)),
+                            reinterpret_cast<const T*>(device_data(self)), g, flag.ptr(),
+                            negative_wraps});
+  });
+  return flag.read() == 0;
+}
+
+bool index_in_range_kernel(const Tensor& idx, int64_t lower, int64_t size) {
+  if (idx.numel() == 0) return true;
+  if (idx.dim() > kMaxKernelDims) {
+    throw DeviceError(str("CUDA indexing kernels take at most ", kMaxKernelDims,
+                          " dims in an index tensor; this one has ", idx.dim(),
+                          ". Reshape it first"));
+  }
+  const DeviceFlag flag(idx.device());
+  launch("index check", idx.numel(),
+         RangeScreen{device_data(idx), make_offset_calc<1>({&idx}), lower, size, flag.ptr()});
+  return flag.read() == 0;
+}
+
 void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
                       const IndexPutDescriptor& desc) {
   const IndexGeometry g = geometry(dst, indices, values);
   const int64_t n = loop_numel(g);
   if (n == 0) return;
+  const int64_t span = element_span(dst);
+  if (!desc.accumulate && span > 0 && span <= kWinnerSpanRatio * n + kWinnerSpanSlack) {
+    if (n < int64_t{0xffffffff}) {
+      put_winners<uint32_t>(dst, values, g, n, span);
+    } else {
+      put_winners<unsigned long long>(dst, values, g, n, span);
+    }
+    return;
+  }
   Tensor keys_buf = device_buffer(n, kInt64, dst.device());
   Tensor order_buf = device_buffer(n, kInt64, dst.device());
   int64_t* keys = reinterpret_cast<int64_t*>(device_data(keys_buf));

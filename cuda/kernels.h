@@ -43,6 +43,11 @@ void searchsorted_kernel(const Tensor& out, const Tensor& sorted, const Tensor& 
 
 // indexing.cu (Note [Deterministic index_put_ on the device])
 void index_kernel(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices);
+// Note [Checked reads and one flag]: false when an index value lies outside [lower, size) of
+// its dim (lower = -size when negative_wraps, else 0); one synchronization.
+bool index_checked_kernel(const Tensor& out, const Tensor& self, const std::vector<Tensor>& indices,
+                          bool negative_wraps);
+bool index_in_range_kernel(const Tensor& idx, int64_t lower, int64_t size);
 void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
                       const IndexPutDescriptor& desc);
 

@@ -6,6 +6,10 @@
 #include <thrust/copy.h>
 #include <thrust/count.h>
 
+#ifdef __CUDACC__
+#include <cub/device/device_select.cuh>
+#endif
+
 #include <cmath>
 #include <type_traits>
 
@@ -89,12 +93,35 @@ void arange_kernel(const Tensor& out, const Scalar& start, const Scalar& step) {
   });
 }
 
+#ifdef __CUDACC__
+// The positions i in [0, n) with pred(i), in increasing order, into pos; n < 2^31.
+template <typename Pred>
+void select_nonzero(int64_t* pos, const Pred& pred, int64_t n, Device device) {
+  const auto stream = static_cast<cudaStream_t>(runtime().stream());
+  const thrust::counting_iterator<int64_t> first(0);
+  Tensor count = device_buffer(1, kInt64, device);
+  auto* selected = reinterpret_cast<int64_t*>(device_data(count));
+  size_t temp_bytes = 0;
+  cudaError_t err = cub::DeviceSelect::If(nullptr, temp_bytes, first, pos, selected,
+                                          static_cast<int>(n), pred, stream);
+  Tensor temp = device_buffer(static_cast<int64_t>(temp_bytes) + 1, kUInt8, device);
+  if (err == cudaSuccess) {
+    err = cub::DeviceSelect::If(device_data(temp), temp_bytes, first, pos, selected,
+                                static_cast<int>(n), pred, stream);
+  }
+  if (err != cudaSuccess) {
+    throw DeviceError(str("nonzero: the CUDA select failed: ", cudaGetErrorString(err)));
+  }
+}
+#endif
+
 // Note [nonzero on the device]
 // Two passes over the input, both Thrust algorithms: count_if gives the result's size (the one
 // device-to-host synchronization, as in torch, since the shape depends on the data), then
-// copy_if writes the linear positions of the nonzero elements in increasing order (copy_if is
-// stable) and a third kernel turns each into its coordinates. The order is row-major, as the
-// CPU's.
+// a stable select (CUB's DeviceSelect on a GPU, which leaves its count on the device; Thrust's
+// copy_if in the host-run build) writes the linear positions of the nonzero elements in increasing
+// order (copy_if is stable) and a third kernel turns each into its coordinates. The order is
+// row-major, as the CPU's.
 Tensor nonzero_kernel(const Tensor& in) {
   const int64_t nd = in.dim();
   if (nd > kMaxKernelDims) {
@@ -120,11 +147,20 @@ Tensor nonzero_kernel(const Tensor& in) {
     if (count == 0) return out;
     Tensor positions = device_buffer(count, kInt64, in.device());
     int64_t* pos = static_cast<int64_t*>(positions.unsafe_impl()->data());
-    try {
-      thrust::copy_if(exec_policy(), thrust::counting_iterator<int64_t>(0),
-                      thrust::counting_iterator<int64_t>(n), pos, pred);
-    } catch (const thrust::system_error& e) {
-      throw DeviceError(str("nonzero: the CUDA kernel failed: ", e.what()));
+#ifdef __CUDACC__
+    // CUB's select writes its count to device memory: no second synchronization (Thrust's
+    // copy_if reads the count back to return its end iterator).
+    if (n < (int64_t{1} << 31)) {
+      select_nonzero(pos, pred, n, in.device());
+    } else
+#endif
+    {
+      try {
+        thrust::copy_if(exec_policy(), thrust::counting_iterator<int64_t>(0),
+                        thrust::counting_iterator<int64_t>(n), pos, pred);
+      } catch (const thrust::system_error& e) {
+        throw DeviceError(str("nonzero: the CUDA kernel failed: ", e.what()));
+      }
     }
     Coordinates coords{pos, static_cast<int64_t*>(out.unsafe_impl()->data()), nd, {}};
     for (int64_t d = 0; d < nd; ++d) coords.inner_sizes[d] = in.size(nd - 1 - d);

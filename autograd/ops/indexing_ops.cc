@@ -72,13 +72,23 @@ Tensor winner_mask(IntArrayRef self_sizes, Device device, const std::vector<Tens
   return native::binary(BinaryOp::kEq, native::index(scratch, indices), ids);
 }
 
+// index_put (out of place, differentiable) with index entries known in range (Note [Indices
+// known in range] in tensor/native/index_ops.h).
+Tensor index_put_known(const Tensor& self, TensorList indices, const Tensor& values,
+                       bool accumulate, native::KnownIndices known);
+
 class IndexBackward0 final : public Node {
  public:
   const char* name() const override { return "IndexBackward0"; }
   VariableList apply(VariableList&& grads) override {
     if (!should_compute_output(0) || !grads[0].defined()) return {Tensor()};
     Tensor zero = zeros(self_sizes_, TensorOptions(dtype_).device(device_));
-    return {index_put(zero, indices_.unpack(this), grads[0], /*accumulate=*/true)};
+    // The forward checked these indices against self's sizes (zero's) and SavedIndices
+    // refuses them if modified since: a device skips the screen and its wait. The CPU, whose
+    // screen is cheap and tells its kernel whether to wrap negatives, screens again.
+    const native::KnownIndices known =
+        device_.is_cpu() ? native::KnownIndices{} : native::KnownIndices::all();
+    return {index_put_known(zero, indices_.unpack(this), grads[0], /*accumulate=*/true, known)};
   }
   void visit_saved(SavedVisitor& visitor) override { indices_.visit(visitor); }
   void visit_saved_attributes(SavedAttributeVisitor& v) const override {
@@ -177,18 +187,28 @@ void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bo
 // Out of place: a fresh copy written below autograd (no version bump, as PyTorch: the result
 // is at version 0), with IndexPutBackward0 over self and values.
 Tensor index_put(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate) {
+  return index_put_known(self, indices, values, accumulate, {});
+}
+
+namespace {
+
+Tensor index_put_known(const Tensor& self, TensorList indices, const Tensor& values,
+                       bool accumulate, native::KnownIndices known) {
   Tensor result = native::clone(native::detach(self));
-  native::AdvancedIndex adv = native::prepare_index_put(result, indices, values, accumulate);
+  native::AdvancedIndex adv =
+      native::prepare_index_put(result, indices, values, accumulate, true, true, known);
   native::index_put_validated(result, adv, values, accumulate);
   if (compute_requires_grad_has_jvp(self, values)) {
     set_history(result, make_index_put_node(self, indices, values, accumulate));
   }
   // IndexPutBackward0's tangent (linear in self and values).
   fwd::propagate("index_put", result, {self, values}, [&](const auto& t) {
-    return index_put(fwd::tangent_or_zeros(t[0], self), indices,
-                     fwd::tangent_or_zeros(t[1], values), accumulate);
+    return index_put_known(fwd::tangent_or_zeros(t[0], self), indices,
+                           fwd::tangent_or_zeros(t[1], values), accumulate, known);
   });
   return result;
 }
+
+}  // namespace
 
 }  // namespace mutagrad::autograd

@@ -23,6 +23,7 @@
 #include "autograd/saved_variable.h"
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
+#include "tensor/native/pointwise.h"
 #include "tensor/shape.h"
 
 namespace mutagrad {
@@ -112,8 +113,17 @@ void check_nll(const Tensor& input, const Tensor& target, int64_t ignore_index, 
     }
   }
   const int64_t classes = input.size(nd == 1 ? 0 : 1);
-  // The class indices are read on the host (a copy for a device tensor): the verdict decides
-  // whether anything is computed at all.
+  // On a device the targets (ignored ones as 0) are screened there: one kernel and one flag
+  // read (Backend::index_in_range), no copy. The CPU, and a device whose screen finds an
+  // offender, read them on the host for the first offender's message.
+  if (!target.device().is_cpu() && target.numel() > 0) {
+    const Tensor valid = native::binary(BinaryOp::kNe, target, Scalar(ignore_index));
+    const Tensor zero = native::wrap_scalar(int64_t{0}, kInt64, target.device());
+    if (backend_for(target.device())
+            .index_in_range(native::where(valid, target, zero), 0, classes)) {
+      return;
+    }
+  }
   const Tensor host = native::contiguous(native::to(target, kCPU));
   const int64_t* p = host.data_ptr<int64_t>();
   for (int64_t i = 0; i < host.numel(); ++i) {

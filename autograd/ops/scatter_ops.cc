@@ -81,6 +81,9 @@ struct ScatterWrite {
   Scalar value;  // kScatterValue
   ReduceOp reduce = ReduceOp::kSum;
   bool include_self = true;
+  // The index was checked against a tensor of self's sizes by the forward that saved it, and is
+  // unchanged since (Note [Indices known in range] in tensor/native/index_ops.h).
+  bool index_known = false;
 };
 
 int64_t wrap_scatter_dim(const char* op, const Tensor& self, int64_t dim) {
@@ -185,6 +188,19 @@ std::vector<Tensor> coordinate_indices(const Tensor& index, int64_t dim) {
   return list;
 }
 
+// The entries of coordinate_indices(index, dim) that need no bounds screen: the aranges, and
+// `index` itself when `index_known` (scatter and gather refuse negative indices, so every
+// known entry is nonnegative). Note [Indices known in range] in tensor/native/index_ops.h.
+native::KnownIndices coordinate_known(int64_t ndim, int64_t dim, bool index_known) {
+  native::KnownIndices known;
+  for (int64_t d = 0; d < ndim && d < 64; ++d) {
+    if (d == dim && !index_known) continue;
+    known.in_range |= uint64_t{1} << d;
+  }
+  known.nonnegative = known.in_range;
+  return known;
+}
+
 // `t` (>= 1-dim) narrowed to `sizes` from the start of every dim.
 Tensor narrow_to(Tensor t, IntArrayRef sizes) {
   for (size_t d = 0; d < sizes.size(); ++d) {
@@ -249,9 +265,10 @@ ScatterPlan plan(const ScatterWrite& w, const Tensor& self) {
   // in tensor/native/index_ops.cc), and the write is not staged.
   if (native::may_overlap(p.self, p.values)) p.values = native::clone(p.values);
   const bool accumulate = w.kind == Kind::kAdd || w.kind == Kind::kReduce;
+  const native::KnownIndices known = coordinate_known(index.dim(), w.dim, w.index_known);
   p.adv = native::prepare_index_put(p.self, list, p.values, accumulate,
                                     native::negative_index_wraps(native::IndexedOp::kScatter),
-                                    /*may_stage=*/w.kind != Kind::kReduce);
+                                    /*may_stage=*/w.kind != Kind::kReduce, known);
   if (w.kind != Kind::kReduce) return p;
   if (!w.include_self) {
     p.identity = native::wrap_scalar(identity_of(w.reduce, dtype), dtype, self.device(), w.op);
@@ -259,7 +276,8 @@ ScatterPlan plan(const ScatterWrite& w, const Tensor& self) {
   if (w.reduce == ReduceOp::kMean) {
     p.count = full(p.self.sizes(), w.include_self ? 1 : 0, dtype, self.device());
     const Tensor one = native::wrap_scalar(1, dtype, self.device(), w.op);
-    native::index_put_(p.count, list, one, /*accumulate=*/true);
+    native::index_put_(p.count, list, one, /*accumulate=*/true,
+                       coordinate_known(index.dim(), w.dim, /*index_known=*/true));
     native::masked_fill_(p.count, native::binary(BinaryOp::kEq, p.count, Scalar(0)), 1);
   }
   return p;
@@ -292,6 +310,8 @@ void run(const ScatterWrite& w, const ScatterPlan& p) {
   }
 }
 
+Tensor write_copy(const ScatterWrite& w, const Tensor& self);
+
 // A scatter's src gradient: grad gathered at index, zero-padded to src's shape.
 Tensor src_gradient(const Tensor& gathered, IntArrayRef src_sizes) {
   return pad_gradient_to(gathered, src_sizes);
@@ -304,7 +324,11 @@ class GatherBackward0 final : public Node {
     if (!should_compute_output(0) || !grads[0].defined()) return {Tensor()};
     Tensor index = index_.unpack(this);
     Tensor zero = zeros(self_sizes_, TensorOptions(grads[0].dtype()).device(grads[0].device()));
-    return {mutagrad::scatter_add(zero, dim_, index, grads[0])};
+    // scatter_add(zero, dim, index, grad) with the index the forward checked against self's
+    // sizes (zero's): no bounds screen, no wait for a device.
+    ScatterWrite w = validate("scatter_add", Kind::kAdd, zero, dim_, index, grads[0], 0);
+    w.index_known = true;
+    return {write_copy(w, zero)};
   }
   void visit_saved(SavedVisitor& v) override { v.visit("index", index_); }
   SavedVariable index_;
@@ -509,8 +533,6 @@ bool write_requires_grad(const ScatterWrite& w, const Tensor& self) {
                                         : compute_requires_grad_has_jvp(self, w.src));
 }
 
-Tensor write_copy(const ScatterWrite& w, const Tensor& self);
-
 // Forward mode: scatter_, scatter_ with a value and scatter_add_ are linear in (self, src);
 // the tangent is the same write of src's tangent (0 for a value) into self's, through the
 // same kernel, so duplicates resolve the same way (ScatterBackward0/1, ScatterAddBackward0).
@@ -577,7 +599,8 @@ Tensor gather_impl(const Tensor& self, int64_t dim, const Tensor& index) {
   check_gather_shape(op, self, d, index);
   const Tensor index1 = as_nonempty(index);
   Tensor result = native::index(as_nonempty(native::detach(self)), coordinate_indices(index1, d),
-                                native::negative_index_wraps(native::IndexedOp::kGather));
+                                native::negative_index_wraps(native::IndexedOp::kGather),
+                                coordinate_known(index1.dim(), d, /*index_known=*/false));
   if (index.dim() == 0) result = native::view(result, {});
   if (compute_requires_grad(self)) {
     auto node = make_node<GatherBackward0>(self);
@@ -599,8 +622,11 @@ Tensor scatter_winners(const Tensor& index, int64_t dim, IntArrayRef sizes) {
       native::view(arange(index1.numel(), kInt64, index1.device()), index1.sizes());
   Tensor last = full(shape, -1, kInt64, index1.device());
   const std::vector<Tensor> list = coordinate_indices(index1, dim);
-  native::index_put_(last, list, positions, /*accumulate=*/false);
-  Tensor won = native::binary(BinaryOp::kEq, native::index(last, list), positions);
+  const native::KnownIndices known = coordinate_known(index1.dim(), dim, /*index_known=*/false);
+  native::index_put_(last, list, positions, /*accumulate=*/false, known);
+  // The index went through the write's screen just above: all known now.
+  const native::KnownIndices all = coordinate_known(index1.dim(), dim, /*index_known=*/true);
+  Tensor won = native::binary(BinaryOp::kEq, native::index(last, list, true, all), positions);
   return native::view(won, index.sizes());
 }
 

@@ -195,7 +195,8 @@ DimVector strip_leading_ones(IntArrayRef sizes) {
   return DimVector(IntArrayRef(sizes.data() + first, sizes.size() - first));
 }
 
-AdvancedIndex make_advanced_index(const Tensor& self, TensorList given_indices) {
+AdvancedIndex make_advanced_index(const Tensor& self, TensorList given_indices,
+                                  KnownIndices given_known) {
   // uint8 index tensors are masks, as in PyTorch (which deprecates them for bool).
   std::vector<Tensor> masks;
   bool any_byte = false;
@@ -237,7 +238,15 @@ AdvancedIndex make_advanced_index(const Tensor& self, TensorList given_indices) 
 
   AdvancedIndex out;
   std::vector<Tensor>& list = out.indices;
-  for (const Tensor& given : indices) {
+  // Marks entry list.size() (the next one pushed) as known (Note [Indices known in range]).
+  auto mark_known = [&](bool nonnegative) {
+    const size_t at = list.size();
+    if (at >= 64) return;
+    out.known.in_range |= uint64_t{1} << at;
+    if (nonnegative) out.known.nonnegative |= uint64_t{1} << at;
+  };
+  for (size_t q = 0; q < indices.size(); ++q) {
+    const Tensor& given = indices[q];
     const Tensor t =
         given.defined() && given.device() != self.device() ? to(given, self.device()) : given;
     if (!t.defined()) {
@@ -254,10 +263,12 @@ AdvancedIndex make_advanced_index(const Tensor& self, TensorList given_indices) 
       }
       Tensor nz = nonzero(t);  // int64 [count, k]
       for (int64_t j = 0; j < t.dim(); ++j) {
+        mark_known(/*nonnegative=*/true);  // coordinates of a mask of the dims' sizes
         list.push_back(
             restride(nz, {nz.size(0)}, {nz.stride(0)}, nz.storage_offset() + j * nz.stride(1)));
       }
     } else {
+      if (given_known.has(q)) mark_known(given_known.has_nonnegative(q));
       list.push_back(t.dtype() == kInt64 ? t : to(t, kInt64));
     }
   }
@@ -348,6 +359,10 @@ bool check_index_bounds(const Tensor& self, const AdvancedIndex& index) {
   for (size_t p = 0; p < index.unexpanded.size(); ++p) {
     const Tensor& idx = index.unexpanded[p];
     if (!idx.defined() || idx.numel() == 0) continue;
+    if (index.known.has(p)) {  // Note [Indices known in range]
+      nonnegative = nonnegative && index.known.has_nonnegative(p);
+      continue;
+    }
     int64_t size = self.size(static_cast<int64_t>(p));
     // Screen first (a backend kernel); locate the offender only when there is one. [0, size)
     // first: the usual values, and the kernels skip the wrap when all are there (Note [Plain
@@ -370,10 +385,19 @@ bool check_index_bounds(const Tensor& self, const AdvancedIndex& index) {
   return nonnegative;
 }
 
-Tensor index(const Tensor& self, TensorList indices, bool negative_wraps) {
-  AdvancedIndex adv = make_advanced_index(self, indices);
+Tensor index(const Tensor& self, TensorList indices, bool negative_wraps, KnownIndices known) {
+  AdvancedIndex adv = make_advanced_index(self, indices, known);
   adv.negative_wraps = negative_wraps;
   Tensor out = new_empty(adv.result_shape, self.dtype(), self.device());
+  // The CPU checks inside its gather loop for the price of a compare; a device waits.
+  bool all_known = !self.device().is_cpu();
+  for (size_t p = 0; p < adv.indices.size(); ++p) {
+    all_known = all_known && (!adv.indices[p].defined() || adv.known.has(p));
+  }
+  if (all_known) {  // Note [Indices known in range]: no check, no wait for a device
+    if (out.numel() > 0) backend_for(self.device()).index(out, self, adv.indices);
+    return out;
+  }
   // As PyTorch, values are only checked when the result has elements. A read checks them in
   // its kernel (only its fresh output is written); an offender is located for the message.
   if (out.numel() > 0 &&
@@ -450,7 +474,8 @@ void copy_staged(const Tensor& dst, const Tensor& src) {
 }  // namespace
 
 AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Tensor& values,
-                                bool accumulate, bool negative_wraps, bool may_stage) {
+                                bool accumulate, bool negative_wraps, bool may_stage,
+                                KnownIndices known) {
   if (!accumulate && values.numel() == 1 && values.device().is_cpu()) {
     Tensor mask = fill_mask(self, indices);
     if (mask.defined()) {
@@ -461,7 +486,7 @@ AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Te
       return adv;
     }
   }
-  AdvancedIndex adv = make_advanced_index(self, indices);
+  AdvancedIndex adv = make_advanced_index(self, indices, known);
   if (!is_expandable_to(values.sizes(), adv.result_shape)) {
     throw ShapeError(str("shape mismatch: value tensor of shape ", values.sizes(),
                          " cannot be broadcast to indexing result of shape ",
@@ -507,9 +532,10 @@ AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Te
   return adv;
 }
 
-void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate) {
-  index_put_validated(self, prepare_index_put(self, indices, values, accumulate), values,
-                      accumulate);
+void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate,
+                KnownIndices known) {
+  index_put_validated(self, prepare_index_put(self, indices, values, accumulate, true, true, known),
+                      values, accumulate);
 }
 
 void index_put_validated(const Tensor& self, const AdvancedIndex& index, const Tensor& values,

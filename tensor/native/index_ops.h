@@ -17,6 +17,22 @@
 
 namespace mutagrad::native {
 
+// Note [Indices known in range]
+// An index entry whose values are known to lie in range needs no screen: the coordinates a
+// scatter or gather builds with arange, the columns of a mask's nonzero(), and indices that
+// were checked against a tensor of the same sizes and are unchanged since (a backward reusing
+// its forward's saved indices, which SavedVariable refuses once modified). On a device the
+// screen is a kernel and a synchronization per index tensor; skipping it lets a write or a
+// read of known indices run without waiting for the device. Bits are per entry of the caller's
+// list (entries past 63 are never known).
+struct KnownIndices {
+  uint64_t in_range = 0;     // bit p: entry p's values lie in the op's range of its dim
+  uint64_t nonnegative = 0;  // bit p: and in [0, size)
+  static KnownIndices all() { return {~uint64_t{0}, 0}; }
+  bool has(size_t p) const { return p < 64 && ((in_range >> p) & 1) != 0; }
+  bool has_nonnegative(size_t p) const { return has(p) && ((nonnegative >> p) & 1) != 0; }
+};
+
 // An index list in the normal form the backend kernels take (see Backend::index). Built and
 // validated by make_advanced_index() from a user list whose entries are: undefined (the dim is
 // taken whole), an int64/int32 index tensor (one dim), or a bool mask (as many dims as it has,
@@ -43,6 +59,9 @@ struct AdvancedIndex {
   // Set by prepare_index_put(): every index value was found in [0, size), so a kernel need not
   // wrap negatives (IndexPutDescriptor::nonnegative). False is always correct.
   bool nonnegative = false;
+  // The entries (of `indices`) that need no bounds screen (Note [Indices known in range]):
+  // the caller's known ones and the columns of a mask's nonzero().
+  KnownIndices known;
   // Set by prepare_index_put() when it wrote the result already (Note [Staged writes]): a
   // contiguous copy of self with the write done, for index_put_validated() to copy into self.
   Tensor staged;
@@ -54,12 +73,12 @@ struct AdvancedIndex {
 // shape (IndexError), broadcasting of the index tensors (IndexError), a non-empty index into
 // an empty dim (IndexError). Other values are NOT range checked here; call
 // check_index_bounds() once the other arguments are validated too.
-AdvancedIndex make_advanced_index(const Tensor& self, TensorList indices);
+AdvancedIndex make_advanced_index(const Tensor& self, TensorList indices, KnownIndices known = {});
 // IndexOutOfRangeError "index 5 is out of bounds for dimension 0 with size 3" for the first
 // index value outside [-size, size) (negative values wrap, as in Python), or [0, size) when
 // !index.negative_wraps (the op's rule: tensor/native/index_rules.h). Nothing is checked when the
 // result is empty (nothing is accessed then), as PyTorch. Returns whether every value lies in [0,
-// size) (false for an empty result).
+// size) (false for an empty result). Entries in index.known are not screened.
 bool check_index_bounds(const Tensor& self, const AdvancedIndex& index);
 
 // Note [The index loop]
@@ -107,14 +126,17 @@ decltype(auto) dispatch_combine(ReduceOp op, Fn&& fn) {
 }
 
 // self[indices] as a new tensor (never a view): gather.
-Tensor index(const Tensor& self, TensorList indices, bool negative_wraps = true);
+// With every defined entry known (Note [Indices known in range]), no check at all.
+Tensor index(const Tensor& self, TensorList indices, bool negative_wraps = true,
+             KnownIndices known = {});
 // self[indices] = values (accumulate: +=). values must have self's dtype (DTypeError otherwise,
 // as PyTorch) and broadcast to the indexed shape (ShapeError). Duplicates: without accumulate
 // the last occurrence in index order wins; with accumulate the values are summed per element
 // in index order, bitwise the same for any thread count. Writing into a tensor whose elements
 // share memory (an expanded tensor) is a ValueError. A `values` that overlaps self is read as
 // if copied first.
-void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate);
+void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate,
+                KnownIndices known = {});
 // Every check of index_put_ (index list, value shape, dtype, device, destination overlap,
 // bounds) without writing: the normal form to pass to index_put_validated(). As PyTorch
 // (canDispatchToMaskedFill), a write without accumulate whose only index is a bool mask and
@@ -124,8 +146,10 @@ void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bo
 // done here into a copy (Note [Staged writes]). Index tensors and a mask that share memory with
 // self are copied here: every pass with the result reads the values checked here, whatever the
 // passes before it wrote (Note [Operands read before the write]).
+// `known`: entries that need no bounds screen (Note [Indices known in range]).
 AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Tensor& values,
-                                bool accumulate, bool negative_wraps = true, bool may_stage = true);
+                                bool accumulate, bool negative_wraps = true, bool may_stage = true,
+                                KnownIndices known = {});
 // index_put_ on an already validated normal form (values already of self's dtype and
 // broadcastable, bounds checked); of a staged one, the copy into self. Values that overlap
 // self are read as if copied at this call.

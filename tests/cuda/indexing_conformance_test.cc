@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tensor/native/factories.h"
 #include "tensor/native/index_ops.h"
 #include "tensor/native/pointwise.h"
+#include "tensor/native/views.h"
 #include "tests/cuda/conformance_util.h"
 #include "tests/tensor/test_util.h"
 
@@ -98,6 +100,72 @@ TEST_P(IndexingConformance, ManyDuplicatesAccumulateInIndexOrder) {
           return t[0];
         },
         0, str("accumulate ", dtype));
+  }
+}
+
+// Without accumulate the last write in index order wins. The device decides the winner per
+// destination with an atomic max of positions (Note [index_put_ without a sort] in
+// cuda/indexing.cu), or sorts when the destination's span is much larger than the write; both
+// must be the CPU's bits, over contiguous and strided destinations and every dtype width.
+TEST_P(IndexingConformance, NonAccumulatingDuplicatesLastWriteWins) {
+  for (ScalarType dtype : {kFloat32, kFloat64, kInt64, kBool, kFloat16}) {
+    // 200,000 writes into 50,000 elements: about four per destination.
+    Tensor self = input(rnd_, {50000}, dtype);
+    Tensor idx = index_tensor(rnd_, {200000}, 50000);
+    Tensor values = input(rnd_, {200000}, dtype);
+    check_op(
+        GetParam(), {self, idx, values},
+        [](const std::vector<Tensor>& t) {
+          native::index_put_(t[0], {t[1]}, t[2], /*accumulate=*/false);
+          return t[0];
+        },
+        0, str("index_put_ duplicates ", dtype));
+    // A transposed destination (strided rows), a 2-D index and values broadcast along rows.
+    Tensor grid = input(rnd_, {40, 300}, dtype);
+    Tensor rows = index_tensor(rnd_, {50, 20}, 300);
+    Tensor row_values = input(rnd_, {20, 40}, dtype);
+    check_op(
+        GetParam(), {grid, rows, row_values},
+        [](const std::vector<Tensor>& t) {
+          native::index_put_(native::transpose(t[0], 0, 1), {t[1]}, t[2], false);
+          return t[0];
+        },
+        0, str("index_put_ strided destination ", dtype));
+    // Five writes (three to one element) into 3M elements: the sorted kernel.
+    Tensor big = zeros({3000000}, TensorOptions(dtype));
+    Tensor few = tensor({7, 2999999, 7, -1, 7});
+    Tensor few_values = input(rnd_, {5}, dtype);
+    check_op(
+        GetParam(), {big, few, few_values},
+        [](const std::vector<Tensor>& t) {
+          native::index_put_(t[0], {t[1]}, t[2], false);
+          return t[0];
+        },
+        0, str("index_put_ few into many ", dtype));
+  }
+}
+
+// Out-of-range values in any of several index tensors, or below -size: the checked gather and
+// the screen find them on the device, with the CPU's text.
+TEST_P(IndexingConformance, EveryIndexTensorIsChecked) {
+  Tensor x = input(rnd_, {4, 3}, kFloat32);
+  for (const auto& [first, second] :
+       std::vector<std::pair<Tensor, Tensor>>{{tensor({0, 1, 2}), tensor({0, 3, 1})},
+                                              {tensor({0, -5, 2}), tensor({0, 2, 1})},
+                                              {tensor({-4, 3, 0}), tensor({-3, 2, -4})}}) {
+    check_op(
+        GetParam(), {x, first, second},
+        [](const std::vector<Tensor>& t) {
+          return native::index(t[0], {t[1], t[2]});
+        },
+        0, "x[i, j]");
+    check_op(
+        GetParam(), {x, first, second, input(rnd_, {3}, kFloat32)},
+        [](const std::vector<Tensor>& t) {
+          native::index_put_(t[0], {t[1], t[2]}, t[3], false);
+          return t[0];
+        },
+        0, "x[i, j] = v");
   }
 }
 

@@ -20,6 +20,7 @@
 #include "tensor/native/linalg.h"
 #include "tensor/native/pointwise.h"
 #include "tensor/native/reduce.h"
+#include "tensor/native/sort.h"
 #include "tensor/native/views.h"
 #include "tensor/philox.h"
 #include "tests/cuda/conformance_util.h"
@@ -232,6 +233,53 @@ TEST_P(KernelConformance, NonzeroInRowMajorOrder) {
       check_op(
           GetParam(), {x}, [](const std::vector<Tensor>& t) { return native::nonzero(t[0]); }, 0,
           str("nonzero ", dtype, shape));
+    }
+  }
+}
+
+// Long lines take the radix sort (Note [Long lines: a radix sort] in cuda/sort.cu): its key
+// transform must give the merge sort's order: NaN greatest (first when descending), -0.0 equal
+// to 0.0 and kept as -0.0, ties in index order. Few distinct values, so ties are everywhere.
+TEST_P(KernelConformance, LongLinesSortAsTheCpu) {
+  struct Case {
+    DimVector shape;
+    int64_t dim;
+  };
+  const Case cases[] = {{{5000}, 0}, {{2, 3000}, 1}, {{2500, 3}, 0}, {{2, 2100, 2}, 1}, {{3}, 0}};
+  for (const Case& c : cases) {
+    for (ScalarType dtype : {kFloat32, kFloat64, kInt32, kInt64, kBool}) {
+      Tensor x = reduce_input(rnd_, c.shape, dtype);
+      if (is_floating_point(dtype)) {
+        // Ties: values rounded to quarters; then nan, infinities and signed zeros again.
+        x = native::binary(BinaryOp::kDiv,
+                           native::unary(UnaryOp::kRound, native::binary(BinaryOp::kMul, x, 4.0)),
+                           4.0);
+        const int64_t n = x.numel();
+        dispatch_dtype(dtype, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          if constexpr (is_floating_type_v<T>) {
+            const T sp[] = {T(std::numeric_limits<float>::quiet_NaN()),
+                            T(std::numeric_limits<float>::infinity()), T(0.0f), T(-0.0f)};
+            T* p = x.data_ptr<T>();
+            for (int64_t i = 0; i < n; ++i) {
+              if (rnd_.uniform(0, 20) == 0) p[i] = sp[rnd_.uniform(0, 3)];
+            }
+          }
+        });
+      }
+      for (bool descending : {false, true}) {
+        const std::string what =
+            str("sort ", dtype, c.shape, " dim ", c.dim, descending ? " descending" : "");
+        for (int part : {0, 1}) {
+          check_op(
+              GetParam(), {x},
+              [&](const std::vector<Tensor>& t) {
+                auto [values, indices] = native::sort(t[0], c.dim, descending);
+                return part == 0 ? values : indices;
+              },
+              0, what + (part == 0 ? " values" : " indices"));
+        }
+      }
     }
   }
 }
