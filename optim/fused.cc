@@ -1,6 +1,7 @@
 // axpy, fusable, bump_for_step: see fused.h.
 #include "optim/fused.h"
 
+#include "autograd/forward_ad.h"
 #include "tensor/native/copy.h"
 
 namespace mutagrad::optim::detail {
@@ -12,6 +13,9 @@ Tensor axpy(const Tensor& a, const Tensor& b, double alpha) {
 }
 
 bool fusable(const Tensor& param, std::initializer_list<const Tensor*> operands) {
+  // Inside a dual level a parameter or gradient may carry a tangent, which the op-by-op step
+  // updates too (Note [Tangents under mutation] in autograd/forward_ad.h).
+  if (forward_ad::current_level().has_value()) return false;
   const ScalarType t = param.dtype();
   if (!param.device().is_cpu() || (t != kFloat32 && t != kFloat64) || !param.is_contiguous()) {
     return false;

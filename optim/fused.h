@@ -17,9 +17,9 @@ namespace mutagrad::optim::detail {
 Tensor axpy(const Tensor& a, const Tensor& b, double alpha);
 
 // Whether a step may run as one pass over the parameter (Note [Fused optimizer steps] in
-// tensor/cpu/fused_optim.h): a contiguous float32/float64 CPU parameter, and operands (gradient,
-// state) of its dtype, sizes and layout that share no memory with it or with each other.
-// Otherwise the optimizer takes its op-by-op path.
+// tensor/cpu/fused_optim.h): outside every forward-AD level, a contiguous float32/float64 CPU
+// parameter, and operands (gradient, state) of its dtype, sizes and layout that share no memory
+// with it or with each other. Otherwise the optimizer takes its op-by-op path.
 bool fusable(const Tensor& param, std::initializer_list<const Tensor*> operands);
 
 // Bumps each tensor once for a fused step, with the step's site, before anything is written.
