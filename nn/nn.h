@@ -20,4 +20,5 @@
 #include "nn/loss.h"
 #include "nn/module.h"
 #include "nn/normalization.h"
+#include "nn/pooling.h"
 #include "nn/swa_utils.h"

@@ -52,6 +52,79 @@ DimVector ints_of(py::handle seq) {
   return out;
 }
 
+// The other pooling ops and im2col/col2im (autograd/ops/pooling_ops.h); nn.functional adds
+// torch's argument handling (return_indices, None in an adaptive output_size).
+void bind_pooling(py::module_& nn) {
+  auto stride_of = [](py::handle stride) {
+    return stride.is_none() ? std::vector<int64_t>{} : int_list(stride);
+  };
+  nn.def(
+      "max_pool1d_with_indices",
+      [stride_of](const Tensor& input, py::handle kernel_size, py::handle stride,
+                  py::handle padding, py::handle dilation, bool ceil_mode) {
+        return max_pool1d_with_indices(input, int_list(kernel_size), stride_of(stride),
+                                       int_list(padding), int_list(dilation), ceil_mode);
+      },
+      py::arg("input"), py::arg("kernel_size"), py::arg("stride") = py::none(),
+      py::arg("padding") = 0, py::arg("dilation") = 1, py::arg("ceil_mode") = false);
+  nn.def(
+      "avg_pool1d",
+      [stride_of](const Tensor& input, py::handle kernel_size, py::handle stride,
+                  py::handle padding, bool ceil_mode, bool count_include_pad) {
+        return avg_pool1d(input, int_list(kernel_size), stride_of(stride), int_list(padding),
+                          ceil_mode, count_include_pad);
+      },
+      py::arg("input"), py::arg("kernel_size"), py::arg("stride") = py::none(),
+      py::arg("padding") = 0, py::arg("ceil_mode") = false, py::arg("count_include_pad") = true);
+  nn.def(
+      "avg_pool2d",
+      [stride_of](const Tensor& input, py::handle kernel_size, py::handle stride,
+                  py::handle padding, bool ceil_mode, bool count_include_pad,
+                  std::optional<int64_t> divisor_override) {
+        return avg_pool2d(input, int_list(kernel_size), stride_of(stride), int_list(padding),
+                          ceil_mode, count_include_pad, divisor_override);
+      },
+      py::arg("input"), py::arg("kernel_size"), py::arg("stride") = py::none(),
+      py::arg("padding") = 0, py::arg("ceil_mode") = false, py::arg("count_include_pad") = true,
+      py::arg("divisor_override") = py::none());
+  nn.def(
+      "adaptive_avg_pool1d",
+      [](const Tensor& input, py::handle output_size) {
+        return adaptive_avg_pool1d(input, int_list(output_size));
+      },
+      py::arg("input"), py::arg("output_size"));
+  nn.def(
+      "adaptive_avg_pool2d",
+      [](const Tensor& input, py::handle output_size) {
+        return adaptive_avg_pool2d(input, int_list(output_size));
+      },
+      py::arg("input"), py::arg("output_size"));
+  nn.def(
+      "adaptive_max_pool2d",
+      [](const Tensor& input, py::handle output_size) {
+        return adaptive_max_pool2d(input, int_list(output_size));
+      },
+      py::arg("input"), py::arg("output_size"));
+  nn.def(
+      "im2col",
+      [](const Tensor& input, py::handle kernel_size, py::handle dilation, py::handle padding,
+         py::handle stride) {
+        return im2col(input, int_list(kernel_size), int_list(dilation), int_list(padding),
+                      int_list(stride));
+      },
+      py::arg("input"), py::arg("kernel_size"), py::arg("dilation") = 1, py::arg("padding") = 0,
+      py::arg("stride") = 1);
+  nn.def(
+      "col2im",
+      [](const Tensor& input, py::handle output_size, py::handle kernel_size, py::handle dilation,
+         py::handle padding, py::handle stride) {
+        return col2im(input, int_list(output_size), int_list(kernel_size), int_list(dilation),
+                      int_list(padding), int_list(stride));
+      },
+      py::arg("input"), py::arg("output_size"), py::arg("kernel_size"), py::arg("dilation") = 1,
+      py::arg("padding") = 0, py::arg("stride") = 1);
+}
+
 // The functional ops of nn_ops.h and loss_ops.h (torch.nn.functional's names; functional.py
 // adds the Python-side argument handling). Writes record the caller's .py line.
 void bind_functional(py::module_& nn) {
@@ -236,6 +309,7 @@ void bind_nn(py::module_& m) {
       },
       py::arg("input"), py::arg("kernel_size"), py::arg("stride") = py::none(),
       py::arg("padding") = 0, py::arg("dilation") = 1, py::arg("ceil_mode") = false);
+  bind_pooling(nn);
   m.def(
       "convolution",
       [](const Tensor& input, const Tensor& weight, py::handle bias, py::handle stride,

@@ -19,6 +19,9 @@ from mutagrad.nn.modules import (  # noqa: F401
     BCEWithLogitsLoss, KLDivLoss)
 from mutagrad.nn.modules import (  # noqa: F401
     Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d)
+from mutagrad.nn.modules import (  # noqa: F401
+    MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d,
+    AdaptiveMaxPool2d, Unfold, Fold)
 from mutagrad.nn import modules  # noqa: F401
 from mutagrad.nn import utils  # noqa: F401  (clip_grad_*, parameters_to_vector, ...)
 from mutagrad.nn import parallel  # noqa: F401  (DistributedDataParallel; docs/distributed.md)

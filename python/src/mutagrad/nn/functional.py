@@ -56,6 +56,16 @@ __all__ = [
     "conv_transpose2d",
     "max_pool2d",
     "max_pool2d_with_indices",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "unfold",
+    "fold",
 ]
 
 
@@ -466,3 +476,87 @@ def max_pool2d(
     """torch.nn.functional.max_pool2d; with return_indices, also the positions of the maxima."""
     out = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return out if return_indices else out[0]
+
+
+def _no_stride(stride):
+    return None if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) \
+        else stride
+
+
+def max_pool1d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True
+):
+    """torch.nn.functional.max_pool1d_with_indices: (values, positions along L); the graph is
+    torch's: SqueezeBackward1 over MaxPool2DWithIndicesBackward0 (C++: autograd/ops/pooling_ops.h)."""
+    return _nn.max_pool1d_with_indices(
+        input, kernel_size, _no_stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool1d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """torch.nn.functional.max_pool1d; with return_indices, also the positions of the maxima."""
+    out = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return out if return_indices else out[0]
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    """torch.nn.functional.avg_pool1d (SqueezeBackward1 over AvgPool2DBackward0)."""
+    return _nn.avg_pool1d(input, kernel_size, _no_stride(stride), padding, ceil_mode,
+                          count_include_pad)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """torch.nn.functional.avg_pool2d: each window's sum over torch's divisor (node
+    AvgPool2DBackward0, which saves no tensor)."""
+    return _nn.avg_pool2d(input, kernel_size, _no_stride(stride), padding, ceil_mode,
+                          count_include_pad, divisor_override)
+
+
+def _adaptive_size(input, output_size, dims):
+    """torch's _list_with_default: None takes the input's size in that dim."""
+    if isinstance(output_size, int):
+        return output_size
+    sizes = list(output_size)
+    if len(sizes) != dims:
+        return sizes  # the C++ op names the mismatch
+    shape = tuple(input.shape)
+    return [shape[len(shape) - dims + i] if v is None else v for i, v in enumerate(sizes)]
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """torch.nn.functional.adaptive_avg_pool1d (SqueezeBackward1 over
+    AdaptiveAvgPool2DBackward0; an output of 1 is a mean)."""
+    return _nn.adaptive_avg_pool1d(input, _adaptive_size(input, output_size, 1))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """torch.nn.functional.adaptive_avg_pool2d: windows [floor(i H / oh), ceil((i + 1) H / oh))
+    (node AdaptiveAvgPool2DBackward0; an output of 1x1 is a mean, MeanBackward1, as torch)."""
+    return _nn.adaptive_avg_pool2d(input, _adaptive_size(input, output_size, 2))
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """torch.nn.functional.adaptive_max_pool2d_with_indices: (values, flat positions in each
+    [H, W] plane); node AdaptiveMaxPool2DBackward0."""
+    return _nn.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """torch.nn.functional.adaptive_max_pool2d; with return_indices, also the positions."""
+    out = adaptive_max_pool2d_with_indices(input, output_size)
+    return out if return_indices else out[0]
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """torch.nn.functional.unfold (im2col): [N, C, H, W] -> [N, C kh kw, L] (node
+    Im2ColBackward0, whose backward is fold)."""
+    return _nn.im2col(input, kernel_size, dilation, padding, stride)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """torch.nn.functional.fold (col2im), unfold's adjoint: [N, C kh kw, L] -> [N, C,
+    *output_size], overlapping entries summed (node Col2ImBackward0)."""
+    return _nn.col2im(input, output_size, kernel_size, dilation, padding, stride)

@@ -15,3 +15,6 @@ from mutagrad.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
 from mutagrad.nn.modules.loss import (  # noqa: F401
     CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, SmoothL1Loss, HuberLoss, BCELoss,
     BCEWithLogitsLoss, KLDivLoss)
+from mutagrad.nn.modules.pooling import (  # noqa: F401
+    MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d,
+    AdaptiveMaxPool2d, Unfold, Fold)
