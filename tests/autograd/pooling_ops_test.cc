@@ -103,6 +103,21 @@ TEST(PoolingOps, MaxPool1dIsTheRowOf2dWithTorchsGraph) {
   CHECK_GRADS([](const VariableList& in) { return max_pool1d(in[0], {2}); }, {leaf({2, 7}, 9)});
 }
 
+// The node saves its own copy of the indices: writes into the input, the output or the returned
+// indices leave its backward valid (the gradient goes where the forward's maxima were).
+TEST(PoolingOps, SavesOnlyItsOwnIndices) {
+  const Tensor x = leaf({1, 1, 2, 2}, 10);
+  Tensor a = x * 1.0;
+  auto [y, idx] = max_pool2d_with_indices(a, {2});
+  const std::vector<double> at = values(idx);
+  a.mul_(-1.0);
+  idx.fill_(0);
+  y.sum().backward();
+  std::vector<double> want(4, 0.0);
+  want[static_cast<size_t>(at[0])] = 1.0;
+  EXPECT_EQ(values(x.grad()), want);
+}
+
 TEST(PoolingOps, RefusedArguments) {
   const Tensor x = leaf({1, 2, 5, 5}, 4);
   EXPECT_NE(error_of<ValueError>([&] { max_pool2d(x, {3}, {}, {2}); }).find("pad=2"),
