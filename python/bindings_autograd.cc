@@ -87,7 +87,7 @@ void bind_autograd(py::module_& m) {
       [](py::function fn, const py::list& inputs, double eps, double atol, double rtol,
          bool second_order, double nondet_tol, bool check_undefined_grad, bool check_grad_dtypes,
          bool check_batched_grad, bool fast_mode, bool gen_non_contig_grad_outputs,
-         const py::object& grad_outputs, uint64_t seed) {
+         const py::object& grad_outputs, uint64_t seed, bool check_forward_ad) {
         autograd::GradcheckOptions options;
         options.eps = eps;
         options.atol = atol;
@@ -97,6 +97,7 @@ void bind_autograd(py::module_& m) {
         options.check_grad_dtypes = check_grad_dtypes;
         options.check_batched_grad = check_batched_grad;
         options.fast_mode = fast_mode;
+        options.check_forward_ad = check_forward_ad;
         options.gen_non_contig_grad_outputs = gen_non_contig_grad_outputs;
         options.require_float64 = false;  // mutagrad.autograd warns as torch does
         options.is_backward_failure = [](const std::exception& e) {
@@ -116,7 +117,8 @@ void bind_autograd(py::module_& m) {
       py::arg("fn"), py::arg("inputs"), py::arg("eps"), py::arg("atol"), py::arg("rtol"),
       py::arg("second_order"), py::arg("nondet_tol"), py::arg("check_undefined_grad"),
       py::arg("check_grad_dtypes"), py::arg("check_batched_grad"), py::arg("fast_mode"),
-      py::arg("gen_non_contig_grad_outputs"), py::arg("grad_outputs"), py::arg("seed"));
+      py::arg("gen_non_contig_grad_outputs"), py::arg("grad_outputs"), py::arg("seed"),
+      py::arg("check_forward_ad") = false);
 
   // Functional transforms: each returns (outputs, result) as lists; jacobian/hessian return
   // a list of lists ([output][input] for jacobian, [input][input] for hessian).
@@ -152,6 +154,34 @@ void bind_autograd(py::module_& m) {
     }
     return out;
   });
+  // Forward-mode AD (autograd/forward_ad.h), for mutagrad/autograd/forward_ad.py.
+  m.def("_enter_dual_level", &forward_ad::enter_dual_level);
+  m.def("_exit_dual_level", &forward_ad::exit_dual_level, py::arg("level"));
+  m.def("_current_dual_level", &forward_ad::current_level);
+  m.def(
+      "_make_dual",
+      [](const Tensor& primal, const Tensor& tangent, std::optional<int64_t> level) {
+        return wrap_tensor(forward_ad::make_dual(primal, tangent, level));
+      },
+      py::arg("primal"), py::arg("tangent"), py::arg("level") = py::none());
+  m.def(
+      "_unpack_dual",
+      [](const Tensor& t, std::optional<int64_t> level) {
+        forward_ad::UnpackedDual u = forward_ad::unpack_dual(t, level);
+        return py::make_tuple(wrap_tensor(u.primal),
+                              u.tangent.defined() ? wrap_tensor(u.tangent) : py::none());
+      },
+      py::arg("tensor"), py::arg("level") = py::none());
+  m.def("_forward_jvp",
+        [](py::function fn, const py::list& inputs, const py::list& v, bool create_graph) {
+          return functional_result(autograd::forward_jvp(as_function(fn), tensors_from(inputs),
+                                                         tensors_from(v), create_graph));
+        });
+  m.def("_forward_over_reverse_hvp",
+        [](py::function fn, const py::list& inputs, const py::list& v, bool create_graph) {
+          return functional_result(autograd::forward_over_reverse_hvp(
+              as_function(fn), tensors_from(inputs), tensors_from(v), create_graph));
+        });
   bind_custom_function(m);
 }
 

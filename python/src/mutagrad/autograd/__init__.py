@@ -7,6 +7,7 @@
 import warnings
 
 from mutagrad import _C
+from mutagrad.autograd import forward_ad  # noqa: F401
 from mutagrad.autograd import functional  # noqa: F401
 from mutagrad.autograd import graph  # noqa: F401
 from mutagrad.autograd import function  # noqa: F401
@@ -110,7 +111,7 @@ def _check_inputs(inputs):
 
 def _run_check(func, inputs, grad_outputs, *, eps, atol, rtol, raise_exception, nondet_tol,
                check_undefined_grad, check_grad_dtypes, check_batched_grad, fast_mode,
-               second_order, gen_non_contig_grad_outputs=False):
+               second_order, gen_non_contig_grad_outputs=False, check_forward_ad=False):
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)
     # Non-tensor arguments (numbers, None, ...) are passed through to func unchanged.
@@ -129,7 +130,8 @@ def _run_check(func, inputs, grad_outputs, *, eps, atol, rtol, raise_exception, 
     ok, report = _C._gradcheck(fn, tensors, eps, atol, rtol, second_order, float(nondet_tol),
                                bool(check_undefined_grad), bool(check_grad_dtypes),
                                bool(check_batched_grad), bool(fast_mode),
-                               bool(gen_non_contig_grad_outputs), grad_outputs, 0)
+                               bool(gen_non_contig_grad_outputs), grad_outputs, 0,
+                               bool(check_forward_ad))
     if not ok and raise_exception:
         raise GradcheckError(report)
     return ok
@@ -146,7 +148,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     fast_mode compares random projections v^T J u, nondet_tol bounds the difference between two
     runs of backward, check_undefined_grad backpropagates undefined output gradients,
     check_grad_dtypes compares gradient and input dtypes, check_batched_grad (no vmap here)
-    compares backwards for random grad_outputs on rebuilt graphs. check_forward_ad,
+    compares backwards for random grad_outputs on rebuilt graphs. check_forward_ad also compares
+    the Jacobians from forward-mode AD (mutagrad.autograd.forward_ad) with the numeric ones.
     check_batched_forward_grad and check_sparse_nnz raise NotImplementedError."""
     assert check_forward_ad or check_backward_ad, \
         "Expected at least one of check_forward_ad or check_backward_ad to be True"
@@ -154,14 +157,14 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         "Setting check_batched_grad=True requires check_backward_ad to be True")
     assert not (check_batched_forward_grad and not check_forward_ad), (
         "Setting check_batched_forward_grad=True requires check_forward_ad to be True")
-    _not_implemented("gradcheck", check_forward_ad=check_forward_ad,
-                     check_batched_forward_grad=check_batched_forward_grad,
+    _not_implemented("gradcheck", check_batched_forward_grad=check_batched_forward_grad,
                      check_sparse_nnz=check_sparse_nnz)
     return _run_check(func, inputs, None, eps=eps, atol=atol, rtol=rtol,
                       raise_exception=raise_exception, nondet_tol=nondet_tol,
                       check_undefined_grad=check_undefined_grad,
                       check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
-                      fast_mode=fast_mode, second_order=False)
+                      fast_mode=fast_mode, second_order=False,
+                      check_forward_ad=check_forward_ad)
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,

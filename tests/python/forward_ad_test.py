@@ -1,0 +1,155 @@
+"""Forward-mode AD (mutagrad.autograd.forward_ad) against torch 1.13's torch.autograd.forward_ad:
+random programs mixing in-place ops, views and indexed writes on dual and plain tensors, the
+same program run by both libraries, every tensor's primal and tangent compared after every
+step (on the CPU and the host-run CUDA device for mutagrad; torch runs on the CPU). Then the
+API's shape (namedtuple, nested levels, level exit) and its errors."""
+
+import random
+
+import pytest
+import torch
+import torch.autograd.forward_ad as tfw
+
+import mutagrad as mg
+import mutagrad.autograd.forward_ad as mfw
+
+DEVICES = ["cpu", "cuda"]
+
+
+def to_torch(t):
+    return torch.tensor(t.cpu().tolist(), dtype=torch.float64) if t is not None else None
+
+
+def values(lib, t):
+    if t is None:
+        return None
+    return t.tolist() if lib is torch else t.cpu().tolist()
+
+
+def run_program(lib, fw, seed, device):
+    """Runs one random program; returns [(primal, tangent)] of every named tensor after each
+    step, as nested lists (tangent None when absent)."""
+    rng = random.Random(seed)
+    dev = {} if lib is torch else {"device": device}
+
+    def const(*shape):
+        data = [rng.uniform(-1, 1) for _ in range(max(1, int(torch.Size(shape).numel())))]
+        return lib.tensor(data, dtype=lib.float64, **dev).reshape(shape)
+
+    snapshots = []
+    with fw.dual_level():
+        base = const(4, 6)
+        plain = const(4, 6)
+        dual = fw.make_dual(const(4, 6), const(4, 6))
+        src = fw.make_dual(const(2, 6), const(2, 6))
+        named = {"base": base, "plain": plain, "dual": dual, "src": src}
+        views = {}
+        for step in range(12):
+            kind = rng.choice(["view", "inplace", "write", "binary", "indexed", "unary"])
+            target_name = rng.choice(sorted(named) + sorted(views))
+            target = named.get(target_name, views.get(target_name))
+            if kind == "view":
+                which = rng.choice(["row", "cols", "t", "diag"])
+                parent = rng.choice([base, plain, dual])
+                if which == "row":
+                    v = parent.select(0, rng.randrange(4))
+                elif which == "cols":
+                    v = parent.narrow(1, 1, 3)
+                elif which == "t":
+                    v = parent.t()
+                else:
+                    v = parent.diagonal()
+                views[f"v{step}"] = v
+            elif kind == "inplace":
+                op = rng.choice(["mul_", "add_", "sin_", "exp_", "neg_", "tanh_", "zero_"])
+                if op in ("mul_", "add_"):
+                    other = rng.choice([const(*target.shape), dual.flatten()[: target.numel()]
+                                        .reshape(target.shape) * 0.5])
+                    getattr(target, op)(other)
+                else:
+                    getattr(target, op)()
+            elif kind == "write":
+                row = rng.randrange(4)
+                if target.dim() == 2 and target.shape[0] == 4 and target.shape[1] == 6:
+                    target[row] = src[rng.randrange(2)] * 2
+                else:
+                    target.copy_(dual.flatten()[: target.numel()].reshape(target.shape) * 1.0)
+            elif kind == "indexed":
+                op = rng.choice(["index_put_", "masked_fill_", "index_add_", "scatter_add_"])
+                if target.dim() != 2 or target.shape != (4, 6):
+                    target = base
+                idx = lib.tensor([rng.randrange(4), rng.randrange(4)], **dev)
+                if op == "index_put_":
+                    target.index_put_((idx,), src, accumulate=rng.random() < 0.5)
+                elif op == "masked_fill_":
+                    target.masked_fill_(const(4, 6) > 0, 0.25)
+                elif op == "index_add_":
+                    target.index_add_(0, idx, src, alpha=1.5)
+                else:
+                    target.scatter_add_(0, idx.unsqueeze(1).expand(2, 6), src)
+            elif kind == "binary":
+                named[f"r{step}"] = target * dual.flatten()[: target.numel()].reshape(
+                    target.shape) + target.sum()
+            else:
+                op = rng.choice(["sigmoid", "exp", "tanh", "relu", "sin"])
+                named[f"r{step}"] = getattr(target, op)()
+            snap = {}
+            for name, t in list(named.items()) + list(views.items()):
+                p, tg = fw.unpack_dual(t)
+                snap[name] = (values(lib, p), values(lib, tg))
+            snapshots.append(snap)
+    return snapshots
+
+
+def close(a, b):
+    if a is None or b is None:
+        return a is None and b is None
+    return torch.allclose(torch.tensor(a, dtype=torch.float64),
+                          torch.tensor(b, dtype=torch.float64), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("seed", range(40))
+def test_random_programs_match_torch(seed, device):
+    expected = run_program(torch, tfw, seed, None)
+    got = run_program(mg, mfw, seed, device)
+    for step, (e, g) in enumerate(zip(expected, got)):
+        for name in e:
+            assert close(e[name][0], g[name][0]), (step, name, "primal")
+            assert close(e[name][1], g[name][1]), (step, name, "tangent", e[name][1], g[name][1])
+
+
+def test_api_shape_and_level_exit():
+    x = mg.tensor([1.0, 2.0], dtype=mg.float64)
+    with mfw.dual_level() as level:
+        assert level == 0
+        d = mfw.make_dual(x, mg.tensor([3.0, 4.0], dtype=mg.float64))
+        u = mfw.unpack_dual(d * d)
+        assert isinstance(u, mfw.UnpackedDualTensor)
+        assert u.tangent.tolist() == [6.0, 16.0]
+        assert u.primal.tolist() == [1.0, 4.0]
+        assert mfw.unpack_dual(x).tangent is None
+    with mfw.dual_level():
+        assert mfw.unpack_dual(d).tangent is None  # erased when its level exited
+    assert mfw.unpack_dual(d).tangent is None
+
+
+def test_errors():
+    x = mg.tensor([1.0, 2.0], dtype=mg.float64)
+    with pytest.raises(RuntimeError, match="no forward AD level"):
+        mfw.make_dual(x, x)
+    with mfw.dual_level():
+        with pytest.raises(RuntimeError, match=r"\[3\]"):
+            mfw.make_dual(x, mg.zeros(3, dtype=mg.float64))
+        with pytest.raises(RuntimeError, match="dtype"):
+            mfw.make_dual(x, x.float())
+        d = mfw.make_dual(x, x)
+        with pytest.raises(RuntimeError, match="forward-mode AD is not implemented"):
+            d.cumsum(0)
+
+
+def test_gradcheck_check_forward_ad():
+    x = mg.rand(3, 4, dtype=mg.float64, requires_grad=True)
+    w = mg.rand(4, 2, dtype=mg.float64, requires_grad=True)
+    assert mg.autograd.gradcheck(lambda a, b: (a @ b).sigmoid() * a.sum(), (x, w),
+                                 check_forward_ad=True)
