@@ -176,6 +176,14 @@ class Unpickler {
     bool allowed =
         module == "torch" && (name.size() > 7 && name.compare(name.size() - 7, 7, "Storage") == 0);
     for (const char* g : kGlobals) allowed = allowed || full == g;
+    if (full == "torch._utils _rebuild_tensor_v3") {
+      // torch 2 rebuilds through v3 exactly the dtypes without a storage type (uint16/32/64,
+      // float8_*, complex32, bits*): none is one of mutagrad's.
+      throw UnknownDTypeError(
+          "load: the file holds a tensor rebuilt by torch._utils._rebuild_tensor_v3, which "
+          "torch 2 writes for dtypes mutagrad does not have (uint16/32/64, float8_*, "
+          "complex32, bits*); convert it to a supported dtype before saving");
+    }
     if (!allowed) {
       fail(str("the global '", module, ".", name,
                "' is not one a weights file needs (only tensor rebuilds, storage types and "

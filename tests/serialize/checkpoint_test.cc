@@ -337,6 +337,11 @@ TEST(Checkpoint, HostileArchivesAreTypedErrors) {
   uint32_t n = static_cast<uint32_t>(cmd.size());
   evil += std::string(reinterpret_cast<const char*>(&n), 4) + cmd + "tR.";
   expect_refused<UnpicklingError>("os.system", archive(evil), "'os.system' is not one");
+  // torch 2 writes uint16/32/64, float8_*, complex32 and bits* through _rebuild_tensor_v3.
+  expect_refused<UnknownDTypeError>("rebuild v3",
+                                    archive("\x80\x02"
+                                            "ctorch._utils\n_rebuild_tensor_v3\n."),
+                                    "dtypes mutagrad does not have");
   EXPECT_NE(access(marker.c_str(), F_OK), 0) << "the pickle ran a command";
   expect_refused<UnpicklingError>("builtins.eval",
                                   archive("\x80\x02"
