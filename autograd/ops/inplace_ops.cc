@@ -142,8 +142,8 @@ void binary_inplace(const Tensor& self, BinaryOp op, const Tensor& other, const 
       is_one(alpha) ? safe_operand(self, other) : native::scale_by_alpha(other, alpha, promoted);
   native::binary_out(op, self, self, operand, &site);  // checks, bumps once, writes
   finish(self, node);
+  fwd::write_tangents(self, std::move(tangents), site.op);  // before the node saves self
   if (node && op == BinaryOp::kPow) save_binary_result(*node, self);
-  fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 void binary_scalar_inplace(const Tensor& self, BinaryOp op, const Scalar& other,
@@ -201,8 +201,8 @@ void unary_inplace(const Tensor& self, UnaryOp op, const UnaryArgs& args,
   }
   native::unary_out(op, self, self, args, &site);  // checks, bumps once, writes
   finish(self, node);
+  fwd::write_tangents(self, std::move(tangents), site.op);  // before the node saves self
   if (node && unary_saves_result(op)) save_unary_result(*node, self);
-  fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 void masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& value,

@@ -489,14 +489,15 @@ namespace {
 // result = op(self), recording the op's node when self requires grad.
 Tensor unary_op(UnaryOp op, const Tensor& self, const UnaryArgs& args = {}) {
   Tensor result = native::unary(op, self, args);
+  // Before the node saves result: a saved output keeps its tangents (forward-over-reverse).
+  autograd::fwd::propagate(unary_op_name(op), result, {self}, [&](const auto& t) {
+    return autograd::unary_tangent(op, self, args, result, t[0]);
+  });
   if (autograd::compute_requires_grad_has_jvp(self)) {
     std::shared_ptr<autograd::Node> node = autograd::make_unary_node(op, self, args, self);
     set_history(result, node);
     if (autograd::unary_saves_result(op)) autograd::save_unary_result(*node, result);
   }
-  autograd::fwd::propagate(unary_op_name(op), result, {self}, [&](const auto& t) {
-    return autograd::unary_tangent(op, self, args, result, t[0]);
-  });
   return result;
 }
 

@@ -332,6 +332,24 @@ TEST(ForwardAdMutation, ForwardOverReverseHvp) {
   expect_close(unpack_dual(g).tangent, values((x * 6 - x.sin()) * v), 1e-10);
 }
 
+// Nodes that save their output (TanhBackward0, ExpBackward0, SigmoidBackward0) and in-place
+// ops that do (exp_): the saved output keeps its tangent, so H v matches the double vjp.
+TEST(ForwardAdMutation, ForwardOverReverseHvpThroughSavedOutputs) {
+  const Tensor x = constant({3, 4}, 20);
+  const Tensor v = constant({3, 4}, 21);
+  const Tensor w1 = constant({4, 5}, 22);
+  const Tensor w2 = constant({5, 2}, 23);
+  autograd::TensorFunction f([&](const VariableList& in) {
+    Tensor h = in[0].mm(w1).tanh();
+    Tensor e = h.sigmoid().clone();
+    e.exp_();
+    return (e.mm(w2) + h.exp().sum()).sum();
+  });
+  const Tensor expected = autograd::hvp(f, {x}, {v}).result[0];
+  const Tensor got = autograd::forward_over_reverse_hvp(f, {x}, {v}).result[0];
+  expect_close(got, values(expected), 1e-9);
+}
+
 TEST(ForwardAdMutation, SavedTangentIsVersionChecked) {
   dual_level level;
   Tensor p = constant({3}, 16).requires_grad_();
