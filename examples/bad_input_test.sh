@@ -42,6 +42,11 @@ expect 2 "--resume $tmp/none.pt: cannot read a train_digits checkpoint" \
   examples/train_digits --resume "$tmp/none.pt"
 expect 2 "--resume $tmp/a_file: cannot read a train_digits checkpoint" \
   examples/train_digits --resume "$tmp/a_file"
+# A checkpoint path below a regular file: the first save fails with the path, status 2.
+expect 2 "train_digits: save: cannot create a temporary file beside '$tmp/a_file/x.pt'" \
+  examples/train_digits --epochs 1 --checkpoint "$tmp/a_file/x.pt"
+expect 2 "train_digits.py: cannot save the checkpoint: .*$tmp/a_file/x.pt" \
+  /usr/bin/python3 examples/train_digits.py --epochs 1 --checkpoint "$tmp/a_file/x.pt"
 expect 2 "train_digits.py: --resume $tmp/a_file: cannot read a train_digits checkpoint" \
   /usr/bin/python3 examples/train_digits.py --resume "$tmp/a_file"
 expect 2 "train_digits.py: cannot open the handwritten digits data set at /nonexistent" \

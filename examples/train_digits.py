@@ -181,9 +181,12 @@ def main(argv=None):
               f"{accuracy(model, test_x, test_y):5.1f}%  {n_train / seconds:8.0f} examples/s",
               flush=True)
         if args.checkpoint:
-            mg.save({"epoch": epoch, "epochs": args.epochs, "model": model.state_dict(),
-                     "optimizer": opt.state_dict(), "scheduler": schedule.state_dict(),
-                     "generator": mg.get_rng_state()}, args.checkpoint)
+            try:
+                mg.save({"epoch": epoch, "epochs": args.epochs, "model": model.state_dict(),
+                         "optimizer": opt.state_dict(), "scheduler": schedule.state_dict(),
+                         "generator": mg.get_rng_state()}, args.checkpoint)
+            except (OSError, RuntimeError) as e:
+                fail(f"cannot save the checkpoint: {e}")
         if epoch == args.stop_after:
             print(f"stopped after epoch {epoch}; continue with --resume {args.checkpoint}")
             return 0
