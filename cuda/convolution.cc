@@ -12,7 +12,8 @@
 //   - otherwise ("same" padding with an even kernel, a cropped input): the library pads
 //     min(pl, pr), and x is zero-padded explicitly by the rest on each side first (for the
 //     input gradient, the library writes the padded gradient and its inner part is copied out).
-// A 1-d convolution is a 2-d one of height 1 (the same memory). The library is used for float32
+// A 1-d convolution is a 2-d one of height 1 (the same memory). Operands at a storage offset
+// that is not a multiple of 16 bytes are copied first. The library is used for float32
 // and float64 with 1 to 3 spatial dims and every tensor under 2^31 elements (cuDNN's legacy API
 // takes int sizes); anything else, and a call for which the library has no deterministic
 // algorithm, runs the reference. convolution_counters() says which ran.
@@ -20,6 +21,7 @@
 
 #include <atomic>
 #include <climits>
+#include <cstdint>
 
 #include "cuda/cuda_backend.h"
 #include "cuda/dnn.h"
@@ -121,6 +123,21 @@ Tensor inner(const Tensor& xp, const Plan& plan, IntArrayRef x_sizes) {
   return r;
 }
 
+// Operands start on a 16-byte boundary, as cuDNN's vectorized kernels may need: a contiguous
+// view at an odd storage offset is copied (fresh blocks are aligned to 256 bytes).
+bool aligned(const Tensor& t) { return reinterpret_cast<uintptr_t>(address(t)) % 16 == 0; }
+
+Tensor fresh(IntArrayRef sizes, const Tensor& like) {
+  return empty(sizes, TensorOptions(like.dtype()).device(like.device()));
+}
+
+Tensor aligned_input(const Tensor& t) {
+  if (aligned(t)) return t;
+  Tensor c = fresh(t.sizes(), t);
+  native::copy_(c, t);
+  return c;
+}
+
 // x zero-padded by the plan's explicit padding (contiguous).
 Tensor padded(const Tensor& x, const Plan& plan) {
   Tensor xp = zeros(plan.padded_x, TensorOptions(x.dtype()).device(x.device()));
@@ -142,8 +159,11 @@ void CudaBackend::conv_forward(const Tensor& y, const Tensor& x, const Tensor& w
                                const ConvParams& params) {
   const Plan plan = plan_for(x.sizes(), w.sizes(), y.sizes(), params, x.dtype());
   if (plan.library) {
-    const Tensor xp = plan.extra ? padded(x, plan) : x;
-    if (dnn()->convolution(args_for(ConvKind::kForward, xp, w, y, params, plan))) {
+    const Tensor xp = plan.extra ? padded(x, plan) : aligned_input(x);
+    const bool direct = aligned(y);
+    const Tensor out = direct ? y : fresh(y.sizes(), y);
+    if (dnn()->convolution(args_for(ConvKind::kForward, xp, aligned_input(w), out, params, plan))) {
+      if (!direct) native::copy_(y, out);
       ++library_calls;
       return;
     }
@@ -156,10 +176,11 @@ void CudaBackend::conv_backward_input(const Tensor& gx, const Tensor& gy, const 
                                       const ConvParams& params) {
   const Plan plan = plan_for(gx.sizes(), w.sizes(), gy.sizes(), params, gx.dtype());
   if (plan.library) {
-    const Tensor gxp =
-        plan.extra ? empty(plan.padded_x, TensorOptions(gx.dtype()).device(gx.device())) : gx;
-    if (dnn()->convolution(args_for(ConvKind::kBackwardData, gxp, w, gy, params, plan))) {
-      if (plan.extra) native::copy_(gx, inner(gxp, plan, gx.sizes()));
+    const bool direct = !plan.extra && aligned(gx);
+    const Tensor gxp = direct ? gx : fresh(plan.padded_x, gx);
+    if (dnn()->convolution(args_for(ConvKind::kBackwardData, gxp, aligned_input(w),
+                                    aligned_input(gy), params, plan))) {
+      if (!direct) native::copy_(gx, inner(gxp, plan, gx.sizes()));
       ++library_calls;
       return;
     }
@@ -172,8 +193,12 @@ void CudaBackend::conv_backward_weight(const Tensor& gw, const Tensor& x, const 
                                        const ConvParams& params) {
   const Plan plan = plan_for(x.sizes(), gw.sizes(), gy.sizes(), params, x.dtype());
   if (plan.library) {
-    const Tensor xp = plan.extra ? padded(x, plan) : x;
-    if (dnn()->convolution(args_for(ConvKind::kBackwardFilter, xp, gw, gy, params, plan))) {
+    const Tensor xp = plan.extra ? padded(x, plan) : aligned_input(x);
+    const bool direct = aligned(gw);
+    const Tensor out = direct ? gw : fresh(gw.sizes(), gw);
+    if (dnn()->convolution(
+            args_for(ConvKind::kBackwardFilter, xp, out, aligned_input(gy), params, plan))) {
+      if (!direct) native::copy_(gw, out);
       ++library_calls;
       return;
     }

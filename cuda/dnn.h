@@ -74,7 +74,13 @@ ConvolutionCounters convolution_counters();
 // order for the adjoints.
 template <typename T>
 void reference_convolution(const ConvArgs& a) {
-  // cuDNN refuses (CUDNN_STATUS_BAD_PARAM) an output whose size is not its rounding's.
+  // What cuda/convolution.cc guarantees: 16-byte aligned operands (Note [Convolution on the CUDA
+  // device]), and an output size that is cuDNN's rounding's (else CUDNN_STATUS_BAD_PARAM).
+  for (const void* p : {a.x, a.w, a.y}) {
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) {
+      throw DeviceError(str("reference_convolution: operand ", p, " is not 16-byte aligned"));
+    }
+  }
   for (int i = 0; i < a.spatial; ++i) {
     const int64_t want =
         (a.in[i] + 2 * a.pad[i] - a.dilation[i] * (a.k[i] - 1) - 1) / a.stride[i] + 1;

@@ -25,6 +25,7 @@
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/pointwise.h"
+#include "tensor/native/views.h"
 #include "tests/cuda/conformance_util.h"
 #include "tests/tensor/test_util.h"
 
@@ -127,6 +128,15 @@ std::vector<double> terms(const Geo& g) {
           static_cast<double>(g.n) * out};
 }
 
+// t's values in a contiguous view one element into a larger storage: a storage offset that is not
+// a multiple of 16 bytes, which cuda/convolution.cc copies to an aligned block for the library.
+Tensor shifted(const Tensor& t) {
+  Tensor big = empty({t.numel() + 1}, t.dtype());
+  Tensor v = native::view(native::narrow(big, 0, 1, t.numel()), t.sizes());
+  native::copy_(v, t);
+  return v;
+}
+
 Tensor abs64(const Tensor& t) {
   return native::unary(UnaryOp::kAbs, native::to(host(t), kFloat64));
 }
@@ -151,14 +161,21 @@ TEST(ConvolutionConformance, DeviceMatchesTheCpuWithinTheDotProductBoundAndRepea
   const char* names[] = {"forward", "backward_input", "backward_weight"};
   Random rnd(37);
   int library_2d = 0, fallback_3d = 0;
+  int index = 0;
   for (const Geo& g : geometries()) {
     SCOPED_TRACE(g.str());
+    const bool shift = index++ % 3 == 1;  // contiguous operands at an unaligned offset
     for (ScalarType dtype : {kFloat32, kFloat64}) {
       SCOPED_TRACE(dtype_name(dtype));
       const double u = dtype == kFloat32 ? 0x1p-24 : 0x1p-53;
-      const Tensor x = rnd.tensor(g.x_shape(), dtype, -1, 1);
-      const Tensor w = rnd.tensor(g.w_shape(), dtype, -1, 1);
-      const Tensor gy = rnd.tensor(g.y_shape(), dtype, -1, 1);
+      Tensor x = rnd.tensor(g.x_shape(), dtype, -1, 1);
+      Tensor w = rnd.tensor(g.w_shape(), dtype, -1, 1);
+      Tensor gy = rnd.tensor(g.y_shape(), dtype, -1, 1);
+      if (shift) {
+        x = shifted(x);
+        w = shifted(w);
+        gy = shifted(gy);
+      }
       const std::vector<Tensor> cpu = maps(g, x, w, gy);
       const std::vector<Tensor> bound_of = maps(g, abs64(x), abs64(w), abs64(gy));
       const cuda::ConvolutionCounters before = cuda::convolution_counters();
