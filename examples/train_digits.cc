@@ -159,8 +159,8 @@ Config parse_args(int argc, char** argv) {
   return c;
 }
 
-// [n, 1, 8, 8] -> logits [n, 10]: two convolution blocks, then a 2x2 average of each channel
-// and a linear head (torch: nn.Sequential(Conv2d(1, 16, 3, padding=1), BatchNorm2d(16),
+// [n, 1, 8, 8] -> logits [n, 10]: two convolution blocks, the second pooled to 2x2 per
+// channel, and a linear head (torch: nn.Sequential(Conv2d(1, 16, 3, padding=1), BatchNorm2d(16),
 // ReLU(inplace=True), MaxPool2d(2), Conv2d(16, 32, 3, padding=1), BatchNorm2d(32),
 // ReLU(inplace=True), AdaptiveAvgPool2d(2), Flatten(), Linear(128, 10))). The ReLUs write the batch
 // norms' outputs in place, which neither saves (Note [What a convolution layer writes and saves] in
@@ -171,20 +171,18 @@ class DigitsCnn : public nn::Module {
     block1 = register_module(
         "block1", std::make_shared<nn::Sequential>(
                       std::make_shared<nn::Conv2d>(nn::ConvOptions(1, 16, 3).padding(1)),
-                      std::make_shared<nn::BatchNorm2d>(16), std::make_shared<nn::ReLU>(true)));
+                      std::make_shared<nn::BatchNorm2d>(16), std::make_shared<nn::ReLU>(true),
+                      std::make_shared<nn::MaxPool2d>(2)));
     block2 = register_module(
         "block2", std::make_shared<nn::Sequential>(
                       std::make_shared<nn::Conv2d>(nn::ConvOptions(16, 32, 3).padding(1)),
-                      std::make_shared<nn::BatchNorm2d>(32), std::make_shared<nn::ReLU>(true)));
+                      std::make_shared<nn::BatchNorm2d>(32), std::make_shared<nn::ReLU>(true),
+                      std::make_shared<nn::AdaptiveAvgPool2d>(2)));
     head = register_module("head", std::make_shared<nn::Linear>(32 * 2 * 2, kClasses));
   }
 
   Tensor forward(const Tensor& x) override {
-    Tensor h = max_pool2d((*block1)(x), {2});  // [n, 16, 4, 4]
-    h = (*block2)(h);                          // [n, 32, 4, 4]
-    // Adaptive average pooling to 2x2: the mean of each 2x2 block of the 4x4 map.
-    const int64_t n = h.size(0);
-    h = h.reshape({n, 32, 2, 2, 2, 2}).mean({3, 5});
+    const Tensor h = (*block2)((*block1)(x));  // [n, 16, 4, 4], then [n, 32, 2, 2]
     return (*head)(h.flatten(1));
   }
 
