@@ -50,7 +50,7 @@ class Archive {
     zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
     zip_error_fini(&error);
     if (src == nullptr) throw SerializationError("load: libzip cannot read from memory");
-    return Archive(src);
+    return Archive(src, bytes.size());
   }
   // Reads the file at `path` as records are asked for: never the whole file at once.
   static Archive of_file(const std::string& path) {
@@ -58,6 +58,9 @@ class Archive {
     if (f == nullptr) {
       throw SerializationError(str("load: cannot open '", path, "': ", std::strerror(errno)));
     }
+    std::fseek(f, 0, SEEK_END);
+    long end = std::ftell(f);
+    std::fseek(f, 0, SEEK_SET);
     zip_error_t error;
     zip_error_init(&error);
     zip_source_t* src = zip_source_filep_create(f, 0, -1, &error);
@@ -66,11 +69,12 @@ class Archive {
       std::fclose(f);
       throw SerializationError(str("load: libzip cannot read '", path, "'"));
     }
-    return Archive(src);
+    return Archive(src, end < 0 ? 0 : static_cast<uint64_t>(end));
   }
 
   // Takes `src` (freed on failure too).
-  explicit Archive(zip_source_t* src) {
+  // `file_size`: the archive's bytes; no record may claim more (memory bounded by the file).
+  Archive(zip_source_t* src, uint64_t file_size) : file_size_(file_size) {
     zip_error_t error;
     zip_error_init(&error);
     zip_ = ZipPtr(zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error));
@@ -108,6 +112,11 @@ class Archive {
                             "' is compressed; torch stores records uncompressed, and a "
                             "compressed one could expand beyond the file's size"));
     }
+    if (st.size > file_size_ || ((st.valid & ZIP_STAT_COMP_SIZE) && st.comp_size != st.size)) {
+      throw FormatError(str("load: the record '", prefix_, name, "' claims ", st.size,
+                            " bytes in an archive of ", file_size_,
+                            " bytes; the archive is truncated or corrupt"));
+    }
     return st.size;
   }
 
@@ -133,6 +142,7 @@ class Archive {
  private:
   ZipPtr zip_;
   std::string prefix_;
+  uint64_t file_size_ = 0;
 };
 
 // The bytes of `storage` on `device` (the storage itself if it is there already).

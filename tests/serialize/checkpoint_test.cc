@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <zip.h>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -384,6 +385,18 @@ TEST(Checkpoint, HostileArchivesAreTypedErrors) {
                               "no record 'archive/data/0'");
   expect_refused<FormatError>("version", archive("\x80\x02N.", {}, "99\n"), "version record");
   std::string good = save_to_bytes(Value::list({arange6(kFloat32)}));
+  // A stored record whose headers claim more bytes than the archive has (libFuzzer found one
+  // claiming 4 GB: the reader allocated that much before reading).
+  {
+    std::string big = good;
+    uint32_t huge = 0xFB000000u;
+    size_t local = big.find("archive/data.pkl");
+    size_t central = big.find("archive/data.pkl", local + 1);
+    ASSERT_NE(central, std::string::npos);
+    std::memcpy(&big[local - 30 + 22], &huge, 4);    // local header: uncompressed size
+    std::memcpy(&big[central - 46 + 24], &huge, 4);  // central directory: uncompressed size
+    expect_refused<FormatError>("record beyond the file", big, "claims 4211081216 bytes");
+  }
   expect_refused<FormatError>("truncated archive", good.substr(0, good.size() / 2),
                               "not a readable zip archive");
   expect_refused<FormatError>("not a zip", "PK\x03\x04 garbage", "not a readable zip archive");
