@@ -178,11 +178,13 @@ class NcclProcessGroup final : public MpiProcessGroup {
 
   // Polls `event` until it completed (Note [NCCL failures raise]).
   void wait_event(cudaEvent_t event, const char* what) {
+    refuse_if_aborted(what);
     NcclPoll poll(nccl_, event, &aborted_);
     wait_or_abort(poll, timeout_seconds(), what, rank());
   }
   // Whether `event` completed; DistributedError (after the abort) when the communicator failed.
   bool query_event(cudaEvent_t event, const char* what) {
+    refuse_if_aborted(what);
     NcclPoll poll(nccl_, event, &aborted_);
     const std::string error = poll.async_error();
     if (error.empty()) return poll.finished();
@@ -195,18 +197,24 @@ class NcclProcessGroup final : public MpiProcessGroup {
   // bumps a version.
   void exchange_metadata(const void* mine, void* all, size_t bytes,
                          const char* collective) override {
-    if (aborted_) {
-      throw DistributedError(str(collective,
-                                 ": this nccl process group stopped working after an earlier "
-                                 "collective failed or timed out (its communicator was "
-                                 "aborted); restart the job"));
-    }
+    refuse_if_aborted(collective);
     MpiProcessGroup::exchange_metadata(mine, all, bytes, collective);
   }
 
  private:
   // The library's stream (cuda/runtime.h): the kernels that wrote the tensor ran on it.
   static cudaStream_t stream() { return static_cast<cudaStream_t>(cuda::runtime().stream()); }
+
+  // ncclCommAbort freed the communicator: nothing may hand `nccl_` to NCCL again, neither a
+  // later collective nor the wait of another Work still pending when the first one failed (its
+  // destructor waits). Every such call raises here instead.
+  void refuse_if_aborted(const char* what) const {
+    if (!aborted_) return;
+    throw DistributedError(str(what,
+                               ": this nccl process group stopped working after an earlier "
+                               "collective failed or timed out (its communicator was "
+                               "aborted); restart the job"));
+  }
 
   // A non-blocking call's result: ncclInProgress is polled until it settles.
   void enqueued(ncclResult_t r, const char* call) {
