@@ -196,7 +196,7 @@ void bind_device(py::module_& m) {
   cpu_mod.def(
       "set_capability",
       [](const std::string& name) {
-        for (cpu::CpuCapability c : {cpu::CpuCapability::kBaseline, cpu::CpuCapability::kAvx2}) {
+        for (cpu::CpuCapability c : cpu::kCpuCapabilities) {
           if (name != cpu::cpu_capability_name(c)) continue;
           try {
             cpu::set_cpu_capability(c);
@@ -206,8 +206,8 @@ void bind_device(py::module_& m) {
           return;
         }
         throw py::value_error(str("set_cpu_capability(\"", name,
-                                  "\"): not a CPU capability; expected \"DEFAULT\" (\"baseline\") "
-                                  "or \"AVX2\" (\"avx2\")"));
+                                  "\"): not a CPU capability; expected \"DEFAULT\" (\"baseline\"), "
+                                  "\"AVX2\" (\"avx2\") or \"AVX512\" (\"avx512\")"));
       },
       py::arg("name"));
 

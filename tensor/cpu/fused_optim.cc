@@ -1,131 +1,35 @@
-// One-pass optimizer steps: see fused_optim.h (Note [Fused optimizer steps]).
+// One-pass optimizer steps: see fused_optim.h (Note [Fused optimizer steps]). The loops are
+// compiled per CPU capability (fused_optim_impl.h, Note [Fused steps per capability]); this file
+// splits the range across threads and calls the build in use.
 #include "tensor/cpu/fused_optim.h"
 
-#include <cmath>
 #include <type_traits>
 
 #include "tensor/cpu/parallel.h"
-#include "tensor/element_math.h"
+#include "tensor/cpu/vec_kernels.h"
 
 namespace mutagrad::cpu {
-namespace {
-
-// x + alpha * y as CpuBackend::axpy_inplace: float rounds alpha to float, then the sum once in
-// double; double rounds the product and the sum.
-inline float axpy(float x, float y, float alpha) {
-  return static_cast<float>(static_cast<double>(x) +
-                            static_cast<double>(alpha) * static_cast<double>(y));
-}
-inline double axpy(double x, double y, double alpha) { return x + alpha * y; }
-
-// x + (value * t1) * t2 as addcmul_inplace: float rounds value * t1, then the rest once.
-inline float addcmul(float x, float t1, float t2, float value) {
-  const double product = static_cast<double>(value * t1) * static_cast<double>(t2);
-  return static_cast<float>(static_cast<double>(x) + product);
-}
-inline double addcmul(double x, double t1, double t2, double value) {
-  return x + (value * t1) * t2;
-}
-
-// The loops take each option as a template argument, so the inner loop has no branch and the
-// compiler vectorizes it (GCC unswitches no loop at -O2); __restrict: the caller checked that no
-// two operands overlap.
-template <typename T, bool kMaximize, bool kL2, bool kDecayParam, bool kAmsgrad>
-void adam_loop(const AdamStep<T>& s, int64_t begin, int64_t end) {
-  T* __restrict param = s.param;
-  const T* __restrict grad = s.grad;
-  T* __restrict exp_avg = s.exp_avg;
-  T* __restrict exp_avg_sq = s.exp_avg_sq;
-  T* __restrict max_sq = s.max_exp_avg_sq;
-  // Each number as the op-by-op step converts it (Scalar::to<T>, static_cast<float>(alpha)).
-  const T beta1 = static_cast<T>(s.beta1), beta2 = static_cast<T>(s.beta2);
-  const T one_minus_beta1 = static_cast<T>(1 - s.beta1);
-  const T one_minus_beta2 = static_cast<T>(1 - s.beta2);
-  const T wd = static_cast<T>(s.weight_decay);
-  const T bc2 = static_cast<T>(s.bias_correction2_sqrt);
-  const T eps = static_cast<T>(s.eps);
-  const T neg_step = static_cast<T>(-s.step_size);
-  const T decay = static_cast<T>(1 - s.lr * s.weight_decay);
-  for (int64_t i = begin; i < end; ++i) {
-    T g = kMaximize ? -grad[i] : grad[i];
-    const T p = param[i];
-    if constexpr (kL2) g = axpy(g, p, wd);
-    const T m = axpy(exp_avg[i] * beta1, g, one_minus_beta1);
-    const T v = addcmul(exp_avg_sq[i] * beta2, g, g, one_minus_beta2);
-    exp_avg[i] = m;
-    exp_avg_sq[i] = v;
-    T second = v;
-    if constexpr (kAmsgrad) {
-      second = math::max_propagate_nan<T>(max_sq[i], v);
-      max_sq[i] = second;
-    }
-    const T denom = std::sqrt(second) / bc2 + eps;
-    const T base = kDecayParam ? p * decay : p;
-    param[i] = base + (neg_step * m) / denom;
-  }
-}
-
-template <typename T, bool kMaximize, bool kWeightDecay, bool kMomentum, bool kNesterov>
-void sgd_loop(const SGDStep<T>& s, int64_t begin, int64_t end) {
-  T* __restrict param = s.param;
-  const T* __restrict grad = s.grad;
-  T* __restrict momentum_buffer = s.momentum_buffer;
-  const T wd = static_cast<T>(s.weight_decay);
-  const T momentum = static_cast<T>(s.momentum);
-  const T one_minus_dampening = static_cast<T>(1 - s.dampening);
-  const T neg_lr = static_cast<T>(-s.lr);
-  for (int64_t i = begin; i < end; ++i) {
-    T d = kMaximize ? -grad[i] : grad[i];
-    if constexpr (kWeightDecay) d = axpy(d, param[i], wd);
-    if constexpr (kMomentum) {
-      const T buf = axpy(momentum_buffer[i] * momentum, d, one_minus_dampening);
-      momentum_buffer[i] = buf;
-      d = kNesterov ? axpy(d, buf, momentum) : buf;
-    }
-    param[i] = axpy(param[i], d, neg_lr);
-  }
-}
-
-// Calls f(std::bool_constant<b0>{}, std::bool_constant<b1>{}, ...) for the run-time flags.
-template <typename F>
-void with_flags(F&& f) {
-  f();
-}
-template <typename F, typename... Rest>
-void with_flags(F&& f, bool first, Rest... rest) {
-  if (first) {
-    with_flags([&](auto... b) { f(std::true_type{}, b...); }, rest...);
-  } else {
-    with_flags([&](auto... b) { f(std::false_type{}, b...); }, rest...);
-  }
-}
-
-}  // namespace
 
 template <typename T>
 void adam_step(const AdamStep<T>& s) {
-  with_flags(
-      [&](auto maximize, auto l2, auto decay_param, auto amsgrad) {
-        parallel_for(s.n, [&](int64_t begin, int64_t end) {
-          adam_loop<T, decltype(maximize)::value, decltype(l2)::value, decltype(decay_param)::value,
-                    decltype(amsgrad)::value>(s, begin, end);
-        });
-      },
-      s.maximize, !s.decoupled && s.weight_decay != 0, s.decoupled && s.weight_decay != 0,
-      s.max_exp_avg_sq != nullptr);
+  const VecKernels& vk = vec_kernels();
+  parallel_for(s.n, [&](int64_t begin, int64_t end) {
+    if constexpr (std::is_same_v<T, float>)
+      vk.adam_f32(s, begin, end);
+    else
+      vk.adam_f64(s, begin, end);
+  });
 }
 
 template <typename T>
 void sgd_step(const SGDStep<T>& s) {
-  with_flags(
-      [&](auto maximize, auto weight_decay, auto momentum, auto nesterov) {
-        parallel_for(s.n, [&](int64_t begin, int64_t end) {
-          sgd_loop<T, decltype(maximize)::value, decltype(weight_decay)::value,
-                   decltype(momentum)::value, decltype(nesterov)::value>(s, begin, end);
-        });
-      },
-      s.maximize, s.weight_decay != 0, s.momentum_buffer != nullptr,
-      s.momentum_buffer != nullptr && s.nesterov);
+  const VecKernels& vk = vec_kernels();
+  parallel_for(s.n, [&](int64_t begin, int64_t end) {
+    if constexpr (std::is_same_v<T, float>)
+      vk.sgd_f32(s, begin, end);
+    else
+      vk.sgd_f64(s, begin, end);
+  });
 }
 
 template void adam_step<float>(const AdamStep<float>&);

@@ -11,28 +11,42 @@ namespace mutagrad::cpu {
 namespace {
 
 const VecKernels& table_of(CpuCapability c) {
-  return c == CpuCapability::kAvx2 ? avx2::kVecKernels : baseline::kVecKernels;
+  switch (c) {
+    case CpuCapability::kAvx512:
+      return avx512::kVecKernels;
+    case CpuCapability::kAvx2:
+      return avx2::kVecKernels;
+    case CpuCapability::kBaseline:
+      break;
+  }
+  return baseline::kVecKernels;
+}
+
+// What a build needs from the CPU, for messages.
+const char* requirement(CpuCapability c) {
+  return c == CpuCapability::kAvx512 ? "AVX-512 F, DQ, VL and BW, AVX2 and FMA" : "AVX2 and FMA";
 }
 
 // MUTAGRAD_CPU_CAPABILITY, or the best supported build.
 const VecKernels* initial_table() {
   const char* env = std::getenv("MUTAGRAD_CPU_CAPABILITY");
   if (env == nullptr || *env == '\0') return &table_of(cpu_capability_supported());
-  for (CpuCapability c : {CpuCapability::kBaseline, CpuCapability::kAvx2}) {
+  for (CpuCapability c : kCpuCapabilities) {
     // "default" as torch's ATEN_CPU_CAPABILITY spells the baseline.
     const bool named = std::strcmp(env, cpu_capability_name(c)) == 0 ||
                        (c == CpuCapability::kBaseline && std::strcmp(env, "default") == 0);
     if (!named) continue;
-    if (c != CpuCapability::kBaseline && cpu_capability_supported() != c) {
+    if (!cpu_capability_runs(c)) {
       throw ValueError(str("MUTAGRAD_CPU_CAPABILITY=", env, ": this CPU cannot run that build (",
-                           "it has no AVX2 and FMA); unset it or use \"baseline\""));
+                           "it needs ", requirement(c), "); unset it or use \"",
+                           cpu_capability_name(cpu_capability_supported()), "\""));
     }
     return &table_of(c);
   }
   throw ValueError(
       str("MUTAGRAD_CPU_CAPABILITY=", env,
-          " is not a CPU capability: expected \"baseline\" (or \"default\") or \"avx2\" (or "
-          "unset for the best this CPU supports, here \"",
+          " is not a CPU capability: expected \"baseline\" (or \"default\"), \"avx2\" or "
+          "\"avx512\" (or unset for the best this CPU supports, here \"",
           cpu_capability_name(cpu_capability_supported()), "\")"));
 }
 
@@ -41,23 +55,40 @@ std::atomic<const VecKernels*> g_table{nullptr};
 }  // namespace
 
 const char* cpu_capability_name(CpuCapability c) {
-  return c == CpuCapability::kAvx2 ? "avx2" : "baseline";
+  switch (c) {
+    case CpuCapability::kAvx512:
+      return "avx512";
+    case CpuCapability::kAvx2:
+      return "avx2";
+    case CpuCapability::kBaseline:
+      break;
+  }
+  return "baseline";
 }
 
 CpuCapability cpu_capability_supported() {
   static const CpuCapability best = [] {
+    // libgcc's answers include the OS check (XGETBV): a feature whose registers the OS does not
+    // save reads as absent.
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-               ? CpuCapability::kAvx2
-               : CpuCapability::kBaseline;
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
+                        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                        __builtin_cpu_supports("avx512bw");
+    return avx512 ? CpuCapability::kAvx512 : avx2 ? CpuCapability::kAvx2 : CpuCapability::kBaseline;
   }();
   return best;
 }
 
+bool cpu_capability_runs(CpuCapability c) {
+  return static_cast<int>(c) <= static_cast<int>(cpu_capability_supported());
+}
+
 void set_cpu_capability(CpuCapability c) {
-  if (c == CpuCapability::kAvx2 && cpu_capability_supported() != CpuCapability::kAvx2) {
-    throw ValueError(str("set_cpu_capability(avx2): this CPU has no AVX2 and FMA; use \"",
-                         cpu_capability_name(CpuCapability::kBaseline), "\""));
+  if (!cpu_capability_runs(c)) {
+    throw ValueError(str("set_cpu_capability(", cpu_capability_name(c), "): this CPU has no ",
+                         requirement(c), "; use \"",
+                         cpu_capability_name(cpu_capability_supported()), "\" or below"));
   }
   g_table.store(&table_of(c), std::memory_order_release);
 }

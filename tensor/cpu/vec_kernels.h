@@ -1,38 +1,50 @@
 // The CPU kernels built once per instruction set, and the choice between them at run time.
 //
-//   vec_kernels().unary_f32(VecUnaryOp::kExp, out, in, n);   // AVX2+FMA where the CPU has it
+//   vec_kernels().unary_f32(VecUnaryOp::kExp, out, in, n);   // AVX-512 where the CPU has it
 //   set_cpu_capability(CpuCapability::kBaseline);            // tests: pin the SSE2 build
 //
 // Note [CPU capability dispatch]
 // The library is compiled for baseline x86-64 (SSE2), so it runs on every x86-64 machine. The
 // loops that are compute-bound on such a build (Eigen's GEMM for matmul, Eigen's SIMD exp, log,
-// tanh, ... for the transcendental ops) are compiled a second time with -mavx2 -mfma
-// (vec_kernels_avx2.cc), as libtorch builds ATen's kernels per CPU capability. The first call
-// picks the best build the CPU supports (cpuid), unless MUTAGRAD_CPU_CAPABILITY=baseline (or
-// avx2) says otherwise; set_cpu_capability() changes it at run time.
+// tanh, ... for the transcendental ops, the one-pass optimizer steps of fused_optim.h) are
+// compiled twice more: with -mavx2 -mfma (vec_kernels_avx2.cc, 8 float lanes) and with
+// -mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma (vec_kernels_avx512.cc, 16 float lanes), as
+// libtorch builds ATen's kernels per CPU capability. The first call picks the best build the
+// CPU supports (cpuid, which libgcc checks against the OS's saved register state), unless
+// MUTAGRAD_CPU_CAPABILITY=baseline, avx2 or avx512 says otherwise; set_cpu_capability() changes
+// it at run time. A build above what cpuid allows is refused, never run: a machine without
+// AVX-512 runs the AVX2 or the baseline build of the same source.
 //
-// The two builds give the same results where the op is exact (every lane outside a
-// VecDomain, see Note [Vectorized transcendental edges]); Eigen's approximations and GEMM's
-// FMAs may round differently in the last bits, as libtorch's do between capabilities. Pin
-// MUTAGRAD_CPU_CAPABILITY=baseline for bits that do not depend on the machine.
+// The builds give the same results where the op is exact (every lane outside a VecDomain, see
+// Note [Vectorized transcendental edges]; the optimizer steps everywhere, Note [Fused steps per
+// capability]); Eigen's approximations and GEMM's FMAs may round differently in the last bits,
+// as libtorch's do between capabilities. Pin MUTAGRAD_CPU_CAPABILITY=baseline for bits that do
+// not depend on the machine.
 //
-// One source, two builds, no ODR clash: vec_kernels_impl.h is included by
-// vec_kernels_baseline.cc and vec_kernels_avx2.cc with a different namespace, and the AVX2 one
-// renames namespace Eigen (a macro) so that no inline or template function is compiled both
-// ways under one name (the linker would keep one copy, maybe the AVX2 one, for both: SIGILL on
-// a CPU without AVX2). tests/tensor/vec_kernels_symbols_test.sh checks the AVX2 object exports
-// no weak symbol outside its namespaces.
+// One source, three builds, no ODR clash: vec_kernels_impl.h is included by
+// vec_kernels_baseline.cc, vec_kernels_avx2.cc and vec_kernels_avx512.cc with a different
+// namespace, and the AVX ones rename namespace Eigen (a macro) so that no inline or template
+// function is compiled two ways under one name (the linker would keep one copy, maybe the AVX
+// one, for all: SIGILL on a CPU without it). tests/tensor/vec_kernels_symbols_test.sh checks
+// that neither AVX object exports a weak symbol outside its namespaces.
 #pragma once
 
 #include <cstdint>
 
+#include "tensor/cpu/fused_optim.h"
+
 namespace mutagrad::cpu {
 
-enum class CpuCapability { kBaseline, kAvx2 };
+// In increasing order: a CPU that runs one runs those before it.
+enum class CpuCapability { kBaseline, kAvx2, kAvx512 };
+constexpr CpuCapability kCpuCapabilities[] = {CpuCapability::kBaseline, CpuCapability::kAvx2,
+                                              CpuCapability::kAvx512};
 
-const char* cpu_capability_name(CpuCapability c);  // "baseline", "avx2"
-// The best build this CPU runs.
+const char* cpu_capability_name(CpuCapability c);  // "baseline", "avx2", "avx512"
+// The best build this CPU runs (cpuid).
 CpuCapability cpu_capability_supported();
+// Whether this CPU runs build c (c <= cpu_capability_supported()).
+bool cpu_capability_runs(CpuCapability c);
 // The build in use: MUTAGRAD_CPU_CAPABILITY if set (an unknown or unsupported value throws
 // ValueError at the first kernel call), else the best supported.
 CpuCapability cpu_capability();
@@ -63,6 +75,12 @@ struct VecKernels {
   // Whether any of data[0, n) lies outside [lower, lower + span) (as unsigned: u - lower <
   // span): the bounds screen of the index kernels (Note [Vectorized bounds screen]).
   bool (*any_out_of_range)(const int64_t* data, int64_t n, uint64_t lower, uint64_t span);
+  // Elements [begin, end) of a one-pass optimizer step (fused_optim.h; the same bits in every
+  // build: Note [Fused steps per capability] in fused_optim_impl.h).
+  void (*sgd_f32)(const SGDStep<float>& s, int64_t begin, int64_t end);
+  void (*sgd_f64)(const SGDStep<double>& s, int64_t begin, int64_t end);
+  void (*adam_f32)(const AdamStep<float>& s, int64_t begin, int64_t end);
+  void (*adam_f64)(const AdamStep<double>& s, int64_t begin, int64_t end);
 };
 
 // The table of the build in use.
@@ -72,6 +90,9 @@ namespace baseline {
 extern const VecKernels kVecKernels;
 }
 namespace avx2 {
+extern const VecKernels kVecKernels;
+}
+namespace avx512 {
 extern const VecKernels kVecKernels;
 }
 

@@ -1,6 +1,7 @@
 // The source of the per-capability kernels (Note [CPU capability dispatch] in vec_kernels.h).
-// Not a header for other files: vec_kernels_baseline.cc and vec_kernels_avx2.cc include it with
-// MUTAGRAD_VEC_NS set to their namespace (and the AVX2 one with namespace Eigen renamed).
+// Not a header for other files: vec_kernels_baseline.cc, vec_kernels_avx2.cc and
+// vec_kernels_avx512.cc include it with MUTAGRAD_VEC_NS set to their namespace (and the AVX ones
+// with namespace Eigen renamed).
 #ifndef MUTAGRAD_VEC_NS
 #error "vec_kernels_impl.h is included by vec_kernels_<capability>.cc with MUTAGRAD_VEC_NS set"
 #endif
@@ -26,8 +27,10 @@ namespace {
 // f(x), only inside it. Every domain leaves out nan; exp's and sigmoid's leave out the inputs
 // whose exp is subnormal, zero or infinite, log's all but the positive normal numbers, sin's
 // and cos's |x| > 65536. Inside them Eigen was measured accurate (tanh at +-inf too) in the
-// SSE2 and the AVX2/FMA builds. Why a check per element: it is one vectorized pass (a few
-// percent of exp's time), so ordinary inputs keep Eigen's speed.
+// SSE2, AVX2/FMA and AVX-512 builds. Why a check per element: it is one vectorized pass (a few
+// percent of exp's time), so ordinary inputs keep Eigen's speed. A block with inputs outside
+// still runs Eigen over all its lanes; only the lanes outside take f, one at a time (a bit
+// mask per line of 16 finds them), and a repeated input (a mask's -inf) reuses the last f.
 // tests/tensor/pointwise_edges_test.cc checks it in every lane, under each capability.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "vec_key reads the high word");
 
@@ -65,13 +68,37 @@ struct VecDomain {
   }
 };
 
+// f(x) for the inputs outside a domain, one at a time, remembering the last one: a masked
+// input repeats a few values (-inf, 0, nan), whose f is then a compare of bits.
+template <typename T, typename F>
+class OutsideValue {
+ public:
+  explicit OutsideValue(const F& f) : f_(f) {}
+  T operator()(T x) {
+    if (!valid_ || std::memcmp(&x, &x_, sizeof(T)) != 0) {
+      x_ = x;
+      y_ = f_(x);
+      valid_ = true;
+    }
+    return y_;
+  }
+
+ private:
+  const F& f_;
+  T x_ = T(0), y_ = T(0);
+  bool valid_ = false;
+};
+
 // o[k] = f(a[k]) for k < n, through the Eigen array expression g(out_array, in_array) where the
-// domain allows; o may be a.
+// domain allows; o may be a. A block with inputs outside the domain still goes through Eigen
+// whole (1 stands in for those lanes: no slow paths on nan, inf or subnormal results); then
+// only the lanes outside, found by a bit mask per line of 16, take f.
 template <typename T, typename F, typename G>
 void unary_vec_run(T* o, const T* a, int64_t n, VecDomain domain, const F& f, const G& g) {
   using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
   constexpr int64_t kBlock = 256, kLine = 16;
   alignas(64) T tmp[kBlock];
+  OutsideValue<T, F> outside_value(f);
   for (int64_t start = 0; start < n; start += kBlock) {
     const int64_t m = n - start < kBlock ? n - start : kBlock;
     const T* x = a + start;
@@ -81,19 +108,20 @@ void unary_vec_run(T* o, const T* a, int64_t n, VecDomain domain, const F& f, co
       g(out, Eigen::Map<const Array>(x, m));
       continue;
     }
-    // Eigen works on a copy (x stays readable when y is x) where 1 stands in for the inputs
-    // outside (no slow paths on nan, inf or subnormal results); those lanes take f(x).
+    // Eigen works on a copy, so x stays readable when y is x until the block is written.
     for (int64_t k = 0; k < m; ++k) tmp[k] = domain.contains(x + k) ? x[k] : T(1);
     Eigen::Map<Array> vec(tmp, m);
     g(vec, vec);
     for (int64_t k = 0; k < m; k += kLine) {
       const int64_t e = m - k < kLine ? m - k : kLine;
-      if (domain.contains_all(x + k, e)) {
-        std::memcpy(y + k, tmp + k, static_cast<size_t>(e) * sizeof(T));
-        continue;
+      uint32_t lanes = 0;  // bit j: x[k + j] is outside
+      for (int64_t j = 0; j < e; ++j) lanes |= uint32_t{!domain.contains(x + k + j)} << j;
+      for (; lanes != 0; lanes &= lanes - 1) {
+        const int64_t j = k + __builtin_ctz(lanes);
+        tmp[j] = outside_value(x[j]);
       }
-      for (int64_t j = k; j < k + e; ++j) y[j] = domain.contains(x + j) ? tmp[j] : f(x[j]);
     }
+    std::memcpy(y, tmp, static_cast<size_t>(m) * sizeof(T));
   }
 }
 
@@ -187,11 +215,22 @@ bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uint64_t s
   return (all_borrow >> 63) == 0;
 }
 
+#include "tensor/cpu/fused_optim_impl.h"
+
 }  // namespace
 
 extern const VecKernels kVecKernels;
-const VecKernels kVecKernels = {
-    MUTAGRAD_VEC_CAPABILITY, unary_f32,      unary_f64,       gemm<float>, gemm<double>,
-    gemm<uint32_t>,          gemm<uint64_t>, any_out_of_range};
+const VecKernels kVecKernels = {MUTAGRAD_VEC_CAPABILITY,
+                                unary_f32,
+                                unary_f64,
+                                gemm<float>,
+                                gemm<double>,
+                                gemm<uint32_t>,
+                                gemm<uint64_t>,
+                                any_out_of_range,
+                                sgd_range<float>,
+                                sgd_range<double>,
+                                adam_range<float>,
+                                adam_range<double>};
 
 }  // namespace mutagrad::cpu::MUTAGRAD_VEC_NS

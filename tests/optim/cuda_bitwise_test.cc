@@ -4,7 +4,8 @@
 // in-place ops optimizers are made of (add_ with alpha, addcmul_, addcdiv_, lerp_, the scalar
 // add_/sub_/mul_/div_) write bitwise the CPU's values, float32 and float64, on random data with
 // edge values (zeros of both signs, subnormals, huge and tiny magnitudes, inf, nan). And the
-// CPU's one-pass optimizer steps against its op-by-op steps, bitwise.
+// CPU's one-pass optimizer steps against its op-by-op steps, bitwise. The optimizer tests run
+// under every build of the CPU kernels this machine has (Note [Fused steps per capability]).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,6 +19,7 @@
 
 #include "mutagrad.h"
 #include "optim/optim.h"
+#include "tensor/cpu/vec_kernels.h"
 
 namespace mutagrad {
 namespace {
@@ -236,40 +238,56 @@ std::vector<OptimCase> optim_cases() {
 
 class Optimizers : public ::testing::TestWithParam<ScalarType> {};
 
-TEST_P(Optimizers, GiveTheCpusParametersOnCuda) {
-  const ScalarType dtype = GetParam();
-  constexpr int kSteps = 20;
-  constexpr int64_t kNumel = 257;
-  for (const OptimCase& c : optim_cases()) {
-    std::mt19937_64 rng(7);
-    // Two parameters: a vector and a (non-square) matrix.
-    const std::vector<Tensor> start = {
-        make(random_values(rng, kNumel, false, false), dtype),
-        make(random_values(rng, 6 * 5, false, false), dtype).reshape({6, 5})};
-    std::vector<Tensor> cpu, cuda;
-    for (const Tensor& s : start) {
-      cpu.push_back(s.clone().requires_grad_());
-      cuda.push_back(s.to(kCuda).requires_grad_());
-    }
-    std::unique_ptr<optim::Optimizer> on_cpu = c.make(cpu);
-    std::unique_ptr<optim::Optimizer> on_cuda = c.make(cuda);
-    for (int k = 0; k < kSteps; ++k) {
-      for (size_t i = 0; i < start.size(); ++i) {
-        const Tensor g = make(random_values(rng, start[i].numel(), false, false), dtype)
-                             .reshape(start[i].sizes());
-        cpu[i].set_grad(g);
-        cuda[i].set_grad(g.to(kCuda));
-      }
-      on_cpu->step();
-      on_cuda->step();
-    }
-    for (size_t i = 0; i < start.size(); ++i) {
-      EXPECT_TRUE(same_bits(cpu[i], cuda[i]))
-          << c.name << " " << dtype_name(dtype) << ": parameter " << i << " after " << kSteps
-          << " steps";
-      EXPECT_FALSE(same_bits(cpu[i], start[i])) << c.name << ": the steps changed nothing";
-    }
+// Runs f under each build of the CPU kernels this CPU runs (baseline, AVX2, AVX-512), then
+// restores the one in use.
+template <typename F>
+void for_each_cpu_build(const F& f) {
+  const cpu::CpuCapability saved = cpu::cpu_capability();
+  for (cpu::CpuCapability c : cpu::kCpuCapabilities) {
+    if (!cpu::cpu_capability_runs(c)) continue;
+    cpu::set_cpu_capability(c);
+    SCOPED_TRACE(std::string("CPU build ") + cpu::cpu_capability_name(c));
+    f();
   }
+  cpu::set_cpu_capability(saved);
+}
+
+TEST_P(Optimizers, GiveTheCpusParametersOnCuda) {
+  for_each_cpu_build([&] {
+    const ScalarType dtype = GetParam();
+    constexpr int kSteps = 20;
+    constexpr int64_t kNumel = 257;
+    for (const OptimCase& c : optim_cases()) {
+      std::mt19937_64 rng(7);
+      // Two parameters: a vector and a (non-square) matrix.
+      const std::vector<Tensor> start = {
+          make(random_values(rng, kNumel, false, false), dtype),
+          make(random_values(rng, 6 * 5, false, false), dtype).reshape({6, 5})};
+      std::vector<Tensor> cpu, cuda;
+      for (const Tensor& s : start) {
+        cpu.push_back(s.clone().requires_grad_());
+        cuda.push_back(s.to(kCuda).requires_grad_());
+      }
+      std::unique_ptr<optim::Optimizer> on_cpu = c.make(cpu);
+      std::unique_ptr<optim::Optimizer> on_cuda = c.make(cuda);
+      for (int k = 0; k < kSteps; ++k) {
+        for (size_t i = 0; i < start.size(); ++i) {
+          const Tensor g = make(random_values(rng, start[i].numel(), false, false), dtype)
+                               .reshape(start[i].sizes());
+          cpu[i].set_grad(g);
+          cuda[i].set_grad(g.to(kCuda));
+        }
+        on_cpu->step();
+        on_cuda->step();
+      }
+      for (size_t i = 0; i < start.size(); ++i) {
+        EXPECT_TRUE(same_bits(cpu[i], cuda[i]))
+            << c.name << " " << dtype_name(dtype) << ": parameter " << i << " after " << kSteps
+            << " steps";
+        EXPECT_FALSE(same_bits(cpu[i], start[i])) << c.name << ": the steps changed nothing";
+      }
+    }
+  });
 }
 
 // Note [Fused optimizer steps] (tensor/cpu/fused_optim.h): a contiguous CPU parameter takes
@@ -277,44 +295,47 @@ TEST_P(Optimizers, GiveTheCpusParametersOnCuda) {
 // op-by-op step; both end bitwise equal, also with edge values (zeros of both signs, subnormals,
 // huge magnitudes, inf, nan) in the parameters and gradients.
 TEST_P(Optimizers, FusedCpuStepEqualsTheOpByOpStep) {
-  const ScalarType dtype = GetParam();
-  constexpr int kSteps = 12;
-  for (const OptimCase& c : optim_cases()) {
-    for (bool edges : {false, true}) {
-      std::mt19937_64 rng(11);
-      const std::vector<Tensor> start = {
-          make(random_values(rng, 1031, edges, false), dtype),
-          make(random_values(rng, 6 * 5, false, false), dtype).reshape({6, 5})};
-      std::vector<Tensor> fused, strided;
-      for (const Tensor& s : start) {
-        fused.push_back(s.clone().requires_grad_());
-        std::vector<int64_t> sizes = s.sizes().vec();
-        sizes.push_back(2);
-        Tensor every_other = zeros(sizes, TensorOptions(dtype)).select(-1, 0);
-        every_other.copy_(s);
-        ASSERT_FALSE(every_other.is_contiguous());
-        strided.push_back(every_other.requires_grad_());
-      }
-      std::unique_ptr<optim::Optimizer> one_pass = c.make(fused);
-      std::unique_ptr<optim::Optimizer> op_by_op = c.make(strided);
-      for (int k = 0; k < kSteps; ++k) {
-        for (size_t i = 0; i < start.size(); ++i) {
-          const Tensor g = make(random_values(rng, start[i].numel(), edges && k == 3, false), dtype)
-                               .reshape(start[i].sizes());
-          fused[i].set_grad(g);
-          strided[i].set_grad(g.clone());
+  for_each_cpu_build([&] {
+    const ScalarType dtype = GetParam();
+    constexpr int kSteps = 12;
+    for (const OptimCase& c : optim_cases()) {
+      for (bool edges : {false, true}) {
+        std::mt19937_64 rng(11);
+        const std::vector<Tensor> start = {
+            make(random_values(rng, 1031, edges, false), dtype),
+            make(random_values(rng, 6 * 5, false, false), dtype).reshape({6, 5})};
+        std::vector<Tensor> fused, strided;
+        for (const Tensor& s : start) {
+          fused.push_back(s.clone().requires_grad_());
+          std::vector<int64_t> sizes = s.sizes().vec();
+          sizes.push_back(2);
+          Tensor every_other = zeros(sizes, TensorOptions(dtype)).select(-1, 0);
+          every_other.copy_(s);
+          ASSERT_FALSE(every_other.is_contiguous());
+          strided.push_back(every_other.requires_grad_());
         }
-        one_pass->step();
-        op_by_op->step();
+        std::unique_ptr<optim::Optimizer> one_pass = c.make(fused);
+        std::unique_ptr<optim::Optimizer> op_by_op = c.make(strided);
+        for (int k = 0; k < kSteps; ++k) {
+          for (size_t i = 0; i < start.size(); ++i) {
+            const Tensor g =
+                make(random_values(rng, start[i].numel(), edges && k == 3, false), dtype)
+                    .reshape(start[i].sizes());
+            fused[i].set_grad(g);
+            strided[i].set_grad(g.clone());
+          }
+          one_pass->step();
+          op_by_op->step();
+        }
+        for (size_t i = 0; i < start.size(); ++i) {
+          EXPECT_TRUE(same_bits(fused[i], strided[i]))
+              << c.name << " " << dtype_name(dtype) << (edges ? " with edge values" : "")
+              << ": parameter " << i << " after " << kSteps << " steps";
+        }
+        EXPECT_EQ(fused[0].version(), static_cast<uint32_t>(kSteps)) << c.name;
       }
-      for (size_t i = 0; i < start.size(); ++i) {
-        EXPECT_TRUE(same_bits(fused[i], strided[i]))
-            << c.name << " " << dtype_name(dtype) << (edges ? " with edge values" : "")
-            << ": parameter " << i << " after " << kSteps << " steps";
-      }
-      EXPECT_EQ(fused[0].version(), static_cast<uint32_t>(kSteps)) << c.name;
     }
-  }
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, Optimizers, ::testing::Values(kFloat32, kFloat64),

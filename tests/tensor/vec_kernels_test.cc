@@ -30,11 +30,21 @@ using cpu::CpuCapability;
 using cpu::VecKernels;
 using cpu::VecUnaryOp;
 
-// The builds this CPU runs: baseline always, AVX2 where cpuid says so.
+// What cpuid says, read independently of the library's check.
+CpuCapability cpuid_best() {
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                      __builtin_cpu_supports("avx512bw");
+  return avx512 ? CpuCapability::kAvx512 : avx2 ? CpuCapability::kAvx2 : CpuCapability::kBaseline;
+}
+
+// The builds this CPU runs: baseline always, AVX2 and AVX-512 where cpuid says so.
 std::vector<const VecKernels*> runnable_builds() {
   std::vector<const VecKernels*> builds = {&cpu::baseline::kVecKernels};
-  if (cpu::cpu_capability_supported() == CpuCapability::kAvx2)
-    builds.push_back(&cpu::avx2::kVecKernels);
+  if (cpuid_best() >= CpuCapability::kAvx2) builds.push_back(&cpu::avx2::kVecKernels);
+  if (cpuid_best() >= CpuCapability::kAvx512) builds.push_back(&cpu::avx512::kVecKernels);
   return builds;
 }
 
@@ -54,21 +64,25 @@ TEST_F(VecKernelsTest, CapabilityIsTheEnvironmentsOrTheBestSupported) {
   if (expected == "default") expected = "baseline";  // torch's ATEN_CPU_CAPABILITY spelling
   EXPECT_EQ(cpu::cpu_capability_name(cpu::cpu_capability()), expected);
   EXPECT_EQ(cpu::vec_kernels().capability, cpu::cpu_capability());
-  // What cpuid says, read independently of the library's check.
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  EXPECT_EQ(cpu::cpu_capability_supported() == CpuCapability::kAvx2, avx2);
+  EXPECT_EQ(cpu::cpu_capability_supported(), cpuid_best());
+  for (CpuCapability c : cpu::kCpuCapabilities)
+    EXPECT_EQ(cpu::cpu_capability_runs(c), c <= cpuid_best());
 }
 
 TEST_F(VecKernelsTest, SwitchingChangesTheTableOrRefusesAnUnsupportedBuild) {
-  cpu::set_cpu_capability(CpuCapability::kBaseline);
-  EXPECT_EQ(&cpu::vec_kernels(), &cpu::baseline::kVecKernels);
-  if (cpu::cpu_capability_supported() == CpuCapability::kAvx2) {
-    cpu::set_cpu_capability(CpuCapability::kAvx2);
-    EXPECT_EQ(&cpu::vec_kernels(), &cpu::avx2::kVecKernels);
-  } else {
-    EXPECT_THROW(cpu::set_cpu_capability(CpuCapability::kAvx2), ValueError);
-    EXPECT_EQ(&cpu::vec_kernels(), &cpu::baseline::kVecKernels);
+  const VecKernels* tables[] = {&cpu::baseline::kVecKernels, &cpu::avx2::kVecKernels,
+                                &cpu::avx512::kVecKernels};
+  for (CpuCapability c : cpu::kCpuCapabilities) {
+    const VecKernels* table = tables[static_cast<int>(c)];
+    EXPECT_EQ(table->capability, c);
+    cpu::set_cpu_capability(CpuCapability::kBaseline);
+    if (c <= cpuid_best()) {
+      cpu::set_cpu_capability(c);
+      EXPECT_EQ(&cpu::vec_kernels(), table) << cpu::cpu_capability_name(c);
+    } else {  // never run: refused, and the table in use stays
+      EXPECT_THROW(cpu::set_cpu_capability(c), ValueError) << cpu::cpu_capability_name(c);
+      EXPECT_EQ(&cpu::vec_kernels(), &cpu::baseline::kVecKernels);
+    }
   }
 }
 
@@ -256,6 +270,215 @@ TEST_F(VecKernelsTest, EachBuildsTranscendentalsAreStdOutsideTheirDomainAndClose
       check_unary<float>(*vk, op);
       check_unary<double>(*vk, op);
     }
+  }
+}
+
+// A block with inputs outside the domain (a masked softmax's -inf, log's zeros, nan, dense or
+// one per line, in every lane position, in place and not): the lanes outside are std::'s bits
+// and the lanes inside within kEps of std:: (which lanes Eigen computes with its scalar
+// functions depends on the output's alignment, so inside values are not compared bitwise).
+template <typename T>
+void check_masked(const VecKernels& vk, VecUnaryOp op) {
+  using L = std::numeric_limits<T>;
+  constexpr double kEps = 4;
+  const T fills[] = {-L::infinity(), T(0), L::quiet_NaN(), L::infinity(), T(-3), T(1e5)};
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> dist(op == VecUnaryOp::kLog ? 1e-3 : -20.0, 20.0);
+  auto run = [&](T* o, const T* a, int64_t n) {
+    if constexpr (std::is_same_v<T, float>)
+      vk.unary_f32(op, o, a, n);
+    else
+      vk.unary_f64(op, o, a, n);
+  };
+  const char* build = cpu::cpu_capability_name(vk.capability);
+  for (int64_t n : {int64_t{17}, int64_t{255}, int64_t{256}, int64_t{700}}) {
+    for (int pattern = 0; pattern < 4; ++pattern) {
+      std::vector<T> x(static_cast<size_t>(n));
+      for (size_t i = 0; i < x.size(); ++i) {
+        // every 10th, every 3rd, lanes 0 and 15 of each line, one in 97
+        const bool masked = pattern == 0   ? i % 10 == 3
+                            : pattern == 1 ? i % 3 == 0
+                            : pattern == 2 ? i % 16 == 0 || i % 16 == 15
+                                           : i % 97 == 50;
+        x[i] = masked ? fills[(i / 7) % std::size(fills)] : static_cast<T>(dist(rng));
+      }
+      std::vector<T> y(x.size()), in_place = x;
+      run(y.data(), x.data(), n);
+      run(in_place.data(), in_place.data(), n);
+      for (size_t i = 0; i < x.size(); ++i) {
+        const T want = reference(op, x[i]);
+        for (T got : {y[i], in_place[i]}) {
+          if (!in_domain(op, x[i])) {
+            ASSERT_TRUE(same_bits(got, want))
+                << build << " op " << static_cast<int>(op) << " n " << n << " pattern " << pattern
+                << " at " << i << " x " << x[i] << ": " << got << " is not std::'s " << want;
+            continue;
+          }
+          const double tol =
+              kEps * L::epsilon() * std::abs(static_cast<double>(want)) + 8 * L::min();
+          ASSERT_NEAR(static_cast<double>(got), static_cast<double>(want), tol)
+              << build << " op " << static_cast<int>(op) << " n " << n << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(VecKernelsTest, EachBuildsTranscendentalsHandleMaskedLanesOneByOne) {
+  for (const VecKernels* vk : runnable_builds()) {
+    for (VecUnaryOp op : {VecUnaryOp::kExp, VecUnaryOp::kLog, VecUnaryOp::kSin, VecUnaryOp::kCos,
+                          VecUnaryOp::kTanh, VecUnaryOp::kSigmoid}) {
+      check_masked<float>(*vk, op);
+      check_masked<double>(*vk, op);
+    }
+  }
+}
+
+// Whether a and b are the same number: equal bits, or both nan (Note [NaN bits]: a vectorized
+// loop may swap the operands of a commutative op, and which nan's payload propagates).
+template <typename T>
+bool same_value(T a, T b) {
+  return same_bits(a, b) || (std::isnan(a) && std::isnan(b));
+}
+
+// The documented formulas of the one-pass steps (Note [Fused optimizer steps] in
+// tensor/cpu/fused_optim.h), element by element in this file's baseline build: float32's
+// add_(alpha) and addcmul_ round once through double.
+float ref_axpy(float x, float y, float alpha) {
+  return static_cast<float>(double{x} + double{alpha} * double{y});
+}
+double ref_axpy(double x, double y, double alpha) { return x + alpha * y; }
+float ref_addcmul(float x, float t1, float t2, float value) {
+  return static_cast<float>(double{x} + double{value * t1} * double{t2});
+}
+double ref_addcmul(double x, double t1, double t2, double value) { return x + (value * t1) * t2; }
+
+template <typename T>
+void ref_sgd(const cpu::SGDStep<T>& s) {
+  for (int64_t i = 0; i < s.n; ++i) {
+    T d = s.maximize ? -s.grad[i] : s.grad[i];
+    if (s.weight_decay != 0) d = ref_axpy(d, s.param[i], static_cast<T>(s.weight_decay));
+    if (s.momentum_buffer != nullptr) {
+      const T buf = ref_axpy(s.momentum_buffer[i] * static_cast<T>(s.momentum), d,
+                             static_cast<T>(1 - s.dampening));
+      s.momentum_buffer[i] = buf;
+      d = s.nesterov ? ref_axpy(d, buf, static_cast<T>(s.momentum)) : buf;
+    }
+    s.param[i] = ref_axpy(s.param[i], d, static_cast<T>(-s.lr));
+  }
+}
+
+template <typename T>
+void ref_adam(const cpu::AdamStep<T>& s) {
+  for (int64_t i = 0; i < s.n; ++i) {
+    T g = s.maximize ? -s.grad[i] : s.grad[i];
+    const T p = s.param[i];
+    const bool wd = s.weight_decay != 0;
+    if (wd && !s.decoupled) g = ref_axpy(g, p, static_cast<T>(s.weight_decay));
+    const T m = ref_axpy(s.exp_avg[i] * static_cast<T>(s.beta1), g, static_cast<T>(1 - s.beta1));
+    const T v =
+        ref_addcmul(s.exp_avg_sq[i] * static_cast<T>(s.beta2), g, g, static_cast<T>(1 - s.beta2));
+    s.exp_avg[i] = m;
+    s.exp_avg_sq[i] = v;
+    T second = v;
+    if (s.max_exp_avg_sq != nullptr) {
+      const T old = s.max_exp_avg_sq[i];
+      second = (v > old || v != v) ? v : old;
+      s.max_exp_avg_sq[i] = second;
+    }
+    const T denom =
+        std::sqrt(second) / static_cast<T>(s.bias_correction2_sqrt) + static_cast<T>(s.eps);
+    const T base = wd && s.decoupled ? p * static_cast<T>(1 - s.lr * s.weight_decay) : p;
+    s.param[i] = base + (static_cast<T>(-s.step_size) * m) / denom;
+  }
+}
+
+// Random values at several scales, with edge values (signed zeros, subnormals, huge, inf, nan)
+// in some positions; positive for the second moments.
+template <typename T>
+std::vector<T> step_values(std::mt19937_64& rng, int64_t n, bool positive) {
+  using L = std::numeric_limits<T>;
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<int> exponent(-6, 6);
+  const T edges[] = {T(0),          -T(0),          L::denorm_min(), L::min(), L::max(),
+                     L::infinity(), L::quiet_NaN(), T(1e-30),        T(1)};
+  std::vector<T> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    T x = static_cast<T>(normal(rng) * std::pow(10.0, exponent(rng)));
+    if (i % 37 == 5) x = edges[(i / 37) % std::size(edges)];
+    v[size_t(i)] = positive ? std::abs(x) : x;
+  }
+  return v;
+}
+
+// Each build's optimizer loops give the documented formula's bits for every option (all
+// builds alike: Note [Fused steps per capability]), over ranges that start and end off any
+// vector width.
+template <typename T>
+void check_steps(const VecKernels& vk) {
+  const char* build = cpu::cpu_capability_name(vk.capability);
+  constexpr int64_t kN = 1031;
+  std::mt19937_64 rng(13);
+  for (int flags = 0; flags < 32; ++flags) {
+    const std::vector<T> param0 = step_values<T>(rng, kN, false);
+    const std::vector<T> grad = step_values<T>(rng, kN, false);
+    const std::vector<T> buf0 = step_values<T>(rng, kN, false);
+    const std::vector<T> sq0 = step_values<T>(rng, kN, true);
+    const std::vector<T> max0 = step_values<T>(rng, kN, true);
+    const bool maximize = flags & 1, wd = flags & 2, opt3 = flags & 4, opt4 = flags & 8;
+    const int64_t begin = (flags & 16) ? 3 : 0, end = (flags & 16) ? kN - 5 : kN;
+    {  // SGD: opt3 momentum, opt4 nesterov
+      std::vector<T> p = param0, b = buf0, rp = param0, rb = buf0;
+      cpu::SGDStep<T> s{p.data(), grad.data(), opt3 ? b.data() : nullptr, end};
+      s.lr = 0.05, s.momentum = 0.9, s.dampening = 0.1, s.weight_decay = wd ? 0.01 : 0;
+      s.nesterov = opt4, s.maximize = maximize;
+      cpu::SGDStep<T> r = s;
+      r.param = rp.data(), r.momentum_buffer = opt3 ? rb.data() : nullptr;
+      if constexpr (std::is_same_v<T, float>)
+        vk.sgd_f32(s, begin, end);
+      else
+        vk.sgd_f64(s, begin, end);
+      r.param += begin, r.grad += begin, r.n -= begin;
+      if (r.momentum_buffer != nullptr) r.momentum_buffer += begin;
+      ref_sgd(r);
+      for (int64_t i = 0; i < kN; ++i) {
+        ASSERT_TRUE(same_value(p[size_t(i)], rp[size_t(i)]) &&
+                    same_value(b[size_t(i)], rb[size_t(i)]))
+            << build << " SGD flags " << flags << " at " << i << ": " << p[size_t(i)] << " vs "
+            << rp[size_t(i)];
+      }
+    }
+    {  // Adam: opt3 decoupled (AdamW), opt4 amsgrad
+      std::vector<T> p = param0, m = buf0, v = sq0, mx = max0;
+      std::vector<T> rp = p, rm = m, rv = v, rmx = mx;
+      cpu::AdamStep<T> s{p.data(), grad.data(), m.data(), v.data(), opt4 ? mx.data() : nullptr,
+                         end};
+      s.lr = 1e-3, s.weight_decay = wd ? 0.01 : 0, s.step_size = 1e-3 / (1 - 0.9 * 0.9);
+      s.bias_correction2_sqrt = std::sqrt(1 - 0.999 * 0.999), s.maximize = maximize;
+      s.decoupled = opt3;
+      cpu::AdamStep<T> r = s;
+      r.param = rp.data() + begin, r.grad = grad.data() + begin, r.exp_avg = rm.data() + begin;
+      r.exp_avg_sq = rv.data() + begin, r.n = end - begin;
+      r.max_exp_avg_sq = opt4 ? rmx.data() + begin : nullptr;
+      if constexpr (std::is_same_v<T, float>)
+        vk.adam_f32(s, begin, end);
+      else
+        vk.adam_f64(s, begin, end);
+      ref_adam(r);
+      for (int64_t i = 0; i < kN; ++i) {
+        const size_t k = size_t(i);
+        ASSERT_TRUE(same_value(p[k], rp[k]) && same_value(m[k], rm[k]) && same_value(v[k], rv[k]) &&
+                    same_value(mx[k], rmx[k]))
+            << build << " Adam flags " << flags << " at " << i << ": " << p[k] << " vs " << rp[k];
+      }
+    }
+  }
+}
+
+TEST_F(VecKernelsTest, EachBuildsOptimizerStepsGiveTheDocumentedBits) {
+  for (const VecKernels* vk : runnable_builds()) {
+    check_steps<float>(*vk);
+    check_steps<double>(*vk);
   }
 }
 
