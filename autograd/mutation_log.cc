@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "autograd/capture_hook.h"
 #include "autograd/copy_slices.h"
 #include "autograd/engine.h"
 #include "autograd/errors.h"
@@ -140,6 +141,8 @@ namespace detail {
 
 void observe_write(const VersionCounter& counter, const MutationSite& site,
                    const TensorImpl* written) {
+  // Note [Capture hook]: a write no covered op reported, refused when it touches a traced tensor.
+  if (capture::capturing()) capture::current_tracer()->unrecorded_write(site, written);
   check_write_during_pack(counter, site, written);  // may refuse the write: first
   if (MutationLogAccess::active.load(std::memory_order_relaxed) == 0 || MutationLogAccess::inside) {
     snapshot_before_write(counter);

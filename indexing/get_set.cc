@@ -3,6 +3,7 @@
 #include <sstream>
 #include <utility>
 
+#include "autograd/capture_hook.h"
 #include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops/indexing_ops.h"
@@ -42,6 +43,8 @@ bool requires_grad_raw(const Tensor& t) {
 
 // Whether a write must go through autograd (record history, run the in-place checks).
 bool needs_autograd(const Tensor& self, const Tensor* value) {
+  // Under capture the write goes through the covered ops (Note [Capture hook]).
+  if (autograd::capture::capturing()) return true;
   // A dual on either side: the write updates tangents too (Note [Tangents under mutation] in
   // autograd/forward_ad.h), in grad mode or not.
   if (autograd::fwd::enabled() &&
@@ -181,6 +184,7 @@ void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bo
 
 bool try_set_element(const Tensor& self, ArrayRef<TensorIndex> indices, const Scalar& value,
                      CallSite site) {
+  if (autograd::capture::capturing()) return false;  // the general path is captured
   TensorImpl* impl = self.unsafe_impl();
   const size_t n = indices.size();
   if (impl == nullptr || n == 0 || static_cast<int64_t>(n) != impl->dim() ||

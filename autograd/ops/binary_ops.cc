@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "autograd/capture_hook.h"
 #include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/copy_ops.h"
@@ -542,6 +543,7 @@ Tensor wrap(const Scalar& value, const Tensor& other, const char* op) {
 
 // self op other (other scaled by alpha for add/sub), recording the op's node.
 Tensor binary_op(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha = 1) {
+  autograd::capture::OpScope cap(binary_op_name(op), autograd::capture::OpKind::kFunctional);
   const ScalarType promoted = native::result_type(self, other);
   native::check_alpha(promoted, alpha, binary_op_name(op));
   Tensor result = native::binary(op, self, native::scale_by_alpha(other, alpha, promoted));
@@ -551,10 +553,11 @@ Tensor binary_op(BinaryOp op, const Tensor& self, const Tensor& other, const Sca
   autograd::fwd::propagate(binary_op_name(op), result, {self, other}, [&](const auto& t) {
     return autograd::binary_tangent(op, self, other, alpha, result, t[0], t[1]);
   });
-  return result;
+  return cap.done(result, [&] { return autograd::capture::Args{self, other, alpha}; });
 }
 
 Tensor binary_scalar_op(BinaryOp op, const Tensor& self, const Scalar& other) {
+  autograd::capture::OpScope cap(binary_op_name(op), autograd::capture::OpKind::kFunctional);
   Tensor result = native::binary(op, self, other);
   if (compute_requires_grad_has_jvp(self)) {
     set_history(result, autograd::make_binary_scalar_node(op, self, other));
@@ -562,7 +565,7 @@ Tensor binary_scalar_op(BinaryOp op, const Tensor& self, const Scalar& other) {
   autograd::fwd::propagate(binary_op_name(op), result, {self}, [&](const auto& t) {
     return autograd::binary_scalar_tangent(op, self, other, t[0]);
   });
-  return result;
+  return cap.done(result, [&] { return autograd::capture::Args{self, other}; });
 }
 
 Scalar scaled(const Scalar& value, const Scalar& alpha) {
@@ -679,18 +682,78 @@ Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other) {
   return where(condition, native::wrap_scalar(self, other.dtype(), other.device(), "where"), other);
 }
 
-Tensor eq(const Tensor& a, const Tensor& b) { return native::binary(BinaryOp::kEq, a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return native::binary(BinaryOp::kNe, a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return native::binary(BinaryOp::kLt, a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return native::binary(BinaryOp::kLe, a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return native::binary(BinaryOp::kGt, a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return native::binary(BinaryOp::kGe, a, b); }
-Tensor eq(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kEq, a, b); }
-Tensor ne(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kNe, a, b); }
-Tensor lt(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kLt, a, b); }
-Tensor le(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kLe, a, b); }
-Tensor gt(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kGt, a, b); }
-Tensor ge(const Tensor& a, const Scalar& b) { return native::binary(BinaryOp::kGe, a, b); }
+Tensor eq(const Tensor& a, const Tensor& b) {
+  autograd::capture::OpScope cap("eq", autograd::capture::OpKind::kFunctional);
+  return cap.done(native::binary(BinaryOp::kEq, a, b), [&] {
+    return autograd::capture::Args{a, b};
+  });
+}
+Tensor ne(const Tensor& a, const Tensor& b) {
+  autograd::capture::OpScope cap("ne", autograd::capture::OpKind::kFunctional);
+  return cap.done(native::binary(BinaryOp::kNe, a, b), [&] {
+    return autograd::capture::Args{a, b};
+  });
+}
+Tensor lt(const Tensor& a, const Tensor& b) {
+  autograd::capture::OpScope cap("lt", autograd::capture::OpKind::kFunctional);
+  return cap.done(native::binary(BinaryOp::kLt, a, b), [&] {
+    return autograd::capture::Args{a, b};
+  });
+}
+Tensor le(const Tensor& a, const Tensor& b) {
+  autograd::capture::OpScope cap("le", autograd::capture::OpKind::kFunctional);
+  return cap.done(native::binary(BinaryOp::kLe, a, b), [&] {
+    return autograd::capture::Args{a, b};
+  });
+}
+Tensor gt(const Tensor& a, const Tensor& b) {
+  autograd::capture::OpScope cap("gt", autograd::capture::OpKind::kFunctional);
+  return cap.done(native::binary(BinaryOp::kGt, a, b), [&] {
+    return autograd::capture::Args{a, b};
+  });
+}
+Tensor ge(const Tensor& a, const Tensor& b) {
+  autograd::capture::OpScope cap("ge", autograd::capture::OpKind::kFunctional);
+  return cap.done(native::binary(BinaryOp::kGe, a, b), [&] {
+    return autograd::capture::Args{a, b};
+  });
+}
+Tensor eq(const Tensor& a, const Scalar& b) {
+  autograd::capture::OpScope cap("eq", autograd::capture::OpKind::kFunctional);
+  return cap.done(native::binary(BinaryOp::kEq, a, b), [&] {
+    return autograd::capture::Args{a, b};
+  });
+}
+Tensor ne(const Tensor& a, const Scalar& b) {
+  autograd::capture::OpScope cap("ne", autograd::capture::OpKind::kFunctional);
+  return cap.done(native::binary(BinaryOp::kNe, a, b), [&] {
+    return autograd::capture::Args{a, b};
+  });
+}
+Tensor lt(const Tensor& a, const Scalar& b) {
+  autograd::capture::OpScope cap("lt", autograd::capture::OpKind::kFunctional);
+  return cap.done(native::binary(BinaryOp::kLt, a, b), [&] {
+    return autograd::capture::Args{a, b};
+  });
+}
+Tensor le(const Tensor& a, const Scalar& b) {
+  autograd::capture::OpScope cap("le", autograd::capture::OpKind::kFunctional);
+  return cap.done(native::binary(BinaryOp::kLe, a, b), [&] {
+    return autograd::capture::Args{a, b};
+  });
+}
+Tensor gt(const Tensor& a, const Scalar& b) {
+  autograd::capture::OpScope cap("gt", autograd::capture::OpKind::kFunctional);
+  return cap.done(native::binary(BinaryOp::kGt, a, b), [&] {
+    return autograd::capture::Args{a, b};
+  });
+}
+Tensor ge(const Tensor& a, const Scalar& b) {
+  autograd::capture::OpScope cap("ge", autograd::capture::OpKind::kFunctional);
+  return cap.done(native::binary(BinaryOp::kGe, a, b), [&] {
+    return autograd::capture::Args{a, b};
+  });
+}
 Tensor remainder(const Tensor& self, const Tensor& other) {
   return binary_op(BinaryOp::kRemainder, self, other);
 }

@@ -1,6 +1,7 @@
 // Copies: each forward function and its backward node, side by side.
 #include "autograd/ops/copy_ops.h"
 
+#include "autograd/capture_hook.h"
 #include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/node_factories.h"
@@ -71,13 +72,14 @@ using autograd::SavedVariable;
 using autograd::set_history;
 
 Tensor clone(const Tensor& self) {
+  autograd::capture::OpScope cap("clone", autograd::capture::OpKind::kFunctional);
   Tensor result = native::clone(self);
   // CloneBackward0's tangent: a clone of the tangent (linear).
   autograd::fwd::propagate("clone", result, {self}, [](const auto& t) { return t[0].clone(); });
   if (autograd::compute_requires_grad_has_jvp(self)) {
     set_history(result, make_node<autograd::CloneBackward0>(self));
   }
-  return result;
+  return cap.done(result, [&] { return autograd::capture::Args{self}; });
 }
 
 Tensor contiguous(const Tensor& self) { return self.is_contiguous() ? self : clone(self); }
@@ -85,6 +87,7 @@ Tensor contiguous(const Tensor& self) { return self.is_contiguous() ? self : clo
 Tensor to(const Tensor& self, ScalarType dtype) { return to(self, self.device(), dtype); }
 
 Tensor to(const Tensor& self, Device device, std::optional<ScalarType> dtype) {
+  autograd::capture::OpScope cap("to", autograd::capture::OpKind::kAuto);
   const ScalarType dt = dtype.value_or(self.dtype());
   if (self.device() == device && self.dtype() == dt) return self;
   Tensor result = native::to(self, device, dt);
@@ -97,7 +100,11 @@ Tensor to(const Tensor& self, Device device, std::optional<ScalarType> dtype) {
     node->self_device_ = self.device();
     set_history(result, node);
   }
-  return result;
+  return cap.done(result, [&] {
+    return autograd::capture::Args{self, dtype.value_or(self.dtype()),
+                                   Scalar(int64_t{device.type() == self.device().type() &&
+                                                  device.index() == self.device().index()})};
+  });
 }
 
 namespace {
@@ -128,17 +135,23 @@ Tensor masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& va
 }  // namespace
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
-  return masked_fill_impl(self, mask, value, Tensor());
+  autograd::capture::OpScope cap("masked_fill", autograd::capture::OpKind::kFunctional);
+  return cap.done(masked_fill_impl(self, mask, value, Tensor()), [&] {
+    return autograd::capture::Args{self, mask, value};
+  });
 }
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  autograd::capture::OpScope cap("masked_fill", autograd::capture::OpKind::kFunctional);
   if (value.dim() != 0) {
     throw ShapeError(
         str("masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
             "with ",
             value.dim(), " dimension(s); pass a Scalar or a 0-dim tensor"));
   }
-  return masked_fill_impl(self, mask, value.item(), value);
+  return cap.done(masked_fill_impl(self, mask, value.item(), value), [&] {
+    return autograd::capture::Args{self, mask, value};
+  });
 }
 
 // ---- Tensor members ----------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/capture_hook.h"
 #include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/saved_variable.h"
@@ -138,6 +139,7 @@ class IndexPutBackward0 final : public Node {
 }  // namespace
 
 Tensor index(const Tensor& self, TensorList indices) {
+  autograd::capture::OpScope cap("index", autograd::capture::OpKind::kFunctional);
   Tensor result = native::index(self, indices);
   // IndexBackward0's tangent: the same gather of the tangent (linear).
   fwd::propagate("index", result, {self}, [&](const auto& t) { return index(t[0], indices); });
@@ -149,7 +151,9 @@ Tensor index(const Tensor& self, TensorList indices) {
     node->indices_ = SavedIndices(indices);
     set_history(result, node);
   }
-  return result;
+  return cap.done(result, [&] {
+    return autograd::capture::Args{self, autograd::capture::tensors(indices)};
+  });
 }
 
 namespace {
@@ -165,8 +169,8 @@ std::shared_ptr<IndexPutBackward0> make_index_put_node(const Tensor& self, Tenso
 
 }  // namespace
 
-void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate,
-                const MutationSite& site) {
+void index_put__uncaptured(const Tensor& self, TensorList indices, const Tensor& values,
+                           bool accumulate, const MutationSite& site) {
   const bool requires_grad = compute_requires_grad_has_jvp(self, values);
   check_inplace(self, requires_grad);
   native::AdvancedIndex adv = native::prepare_index_put(self, indices, values, accumulate);
@@ -184,10 +188,22 @@ void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bo
   fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
+void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate,
+                const MutationSite& site) {
+  autograd::capture::OpScope cap("index_put", autograd::capture::OpKind::kInPlace);
+  index_put__uncaptured(self, indices, values, accumulate, site);
+  cap.done(self, [&] {
+    return autograd::capture::Args{self, autograd::capture::tensors(indices), values, accumulate};
+  });
+}
+
 // Out of place: a fresh copy written below autograd (no version bump, as PyTorch: the result
 // is at version 0), with IndexPutBackward0 over self and values.
 Tensor index_put(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate) {
-  return index_put_known(self, indices, values, accumulate, {});
+  autograd::capture::OpScope cap("index_put", autograd::capture::OpKind::kFunctional);
+  return cap.done(index_put_known(self, indices, values, accumulate, {}), [&] {
+    return autograd::capture::Args{self, autograd::capture::tensors(indices), values, accumulate};
+  });
 }
 
 namespace {

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "autograd/capture_hook.h"
 #include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/node_factories.h"
@@ -103,8 +104,8 @@ void finish(const Tensor& self, const std::shared_ptr<Node>& node) {
 
 bool is_one(const Scalar& s) { return s.to<double>() == 1.0; }
 
-void binary_inplace(const Tensor& self, BinaryOp op, const Tensor& other, const Scalar& alpha,
-                    const MutationSite& site) {
+void binary_inplace_uncaptured(const Tensor& self, BinaryOp op, const Tensor& other,
+                               const Scalar& alpha, const MutationSite& site) {
   const bool requires_grad = compute_requires_grad_has_jvp(self, other);
   check_inplace(self, requires_grad);
   check_broadcast_into(self, other.sizes(), site.op);
@@ -146,8 +147,15 @@ void binary_inplace(const Tensor& self, BinaryOp op, const Tensor& other, const 
   if (node && op == BinaryOp::kPow) save_binary_result(*node, self);
 }
 
-void binary_scalar_inplace(const Tensor& self, BinaryOp op, const Scalar& other,
-                           const MutationSite& site) {
+void binary_inplace(const Tensor& self, BinaryOp op, const Tensor& other, const Scalar& alpha,
+                    const MutationSite& site) {
+  autograd::capture::OpScope cap(binary_op_name(op), autograd::capture::OpKind::kInPlace);
+  binary_inplace_uncaptured(self, op, other, alpha, site);
+  cap.done(self, [&] { return autograd::capture::Args{self, other, alpha}; });
+}
+
+void binary_scalar_inplace_uncaptured(const Tensor& self, BinaryOp op, const Scalar& other,
+                                      const MutationSite& site) {
   const bool requires_grad = compute_requires_grad_has_jvp(self);
   check_inplace(self, requires_grad);
   fwd::PendingTangents tangents = fwd::inplace_tangents(
@@ -178,8 +186,15 @@ void binary_scalar_inplace(const Tensor& self, BinaryOp op, const Scalar& other,
   fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
-void unary_inplace(const Tensor& self, UnaryOp op, const UnaryArgs& args,
-                   const MutationSite& site) {
+void binary_scalar_inplace(const Tensor& self, BinaryOp op, const Scalar& other,
+                           const MutationSite& site) {
+  autograd::capture::OpScope cap(binary_op_name(op), autograd::capture::OpKind::kInPlace);
+  binary_scalar_inplace_uncaptured(self, op, other, site);
+  cap.done(self, [&] { return autograd::capture::Args{self, other}; });
+}
+
+void unary_inplace_uncaptured(const Tensor& self, UnaryOp op, const UnaryArgs& args,
+                              const MutationSite& site) {
   const bool requires_grad = compute_requires_grad_has_jvp(self);
   check_inplace(self, requires_grad);
   if (native::is_float_only(op)) check_cast(self, default_dtype(), site.op);
@@ -205,8 +220,19 @@ void unary_inplace(const Tensor& self, UnaryOp op, const UnaryArgs& args,
   if (node && unary_saves_result(op)) save_unary_result(*node, self);
 }
 
-void masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& value,
-                      const Tensor& value_tensor, const MutationSite& site) {
+void unary_inplace(const Tensor& self, UnaryOp op, const UnaryArgs& args,
+                   const MutationSite& site) {
+  autograd::capture::OpScope cap(unary_op_name(op), autograd::capture::OpKind::kInPlace);
+  unary_inplace_uncaptured(self, op, args, site);
+  cap.done(self, [&] {
+    return autograd::capture::Args{
+        self, args.has_arg ? autograd::capture::Arg(args.arg) : autograd::capture::Arg(),
+        args.has_arg2 ? autograd::capture::Arg(args.arg2) : autograd::capture::Arg()};
+  });
+}
+
+void masked_fill_impl_uncaptured(const Tensor& self, const Tensor& mask, const Scalar& value,
+                                 const Tensor& value_tensor, const MutationSite& site) {
   const bool requires_grad = compute_requires_grad_has_jvp(self, value_tensor);
   check_inplace(self, requires_grad);
   if (mask.dtype() != kBool) {
@@ -235,9 +261,21 @@ void masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& valu
   fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
+void masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& value,
+                      const Tensor& value_tensor, const MutationSite& site) {
+  autograd::capture::OpScope cap("masked_fill", autograd::capture::OpKind::kInPlace);
+  masked_fill_impl_uncaptured(self, mask, value, value_tensor, site);
+  cap.done(self, [&] {
+    return autograd::capture::Args{self, mask,
+                                   value_tensor.defined() ? autograd::capture::Arg(value_tensor)
+                                                          : autograd::capture::Arg(value)};
+  });
+}
+
 }  // namespace
 
-void copy_(const Tensor& self, const Tensor& src, const MutationSite& site) {
+namespace {
+void copy__uncaptured(const Tensor& self, const Tensor& src, const MutationSite& site) {
   const bool requires_grad = compute_requires_grad_has_jvp(self, src);
   check_inplace(self, requires_grad);
   if (!native::is_expandable_to(src.sizes(), self.sizes())) {
@@ -255,8 +293,16 @@ void copy_(const Tensor& self, const Tensor& src, const MutationSite& site) {
   finish(self, node);
   fwd::write_tangents(self, std::move(tangents), site.op);
 }
+}  // namespace
 
-void fill_(const Tensor& self, const Scalar& value, const MutationSite& site) {
+void copy_(const Tensor& self, const Tensor& src, const MutationSite& site) {
+  autograd::capture::OpScope cap("copy", autograd::capture::OpKind::kInPlace);
+  copy__uncaptured(self, src, site);
+  cap.done(self, [&] { return autograd::capture::Args{self, src}; });
+}
+
+namespace {
+void fill__uncaptured(const Tensor& self, const Scalar& value, const MutationSite& site) {
   const bool requires_grad = compute_requires_grad_has_jvp(self);
   check_inplace(self, requires_grad);
   native::assert_no_internal_overlap(self, site.op);
@@ -273,6 +319,13 @@ void fill_(const Tensor& self, const Scalar& value, const MutationSite& site) {
   native::fill_(self, value, &site);  // checks, bumps once, writes
   finish(self, node);
   fwd::write_tangents(self, std::move(tangents), site.op);
+}
+}  // namespace
+
+void fill_(const Tensor& self, const Scalar& value, const MutationSite& site) {
+  autograd::capture::OpScope cap("fill", autograd::capture::OpKind::kInPlace);
+  fill__uncaptured(self, value, site);
+  cap.done(self, [&] { return autograd::capture::Args{self, value}; });
 }
 
 void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value,

@@ -1,6 +1,7 @@
 // Element-wise unary ops: each forward function and its backward node, side by side.
 #include "autograd/ops/unary_ops.h"
 
+#include "autograd/capture_hook.h"
 #include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
@@ -488,6 +489,7 @@ namespace {
 
 // result = op(self), recording the op's node when self requires grad.
 Tensor unary_op(UnaryOp op, const Tensor& self, const UnaryArgs& args = {}) {
+  autograd::capture::OpScope cap(unary_op_name(op), autograd::capture::OpKind::kFunctional);
   Tensor result = native::unary(op, self, args);
   // Before the node saves result: a saved output keeps its tangents (forward-over-reverse).
   autograd::fwd::propagate(unary_op_name(op), result, {self}, [&](const auto& t) {
@@ -498,7 +500,11 @@ Tensor unary_op(UnaryOp op, const Tensor& self, const UnaryArgs& args = {}) {
     set_history(result, node);
     if (autograd::unary_saves_result(op)) autograd::save_unary_result(*node, result);
   }
-  return result;
+  return cap.done(result, [&] {
+    return autograd::capture::Args{
+        self, args.has_arg ? autograd::capture::Arg(args.arg) : autograd::capture::Arg(),
+        args.has_arg2 ? autograd::capture::Arg(args.arg2) : autograd::capture::Arg()};
+  });
 }
 
 }  // namespace

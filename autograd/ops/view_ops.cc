@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "autograd/capture_hook.h"
 #include "autograd/errors.h"
 #include "autograd/forward_ad.h"
 #include "autograd/history.h"
@@ -421,6 +422,7 @@ std::shared_ptr<autograd::ReshapeLikeBackward> reshape_node(const Tensor& self, 
 }  // namespace
 
 Tensor select(const Tensor& self, int64_t dim, int64_t index) {
+  autograd::capture::OpScope cap("select", autograd::capture::OpKind::kView);
   Tensor result = native::select(self, dim, index);
   auto node = node_if_needed<autograd::SelectBackward0>(self);
   if (node) {
@@ -428,12 +430,17 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
     node->dim_ = wrap_dim(dim, self.dim(), "select");
     node->index_ = index < 0 ? index + self.size(dim) : index;
   }
-  return record_view(self, result, node,
-                     [dim, index](const Tensor& b) { return mutagrad::select(b, dim, index); });
+  return cap.done(
+      record_view(self, result, node,
+                  [dim, index](const Tensor& b) { return mutagrad::select(b, dim, index); }),
+      [&] {
+        return autograd::capture::Args{self, dim, index};
+      });
 }
 
 Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
              std::optional<int64_t> stop, int64_t step) {
+  autograd::capture::OpScope cap("slice", autograd::capture::OpKind::kView);
   Tensor result = native::slice(self, dim, start, stop, step);
   auto node = node_if_needed<autograd::SliceBackward0>(self);
   if (node) {
@@ -448,12 +455,18 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
     node->step_ = step;
     node->end_ = std::min(size, b + result.size(d) * step);
   }
-  return record_view(self, result, node, [dim, start, stop, step](const Tensor& b) {
-    return mutagrad::slice(b, dim, start, stop, step);
-  });
+  return cap.done(record_view(self, result, node,
+                              [dim, start, stop, step](const Tensor& b) {
+                                return mutagrad::slice(b, dim, start, stop, step);
+                              }),
+                  [&] {
+                    return autograd::capture::Args{self, dim, autograd::capture::opt(start),
+                                                   autograd::capture::opt(stop), step};
+                  });
 }
 
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
+  autograd::capture::OpScope cap("narrow", autograd::capture::OpKind::kView);
   Tensor result = native::narrow(self, dim, start, length);
   auto node = node_if_needed<autograd::SliceBackward0>(self);
   if (node) {
@@ -464,84 +477,124 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
     node->end_ = node->start_ + length;
     node->step_ = 1;
   }
-  return record_view(self, result, node, [dim, start, length](const Tensor& b) {
-    return mutagrad::narrow(b, dim, start, length);
-  });
+  return cap.done(record_view(self, result, node,
+                              [dim, start, length](const Tensor& b) {
+                                return mutagrad::narrow(b, dim, start, length);
+                              }),
+                  [&] {
+                    return autograd::capture::Args{self, dim, start, length};
+                  });
 }
 
 Tensor permute(const Tensor& self, IntArrayRef dims) {
+  autograd::capture::OpScope cap("permute", autograd::capture::OpKind::kView);
   Tensor result = native::permute(self, dims);
   auto node = node_if_needed<autograd::PermuteBackward0>(self);
   if (node) {
     for (int64_t d : dims) node->dims_.push_back(wrap_dim(d, self.dim(), "permute"));
   }
-  return record_view(self, result, node,
-                     [d = DimVector(dims)](const Tensor& b) { return mutagrad::permute(b, d); });
+  return cap.done(
+      record_view(self, result, node,
+                  [d = DimVector(dims)](const Tensor& b) { return mutagrad::permute(b, d); }),
+      [&] {
+        return autograd::capture::Args{self, autograd::capture::ints(dims)};
+      });
 }
 
 Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
+  autograd::capture::OpScope cap("transpose", autograd::capture::OpKind::kView);
   Tensor result = native::transpose(self, dim0, dim1);
   auto node = node_if_needed<autograd::TransposeBackward0>(self);
   if (node) {
     node->dim0_ = self.dim() == 0 ? 0 : wrap_dim(dim0, self.dim(), "transpose");
     node->dim1_ = self.dim() == 0 ? 0 : wrap_dim(dim1, self.dim(), "transpose");
   }
-  return record_view(self, result, node,
-                     [dim0, dim1](const Tensor& b) { return mutagrad::transpose(b, dim0, dim1); });
+  return cap.done(
+      record_view(self, result, node,
+                  [dim0, dim1](const Tensor& b) { return mutagrad::transpose(b, dim0, dim1); }),
+      [&] {
+        return autograd::capture::Args{self, dim0, dim1};
+      });
 }
 
 Tensor t(const Tensor& self) {
+  autograd::capture::OpScope cap("t", autograd::capture::OpKind::kView);
   Tensor result = native::t(self);
-  return record_view(self, result, node_if_needed<autograd::TBackward0>(self),
-                     [](const Tensor& b) { return mutagrad::t(b); });
+  return cap.done(record_view(self, result, node_if_needed<autograd::TBackward0>(self),
+                              [](const Tensor& b) { return mutagrad::t(b); }),
+                  [&] { return autograd::capture::Args{self}; });
 }
 
 Tensor expand(const Tensor& self, IntArrayRef sizes) {
+  autograd::capture::OpScope cap("expand", autograd::capture::OpKind::kView);
   Tensor result = native::expand(self, sizes);
   auto node = node_if_needed<autograd::ExpandBackward0>(self);
   if (node) node->self_sizes_ = DimVector(self.sizes());
-  return record_view(self, result, node,
-                     [s = DimVector(sizes)](const Tensor& b) { return mutagrad::expand(b, s); });
+  return cap.done(
+      record_view(self, result, node,
+                  [s = DimVector(sizes)](const Tensor& b) { return mutagrad::expand(b, s); }),
+      [&] {
+        return autograd::capture::Args{self, autograd::capture::ints(sizes)};
+      });
 }
 
 Tensor unsqueeze(const Tensor& self, int64_t dim) {
+  autograd::capture::OpScope cap("unsqueeze", autograd::capture::OpKind::kView);
   Tensor result = native::unsqueeze(self, dim);
   auto node = node_if_needed<autograd::UnsqueezeBackward0>(self);
   if (node) node->dim_ = wrap_dim(dim, self.dim() + 1, "unsqueeze");
-  return record_view(self, result, node,
-                     [dim](const Tensor& b) { return mutagrad::unsqueeze(b, dim); });
+  return cap.done(record_view(self, result, node,
+                              [dim](const Tensor& b) { return mutagrad::unsqueeze(b, dim); }),
+                  [&] {
+                    return autograd::capture::Args{self, dim};
+                  });
 }
 
 Tensor squeeze(const Tensor& self) {
+  autograd::capture::OpScope cap("squeeze", autograd::capture::OpKind::kView);
   Tensor result = native::squeeze(self);
-  return record_view(self, result, reshape_node(self, "SqueezeBackward0"),
-                     [](const Tensor& b) { return mutagrad::squeeze(b); });
+  return cap.done(record_view(self, result, reshape_node(self, "SqueezeBackward0"),
+                              [](const Tensor& b) { return mutagrad::squeeze(b); }),
+                  [&] { return autograd::capture::Args{self}; });
 }
 
 Tensor squeeze(const Tensor& self, int64_t dim) {
+  autograd::capture::OpScope cap("squeeze", autograd::capture::OpKind::kView);
   Tensor result = native::squeeze(self, dim);
   auto node = node_if_needed<autograd::SqueezeBackward1>(self);
   if (node) {
     node->self_sizes_ = DimVector(self.sizes());
     node->dim_ = self.dim() == 0 ? 0 : wrap_dim(dim, self.dim(), "squeeze");
   }
-  return record_view(self, result, node,
-                     [dim](const Tensor& b) { return mutagrad::squeeze(b, dim); });
+  return cap.done(
+      record_view(self, result, node, [dim](const Tensor& b) { return mutagrad::squeeze(b, dim); }),
+      [&] {
+        return autograd::capture::Args{self, dim};
+      });
 }
 
 Tensor view(const Tensor& self, IntArrayRef sizes) {
+  autograd::capture::OpScope cap("view", autograd::capture::OpKind::kView);
   Tensor result = native::view(self, sizes);
-  return record_view(
-      self, result, reshape_node(self, "ViewBackward0"),
-      [s = DimVector(result.sizes())](const Tensor& b) { return mutagrad::view(b, s); });
+  return cap.done(record_view(self, result, reshape_node(self, "ViewBackward0"),
+                              [s = DimVector(result.sizes())](const Tensor& b) {
+                                return mutagrad::view(b, s);
+                              }),
+                  [&] {
+                    return autograd::capture::Args{self, autograd::capture::ints(sizes)};
+                  });
 }
 
 Tensor reshape(const Tensor& self, IntArrayRef sizes) {
+  autograd::capture::OpScope cap("reshape", autograd::capture::OpKind::kAuto);
   DimVector shape = infer_size(sizes, self.numel(), "reshape");
   if (compute_view_strides(self.sizes(), self.strides(), shape)) {
     Tensor result = native::view(self, shape);
-    return record_view(self, result, reshape_node(self, "ReshapeAliasBackward0"),
-                       [s = shape](const Tensor& b) { return mutagrad::reshape(b, s); });
+    return cap.done(record_view(self, result, reshape_node(self, "ReshapeAliasBackward0"),
+                                [s = shape](const Tensor& b) { return mutagrad::reshape(b, s); }),
+                    [&] {
+                      return autograd::capture::Args{self, autograd::capture::ints(sizes)};
+                    });
   }
   // No view exists: clone (CloneBackward0), then give the copy the new shape without making it
   // a view of the temporary (UnsafeViewBackward0), as PyTorch's _unsafe_view.
@@ -550,7 +603,9 @@ Tensor reshape(const Tensor& self, IntArrayRef sizes) {
   if (auto node = reshape_node(copy, "UnsafeViewBackward0")) autograd::set_history(result, node);
   autograd::fwd::propagate("reshape", result, {copy},
                            [&](const auto& t) { return t[0].reshape(shape); });
-  return result;
+  return cap.done(result, [&] {
+    return autograd::capture::Args{self, autograd::capture::ints(sizes)};
+  });
 }
 
 Tensor unsafe_view(const Tensor& self, IntArrayRef sizes) {
@@ -657,9 +712,11 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
 }
 
 Tensor alias(const Tensor& self) {
+  autograd::capture::OpScope cap("alias", autograd::capture::OpKind::kView);
   Tensor result = native::alias(self);
-  return record_view(self, result, node_if_needed<autograd::AliasBackward0>(self),
-                     [](const Tensor& b) { return mutagrad::alias(b); });
+  return cap.done(record_view(self, result, node_if_needed<autograd::AliasBackward0>(self),
+                              [](const Tensor& b) { return mutagrad::alias(b); }),
+                  [&] { return autograd::capture::Args{self}; });
 }
 
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {

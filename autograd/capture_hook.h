@@ -1,0 +1,92 @@
+// The op-level capture hook: what func::capture (func/) listens to. Each public op it covers
+// reports itself once, after it ran, with its arguments and its result:
+//
+//   Tensor select(const Tensor& self, int64_t dim, int64_t index) {
+//     autograd::capture::OpScope cap("select", autograd::capture::OpKind::kView);
+//     Tensor result = ...;
+//     return cap.done(result, [&] { return autograd::capture::Args{self, dim, index}; });
+//   }
+//
+// Nothing is recorded, and nothing built, unless a Tracer is installed on this thread.
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace mutagrad::autograd::capture {
+
+// Note [Capture hook]
+// - One thread-local Tracer; ops of other threads are not seen.
+// - Nesting: an op's OpScope suppresses the ops it calls, so a composite op that reports itself
+//   appears once; one that does not report itself appears as the covered ops it is made of.
+// - Writes: an in-place write that no covered op reported (the version bump reaches
+//   observe_write at depth 0) is passed to Tracer::unrecorded_write, which refuses it when it
+//   touches a tensor the trace knows: a captured program never silently loses a write.
+// - kAuto: the op is a view when its result shares its first argument's storage (reshape,
+//   flatten, contiguous, to), else functional; the tracer decides from the result.
+enum class OpKind : uint8_t { kFunctional, kView, kInPlace, kAuto };
+
+// An argument: None, a tensor (undefined = None inside a list), a number, an int list, a tensor
+// list (advanced indices), a dtype.
+using Arg = std::variant<std::monostate, Tensor, Scalar, std::vector<int64_t>, std::vector<Tensor>,
+                         ScalarType>;
+using Args = std::vector<Arg>;
+
+class Tracer {
+ public:
+  virtual ~Tracer() = default;
+  // `op` ran with `args` and returned `result` (for an in-place op: self).
+  virtual void record(const char* op, OpKind kind, Args args, const Tensor& result) = 0;
+  // An in-place write no covered op reported; `written` may be null.
+  virtual void unrecorded_write(const MutationSite& site, const TensorImpl* written) = 0;
+};
+
+namespace detail {
+inline thread_local Tracer* t_tracer = nullptr;
+inline thread_local int t_depth = 0;  // covered ops on this thread's stack
+}  // namespace detail
+
+// Installs `tracer` on this thread (null: removes it) and the pre-write observer; returns the
+// previous one.
+Tracer* set_tracer(Tracer* tracer);
+inline Tracer* current_tracer() { return detail::t_tracer; }
+// Whether a tracer listens and no covered op is running (an op entered now would be recorded).
+inline bool capturing() { return detail::t_tracer != nullptr && detail::t_depth == 0; }
+
+class OpScope {
+ public:
+  OpScope(const char* op, OpKind kind)
+      : op_(op), kind_(kind), tracer_(detail::t_depth == 0 ? detail::t_tracer : nullptr) {
+    if (tracer_ != nullptr) ++detail::t_depth;
+  }
+  ~OpScope() {
+    if (tracer_ != nullptr) --detail::t_depth;
+  }
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+  explicit operator bool() const { return tracer_ != nullptr; }
+
+  // Records the op (when listened to) and returns `result`.
+  template <typename F>
+  const Tensor& done(const Tensor& result, F&& make_args) {
+    if (tracer_ != nullptr) tracer_->record(op_, kind_, make_args(), result);
+    return result;
+  }
+
+ private:
+  const char* op_;
+  OpKind kind_;
+  Tracer* tracer_;
+};
+
+// An optional int as an Arg (None or the number).
+inline Arg opt(const std::optional<int64_t>& v) {
+  return v ? Arg(Scalar(*v)) : Arg(std::monostate{});
+}
+inline Arg ints(IntArrayRef v) { return Arg(std::vector<int64_t>(v.begin(), v.end())); }
+inline Arg tensors(TensorList v) { return Arg(std::vector<Tensor>(v.begin(), v.end())); }
+
+}  // namespace mutagrad::autograd::capture

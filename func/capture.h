@@ -1,0 +1,34 @@
+// func::capture: run a program once and record what it did as a Graph (func/graph.h).
+//
+//   auto f = [](const std::vector<Tensor>& in) {
+//     Tensor y = in[0].clone();
+//     y.slice(0, 1, 3).mul_(2.0);  // a write into a view of an intermediate
+//     return std::vector<Tensor>{y};
+//   };
+//   func::Graph g = func::capture(f, {x});
+//   std::vector<Tensor> out = g({x2});  // the same ops on new inputs
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "func/graph.h"
+
+namespace mutagrad::func {
+
+using Program = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+// Note [What capture records]
+// - Every op of the covered set (func/ops.cc's table) that the program calls on this thread,
+//   once (an op's inner ops are not recorded), with its tensor arguments as values, its other
+//   arguments as they were, and whether it made a view or wrote in place.
+// - A tensor the program reads but no recorded op made (a closed-over parameter, a factory's
+//   result) becomes a constant of the graph.
+// - Refused, with a CaptureError naming the op: an op outside the covered set whose result or
+//   write reaches a traced tensor (an op not covered that writes a traced storage; a view of a
+//   traced tensor, or a tensor with autograd history, that no recorded op made); inputs that
+//   share a storage.
+// - The program runs once, for real, on `example_inputs` (writes to them happen).
+Graph capture(const Program& f, const std::vector<Tensor>& example_inputs);
+
+}  // namespace mutagrad::func
