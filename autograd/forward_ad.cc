@@ -3,6 +3,8 @@
 #include "autograd/forward_ad.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 
@@ -16,14 +18,18 @@ namespace mutagrad {
 namespace autograd {
 
 // The tangents of one tensor, by level index. Levels erase their entries on exit.
+// `forward_bases`: for a view taken (directly or through other views) of a primal that has no
+// tangent at a level (unpack_dual's), that primal: the view's tangent at the level is derived
+// from the primal's, never from the root base's (Note [Primal views break the chain]).
 struct ForwardGrad {
   std::mutex mutex;
   std::vector<std::pair<int64_t, Tensor>> by_level;
+  std::vector<std::pair<int64_t, Tensor>> forward_bases;
 };
 
 namespace fwd {
 namespace detail {
-int g_active_levels = 0;
+std::atomic<int> g_active_levels{0};
 }
 
 namespace {
@@ -52,6 +58,12 @@ uint64_t generation_of(int64_t level) {
 // The tangent stored on t itself (not derived from a base), or undefined. `found`: whether t
 // has an entry for the level (an undefined entry marks a primal view: no tangent, even when
 // its base has one).
+void register_with_level(const std::shared_ptr<ForwardGrad>& grad, int64_t level) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  MG_INTERNAL_ASSERT(level < static_cast<int64_t>(g_levels.size()), "inactive level ", level);
+  g_levels[level].grads.push_back(grad);
+}
+
 Tensor own_tangent(const Tensor& t, int64_t level, bool* found = nullptr) {
   if (found != nullptr) *found = false;
   AutogradMeta* meta = get_autograd_meta(t);
@@ -82,11 +94,37 @@ void set_own_tangent(const Tensor& t, int64_t level, const Tensor& value) {
       added = true;
     }
   }
-  if (added) {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    MG_INTERNAL_ASSERT(level < static_cast<int64_t>(g_levels.size()), "inactive level ", level);
-    g_levels[level].grads.push_back(meta.fw_grad_);
+  if (added) register_with_level(meta.fw_grad_, level);
+}
+
+// Note [Primal views break the chain]
+// unpack_dual(t).primal is a view of t marked as having no tangent at its level (an entry with
+// an undefined tangent). Its views must not reach t's tangent through the root base, and a
+// write of a dual into it (or into its views) must give it a tangent of its own, leaving t's
+// alone -- torch's rule: the primal is the forward-mode base of its views. A view records that
+// primal (the nearest one up its chain) at creation, and tangent() and write_tangents() use it
+// in place of the root base.
+Tensor forward_base(const Tensor& t, int64_t level) {
+  AutogradMeta* meta = get_autograd_meta(t);
+  if (meta == nullptr || !meta->fw_grad_) return Tensor();
+  std::lock_guard<std::mutex> lock(meta->fw_grad_->mutex);
+  for (const auto& [l, base] : meta->fw_grad_->forward_bases) {
+    if (l == level) return base;
   }
+  return Tensor();
+}
+
+void set_forward_base(const Tensor& view, int64_t level, const Tensor& base) {
+  AutogradMeta& meta = materialize_autograd_meta(view);
+  if (!meta.fw_grad_) meta.fw_grad_ = std::make_shared<ForwardGrad>();
+  {
+    std::lock_guard<std::mutex> lock(meta.fw_grad_->mutex);
+    for (const auto& entry : meta.fw_grad_->forward_bases) {
+      if (entry.first == level) return;  // views are made once; the first record stands
+    }
+    meta.fw_grad_->forward_bases.emplace_back(level, base);
+  }
+  register_with_level(meta.fw_grad_, level);
 }
 
 // `view`'s tangent when `source` (which `view` looks into) has tangent `st`: the same
@@ -120,9 +158,11 @@ Tensor tangent(const Tensor& t, int64_t level) {
   if (found) return own;
   const ViewInfo* info = get_view_info(t);
   if (info == nullptr) return Tensor();
-  Tensor base_tangent = own_tangent(info->base, level);
+  Tensor base = forward_base(t, level);  // Note [Primal views break the chain]
+  if (!base.defined()) base = info->base;
+  Tensor base_tangent = own_tangent(base, level);
   if (!base_tangent.defined()) return Tensor();
-  Tensor v = view_of_tangent(base_tangent, info->base, t);
+  Tensor v = view_of_tangent(base_tangent, base, t);
   set_own_tangent(t, level, v);
   return v;
 }
@@ -170,18 +210,25 @@ void set_tangent(const Tensor& result, int64_t level, const Tensor& value, const
 
 void write_tangents(const Tensor& self, PendingTangents&& pending, const char* op) {
   (void)op;
+  if (!self.is_floating_point()) return;  // integer tensors carry no tangent (torch's rule)
   for (auto& [level, value] : pending.values) {
     Tensor current = tangent(self, level);
     if (!current.defined()) {
-      // Note [Tangents under mutation]: zeros first, through the root base for a view.
-      const ViewInfo* info = get_view_info(self);
+      // Note [Tangents under mutation]: zeros first, through the base for a view: the nearest
+      // primal up its chain (Note [Primal views break the chain]), else the root base. A primal
+      // itself gets tangent zeros of its own.
+      bool marked_primal = false;
+      (void)own_tangent(self, level, &marked_primal);
+      const ViewInfo* info = marked_primal ? nullptr : get_view_info(self);
       if (info != nullptr) {
-        Tensor base_tangent = own_tangent(info->base, level);
+        Tensor base = forward_base(self, level);
+        if (!base.defined()) base = info->base;
+        Tensor base_tangent = own_tangent(base, level);
         if (!base_tangent.defined()) {
-          base_tangent = zeros_with_layout_of(info->base);
-          set_own_tangent(info->base, level, base_tangent);
+          base_tangent = zeros_with_layout_of(base);
+          set_own_tangent(base, level, base_tangent);
         }
-        set_own_tangent(self, level, view_of_tangent(base_tangent, info->base, self));
+        set_own_tangent(self, level, view_of_tangent(base_tangent, base, self));
       } else {
         set_own_tangent(self, level, zeros_with_layout_of(self));
       }
@@ -208,9 +255,25 @@ void check_no_tangent(const char* op, TensorList inputs) {
 void on_view_created(const Tensor& base, const Tensor& view) {
   if (!view.is_floating_point()) return;
   for (int64_t level : active_levels()) {
-    Tensor bt = tangent(base, level);
-    if (bt.defined()) set_own_tangent(view, level, view_of_tangent(bt, base, view));
+    bool found = false;
+    Tensor bt = own_tangent(base, level, &found);
+    if (!found) bt = tangent(base, level);
+    if (bt.defined()) {
+      set_own_tangent(view, level, view_of_tangent(bt, base, view));
+      continue;
+    }
+    // Note [Primal views break the chain]: base is a primal (found, no tangent) or a view of one.
+    Tensor primal = found ? base : forward_base(base, level);
+    if (primal.defined()) set_forward_base(view, level, primal);
   }
+}
+
+void clear_tangents(const Tensor& t) {
+  AutogradMeta* meta = get_autograd_meta(t);
+  if (meta == nullptr || !meta->fw_grad_) return;
+  std::vector<std::pair<int64_t, Tensor>> dropped;  // destroyed outside the lock
+  std::lock_guard<std::mutex> lock(meta->fw_grad_->mutex);
+  dropped.swap(meta->fw_grad_->by_level);
 }
 
 SavedTangents save_tangents(const Tensor& t) {
@@ -281,16 +344,25 @@ void exit_dual_level(int64_t level) {
     if (auto grad = weak.lock()) {
       std::vector<Tensor> dropped;  // destroyed outside the lock
       std::lock_guard<std::mutex> lock(grad->mutex);
-      auto& entries = grad->by_level;
-      for (auto it = entries.begin(); it != entries.end();) {
-        if (it->first == level) {
-          dropped.push_back(std::move(it->second));
-          it = entries.erase(it);
-        } else {
-          ++it;
+      for (auto* entries : {&grad->by_level, &grad->forward_bases}) {
+        for (auto it = entries->begin(); it != entries->end();) {
+          if (it->first == level) {
+            dropped.push_back(std::move(it->second));
+            it = entries->erase(it);
+          } else {
+            ++it;
+          }
         }
       }
     }
+  }
+}
+
+dual_level::~dual_level() {
+  try {
+    exit_dual_level(level_);
+  } catch (const ForwardADError& e) {
+    std::fprintf(stderr, "mutagrad: ~dual_level(): %s\n", e.what());
   }
 }
 

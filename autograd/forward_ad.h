@@ -25,8 +25,16 @@
 //   indices and accumulate flag, scatter_add_ with the same index, ...), so the deterministic
 //   kernels order both the same way.
 // - A tangent saved for backward (forward-over-reverse) is version checked like its primal.
+//
+// Note [Composite tangents]
+// Some ops compute their forward with differentiable ops under NoGradGuard and attach their own
+// backward node (the nn activations, the losses and normalizations written as FormulaNodes).
+// Grad mode does not stop forward AD, so those inner ops already give the result its tangent:
+// such an op asks compute_requires_grad_has_jvp and says so beside its node. Every other op
+// without a formula asks compute_requires_grad, which refuses a dual input, naming the op.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -59,7 +67,9 @@ std::optional<int64_t> current_level();
 class dual_level {
  public:
   dual_level() : level_(enter_dual_level()) {}
-  ~dual_level() { exit_dual_level(level_); }
+  // A destructor must not throw: a level exited out of order (another thread's, or by hand)
+  // stays for its owner to exit, and the error is reported on stderr.
+  ~dual_level();
   dual_level(const dual_level&) = delete;
   dual_level& operator=(const dual_level&) = delete;
   int64_t level() const { return level_; }
@@ -88,10 +98,12 @@ namespace autograd::fwd {
 
 // ---- For ops (internal) -------------------------------------------------------------------------
 namespace detail {
-extern int g_active_levels;  // levels entered and not exited (read without a lock: a hint)
+// Levels entered and not exited: a relaxed atomic read is the whole cost of forward AD for
+// an op when no level is active.
+extern std::atomic<int> g_active_levels;
 }
 // Whether any level is active: ops skip all tangent work when not.
-inline bool enabled() { return detail::g_active_levels > 0; }
+inline bool enabled() { return detail::g_active_levels.load(std::memory_order_relaxed) > 0; }
 
 // t's tangent at `level` (a view of its base's when t is a view), or undefined. Suspended
 // levels (while a formula of that level runs) read as undefined.
@@ -173,6 +185,8 @@ void write_tangents(const Tensor& self, PendingTangents&& pending, const char* o
 // Marks `t` (a view) as having no tangent at `level` even though its base may have one
 // (unpack_dual's primal).
 void mark_no_tangent(const Tensor& t, int64_t level);
+// Drops t's tangents at every level (detach_()).
+void clear_tangents(const Tensor& t);
 
 // The tangent of a bilinear op f(a, b) (mm, mv, bmm, dot, matmul): f(ta, b) + f(a, tb), either
 // term absent when its tangent is undefined.

@@ -150,6 +150,7 @@ Tensor& Tensor::detach_() {
   meta->retains_grad_ = false;
   meta->requires_grad_ = false;
   meta->output_nr_ = 0;
+  autograd::fwd::clear_tangents(*this);  // as torch: a detached tensor is no longer dual
   autograd::release_node(old);
   return *this;
 }

@@ -206,3 +206,69 @@ def test_more_ops_match_torch(name):
     assert (et is None) == (gt is None)
     assert torch.allclose(torch.tensor(et, dtype=torch.float64),
                           torch.tensor(gt, dtype=torch.float64), rtol=rtol), (et, gt)
+
+
+def both(program):
+    """Runs program(lib, fw, dev) under torch (CPU) and mutagrad (each device) and compares
+    what it returns: a list of tensors or None (tangents), as nested lists."""
+    expected = [values(torch, t) for t in program(torch, tfw, {})]
+    for device in DEVICES:
+        got = [values(mg, t) for t in program(mg, mfw, {"device": device})]
+        assert got == expected, device
+
+
+def test_views_of_an_unpacked_primal_have_no_tangent_and_writes_into_them_stay_there():
+    # Note [Primal views break the chain]: the primal of unpack_dual is the forward base of its
+    # views; its root base's tangent is neither read nor written through them.
+    def program(lib, fw, dev):
+        with fw.dual_level():
+            x = fw.make_dual(lib.ones(3, dtype=lib.float64, **dev), lib.ones(3, dtype=lib.float64, **dev))
+            z = x * 2
+            p = fw.unpack_dual(z).primal
+            v = p[0:2]
+            read = [fw.unpack_dual(v).tangent, fw.unpack_dual(v * 1).tangent]
+            w = lib.zeros(3, dtype=lib.float64, **dev)
+            p[:2].copy_(fw.make_dual(w, 5 * lib.ones(3, dtype=lib.float64, **dev))[:2])
+            return read + [fw.unpack_dual(x).tangent, fw.unpack_dual(z).tangent,
+                           fw.unpack_dual(p).tangent, fw.unpack_dual(p[1:]).tangent]
+
+    both(program)
+
+
+def test_a_write_of_a_dual_into_the_primal_itself_gives_it_its_own_tangent():
+    def program(lib, fw, dev):
+        with fw.dual_level():
+            x = fw.make_dual(lib.ones(3, dtype=lib.float64, **dev), lib.ones(3, dtype=lib.float64, **dev))
+            p = fw.unpack_dual(x).primal
+            p.mul_(fw.make_dual(lib.full((3,), 2.0, dtype=lib.float64, **dev),
+                                lib.full((3,), 3.0, dtype=lib.float64, **dev)))
+            return [fw.unpack_dual(p).tangent, fw.unpack_dual(x).tangent, fw.unpack_dual(x).primal]
+
+    both(program)
+
+
+def test_integer_tensors_never_get_a_tangent():
+    def program(lib, fw, dev):
+        with fw.dual_level():
+            d = fw.make_dual(lib.tensor([1.7, 2.5, -3.2], dtype=lib.float64, **dev),
+                             lib.ones(3, dtype=lib.float64, **dev))
+            a = lib.zeros(3, dtype=lib.int64, **dev)
+            a.copy_(d)
+            s = lib.sort(a).values
+            b = a.to(lib.float64) * 1
+            return [a, fw.unpack_dual(a).tangent, s, fw.unpack_dual(s).tangent,
+                    fw.unpack_dual(b).tangent]
+
+    both(program)
+
+
+def test_detach_in_place_drops_the_tangent():
+    def program(lib, fw, dev):
+        with fw.dual_level():
+            d = fw.make_dual(lib.ones(3, dtype=lib.float64, **dev), lib.ones(3, dtype=lib.float64, **dev))
+            x2 = d.clone()
+            x2.detach_()
+            return [fw.unpack_dual(x2).tangent, fw.unpack_dual(x2 * 3).tangent,
+                    fw.unpack_dual(d).tangent]
+
+    both(program)
