@@ -194,6 +194,20 @@ class Functionalizer {
   std::vector<int64_t> ver_;                      // root -> writes so far
 };
 
+// `t`'s elements in a new tensor, a leaf requiring grad when `t` is one, a non-leaf with
+// history when `t` has history.
+Tensor copy_for_capture(const Tensor& t) {
+  if (!t.defined()) return t;
+  Tensor copy;
+  {
+    autograd::NoGradGuard no_grad;
+    copy = t.detach().clone();
+  }
+  if (!t.requires_grad()) return copy;
+  copy.requires_grad_();
+  return t.is_leaf() ? copy : copy.clone();
+}
+
 }  // namespace
 
 Graph functionalize(const Graph& graph, Remove remove) {
@@ -202,13 +216,12 @@ Graph functionalize(const Graph& graph, Remove remove) {
 
 Program functionalize(Program f, Remove remove) {
   return [f = std::move(f), remove](const std::vector<Tensor>& inputs) {
-    // Captured on copies: the program's writes reach the inputs once, through the graph.
+    // Captured on copies: the program's writes reach the inputs once, through the graph. A
+    // copy requires grad (and has history) when its input does, so that an op capture does
+    // not cover, applied to it, is refused rather than baked in as a constant.
     std::vector<Tensor> copies;
     copies.reserve(inputs.size());
-    {
-      autograd::NoGradGuard no_grad;
-      for (const Tensor& t : inputs) copies.push_back(t.defined() ? t.detach().clone() : t);
-    }
+    for (const Tensor& t : inputs) copies.push_back(copy_for_capture(t));
     return functionalize(capture(f, copies), remove)(inputs);
   };
 }

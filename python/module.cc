@@ -6,6 +6,7 @@
 
 namespace mutagrad::python {
 void bind_serialize(py::module_& m);  // bindings_serialize.cc: checkpoints
+void bind_func(py::module_& m);       // bindings_func.cc: func.capture / functionalize
 }  // namespace mutagrad::python
 
 PYBIND11_MODULE(_C, m) {
@@ -33,5 +34,6 @@ PYBIND11_MODULE(_C, m) {
   bind_module_support(m);      // after bind_tensor
   bind_out(m);                 // _write_out, for mutagrad/_out.py
   bind_serialize(m);           // mutagrad.save / load and mutagrad.safetensors
+  bind_func(m);                // mutagrad.func (func/)
   install_argument_errors(m);  // last: it wraps every function defined above
 }

@@ -197,6 +197,7 @@ from mutagrad._C import (  # noqa: F401  (random ops and generators: python/bind
 from mutagrad import random  # noqa: F401
 from mutagrad import testing  # noqa: F401  (assert_close, make_tensor)
 from mutagrad import safetensors  # noqa: F401  (save_file, load_file, safe_open)
+from mutagrad import func  # noqa: F401  (capture, functionalize: docs/functionalization.md)
 from mutagrad.serialization import save, load  # noqa: F401  (docs/checkpoints.md)
 from mutagrad.random import seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
 from mutagrad._C import softmax, log_softmax  # noqa: F401

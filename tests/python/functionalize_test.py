@@ -1,0 +1,223 @@
+"""mutagrad.func (capture, functionalize) against torch 1.13's functorch.functionalize: random
+mutating programs (clone, slice/select/transpose/view views, in-place element-wise ops,
+setitem with basic and advanced indices, index_put_ with accumulate, masked_fill_, writes to
+inputs) run four ways: torch eagerly, torch through functorch.functionalize, mutagrad eagerly,
+mutagrad functionalized and captured-then-replayed. Every result and every input afterwards is
+equal bit for bit; the functionalized graph has no in-place op but the final copy_ into each
+written input. mutagrad runs on the CPU and the host-run CUDA device; torch on the CPU. The
+element-wise ops are the exactly rounded ones (add, sub, mul, div, neg, relu), so the two
+libraries agree bit for bit."""
+
+import random
+import struct
+
+import pytest
+import torch
+from functorch import functionalize as torch_functionalize
+
+import mutagrad as mg
+
+DEVICES = ["cpu", "cuda"]
+NUM_PROGRAMS = 40
+VIEW_OPS = {"select", "slice", "narrow", "permute", "transpose", "t", "expand", "unsqueeze",
+            "squeeze", "view", "reshape", "alias"}
+
+
+def bits(lib, t):
+    values = (t if lib is torch else t.cpu()).reshape(-1).tolist()
+    return [struct.pack("<f", v) if isinstance(v, float) else v for v in values], list(t.shape)
+
+
+def make_step(rng):
+    """One random step: a function (lib, pool, dev) that may append to the pool."""
+    kind = rng.choice(["clone", "slice", "select", "transpose", "view", "add_", "mul_", "sub_",
+                       "div_", "neg_", "relu_", "copy_", "setitem_basic", "setitem_adv",
+                       "index_put_acc", "masked_fill_", "add_other"])
+    a = rng.randrange(1000)
+    b = rng.randrange(1000)
+    s = rng.choice([0.5, 2.0, -1.25, 3.0])
+    i = rng.randrange(4)
+
+    def step(lib, pool, dev):
+        t = pool[a % len(pool)]
+        u = pool[b % len(pool)]
+        if kind == "clone":
+            pool.append(t.clone())
+        elif kind == "slice":
+            pool.append(t[i % 2:i % 2 + 2] if i < 2 else t[:, ::2])
+        elif kind == "select":
+            pool.append(t[i % t.shape[0]] if i < 2 else t.select(-1, 0))
+        elif kind == "transpose":
+            pool.append(t.t() if i < 2 else t.transpose(0, 1))
+        elif kind == "view":
+            pool.append(t.view(-1))
+        elif kind == "add_":
+            t.add_(s)
+        elif kind == "mul_":
+            t.mul_(s)
+        elif kind == "sub_":
+            t.sub_(u)
+        elif kind == "div_":
+            t.div_(s)
+        elif kind == "neg_":
+            t.neg_()
+        elif kind == "relu_":
+            t.relu_()
+        elif kind == "copy_":
+            t.copy_(u)
+        elif kind == "add_other":
+            t.add_(u * s)
+        elif kind == "setitem_basic":
+            if i < 2:
+                t[i % t.shape[0]] = s
+            else:
+                t[..., :1] = u[..., :1]
+        elif kind == "setitem_adv":
+            idx = lib.tensor([i % t.shape[0], 0], **dev)
+            t[idx] = s
+        elif kind == "index_put_acc":
+            idx = lib.tensor([0, i % t.shape[0], 0], **dev)
+            t.index_put_((idx,), lib.tensor(s, **dev), accumulate=True)
+        elif kind == "masked_fill_":
+            t.masked_fill_(t > 0.25, s)
+    return step
+
+
+def make_program(seed):
+    """A random program valid in torch (steps torch refuses are dropped)."""
+    rng = random.Random(seed)
+    steps = []
+    for _ in range(12):
+        candidate = steps + [make_step(rng)]
+        x, w = inputs(torch, "cpu", seed)
+        try:
+            run(torch, candidate, "cpu", x, w)
+        except (RuntimeError, IndexError, ValueError):
+            continue
+        steps = candidate
+    return steps
+
+
+def run(lib, steps, device, x, w):
+    dev = {} if lib is torch else {"device": device}
+    pool = [x, w]
+    for step in steps:
+        step(lib, pool, dev)
+    return tuple(p * 1 for p in pool[2:]) + (x + w,)
+
+
+def inputs(lib, device, seed):
+    rng = random.Random(seed * 7919)
+    data = [[round(rng.uniform(-2, 2), 3) for _ in range(4)] for _ in range(4)]
+    data2 = [[round(rng.uniform(-2, 2), 3) for _ in range(4)] for _ in range(4)]
+    dev = {} if lib is torch else {"device": device}
+    return lib.tensor(data, dtype=lib.float32, **dev), lib.tensor(data2, dtype=lib.float32, **dev)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_random_programs_agree_with_functorch(device):
+    checked_writes = 0
+    for seed in range(NUM_PROGRAMS):
+        steps = make_program(seed)
+
+        def torch_f(x, w):
+            return run(torch, steps, "cpu", x, w)
+
+        def mg_f(x, w):
+            return run(mg, steps, device, x, w)
+
+        tx, tw = inputs(torch, "cpu", seed)
+        torch_eager = torch_f(tx, tw)
+        torch_after = (tx, tw)
+        fx, fw = inputs(torch, "cpu", seed)
+        torch_func = torch_functionalize(torch_f)(fx, fw)
+        for a, b in zip(torch_eager + torch_after, torch_func + (fx, fw)):
+            assert bits(torch, a) == bits(torch, b), f"functorch itself, seed {seed}"
+
+        mx, mw = inputs(mg, device, seed)
+        mg_eager = mg_f(mx, mw)
+        for a, b in zip(torch_eager + torch_after, mg_eager + (mx, mw)):
+            assert bits(torch, a) == bits(mg, b), f"mutagrad eager vs torch, seed {seed}"
+
+        for remove in ("mutations", "mutations_and_views"):
+            px, pw = inputs(mg, device, seed)
+            pure = mg.func.functionalize(mg_f, remove=remove)(px, pw)
+            for a, b in zip(torch_func + (fx, fw), pure + (px, pw)):
+                assert bits(torch, a) == bits(mg, b), f"functionalized ({remove}), seed {seed}"
+
+        cx, cw = inputs(mg, device, seed)
+        graph = mg.func.capture(mg_f, cx, cw)
+        rx, rw = inputs(mg, device, seed)
+        replayed = graph(rx, rw)
+        for a, b in zip(mg_eager + (mx, mw), replayed + (rx, rw)):
+            assert bits(mg, a) == bits(mg, b), f"replayed, seed {seed}\n{graph}"
+
+        gx, gw = inputs(mg, device, seed)
+        pure_graph = mg.func.capture(mg_f, gx, gw).functionalize()
+        ops = pure_graph.ops()
+        inplace = [op for op in ops if op.endswith("_")]
+        assert all(op == "copy_" for op in inplace), pure_graph.code
+        assert ops[len(ops) - len(inplace):] == inplace, pure_graph.code  # all at the end
+        assert len(inplace) <= 2
+        checked_writes += len(inplace)
+        no_views = mg.func.capture(mg_f, *inputs(mg, device, seed)).functionalize(
+            "mutations_and_views")
+        assert not VIEW_OPS & set(no_views.ops()), no_views.code
+    assert checked_writes > 0  # some programs wrote their inputs
+
+
+def test_write_into_a_view_of_an_intermediate_prints_as_code():
+    def f(x):
+        y = x.clone()
+        y[1:3].mul_(2.0)
+        return y
+
+    g = mg.func.capture(f, mg.arange(4.0))
+    assert "%2 = slice(%1, 0, 1, 3, 1)" in g.code
+    assert "%3 = mul_(%2, 2.0)" in g.code
+    pure = g.functionalize()
+    assert pure.num_inplace() == 0
+    assert "slice_scatter" in pure.code
+    assert pure(mg.arange(4.0) + 1).tolist() == [1.0, 4.0, 6.0, 4.0]
+
+
+def test_gradients_through_functionalize_equal_eager():
+    def f(x, w):
+        y = x * 1.5
+        y[1:3].mul_(w)
+        y[0].add_(w[1])
+        y.t().masked_fill_(x.t() > 0.8, 0.0)
+        return y * y
+
+    data = [[0.25, -1.0], [0.5, 2.0], [1.5, -0.75], [0.9, 0.1]]
+    wdata = [[0.3, -0.2], [1.1, 0.7]]
+    x = mg.tensor(data, requires_grad=True)
+    w = mg.tensor(wdata, requires_grad=True)
+    f(x, w).sum().backward()
+    xf = mg.tensor(data, requires_grad=True)
+    wf = mg.tensor(wdata, requires_grad=True)
+    mg.func.functionalize(f)(xf, wf).sum().backward()
+    assert x.grad.tolist() == xf.grad.tolist()
+    assert w.grad.tolist() == wf.grad.tolist()
+    tx = torch.tensor(data, requires_grad=True)
+    tw = torch.tensor(wdata, requires_grad=True)
+    torch_functionalize(f)(tx, tw).sum().backward()
+    assert bits(torch, tx.grad) == bits(mg, xf.grad)
+    assert bits(torch, tw.grad) == bits(mg, wf.grad)
+
+
+def test_unsupported_ops_raise_naming_the_op():
+    def f(x):
+        y = x.clone()
+        y.clamp_(0.0, 1.0)
+        return y
+
+    with pytest.raises(mg.func.CaptureError, match="clamp"):
+        mg.func.capture(f, mg.ones(3))
+    with pytest.raises(ValueError, match="remove"):
+        mg.func.functionalize(f, remove="views")
+
+    # sum is not covered yet: on inputs that require grad its result has history, and capture
+    # refuses it instead of baking it into the graph as a constant.
+    with pytest.raises(mg.func.CaptureError, match="SumBackward0"):
+        mg.func.functionalize(lambda x: (x * 2.0).sum())(mg.ones(3, requires_grad=True))
