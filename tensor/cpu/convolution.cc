@@ -5,12 +5,28 @@
 // The operands arrive contiguous (NCHW, weights OIHW) with exact geometry (Note [Convolution's
 // backend contract]); they are handed to oneDNN as plain memory descriptors, groups as a
 // [G, O / G, C / G, *k] weight, dilation as oneDNN's (torch's - 1). Plain layouts let oneDNN pick
-// its GEMM-based kernels without reorders; blocked layouts (format_tag::any + reorders) are a
-// later speed-up. Should oneDNN refuse a geometry (dnnl::error), the reference computes it.
+// its GEMM-based kernels, but those open a parallel region per image and GEMM (130 per
+// forward + backward of a 64-image batch) and ran 4x slower than its blocked JIT kernels. So
+// each primitive is created with format_tag::any: oneDNN picks the layouts (nChw16c and
+// blocked weights on AVX-512), and the operands are reordered into them and the results out
+// through temporaries, as libtorch does; where that fails, the plain layouts are asked for.
+// Should oneDNN refuse a geometry (dnnl::error), the reference computes it.
+//
+// Note [oneDNN primitives are cached]
+// Creating a primitive descriptor walks oneDNN's implementation list (a backward one also
+// builds its forward hint): tens of microseconds, more than a small CNN's convolution itself.
+// Each primitive is kept by its call's key (direction, operand sizes, geometry; OpenMP's thread
+// count, which kernels are planned for, is fixed for the process) in a process-wide map under a
+// mutex; executing one primitive from several threads is safe (oneDNN's library scratchpad is per
+// thread). A geometry oneDNN refused is remembered too, so the reference runs without asking again.
 #include "tensor/native/convolution.h"
 
+#include <map>
+#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/tensor.h"
@@ -43,8 +59,6 @@ memory::desc weight_desc(const Tensor& w, int64_t groups) {
   return plain(s);
 }
 
-memory mem(const memory::desc& d, const Tensor& t) { return memory(d, engine(), t.raw_data()); }
-
 struct Geometry {
   memory::dims strides, dilates, padding_l, padding_r;
   explicit Geometry(const ConvParams& p)
@@ -64,9 +78,135 @@ dnnl::convolution_forward::primitive_desc forward_pd(const memory::desc& x, cons
   return dnnl::convolution_forward::primitive_desc(d, engine());
 }
 
-void run(dnnl::primitive prim, std::unordered_map<int, memory> args) {
-  dnnl::stream s(engine());
-  prim.execute(s, args);
+enum class Direction : int64_t { kForward, kBackwardData, kBackwardWeights };
+
+// One operand of a cached primitive: its plain layout, the layout the primitive wants, and the
+// reorder between them (empty when they are the same).
+struct Operand {
+  memory::desc plain, want;
+  std::optional<dnnl::reorder> reorder;
+};
+
+// A primitive with its operands (x, w, y: the forward's operands or their gradients); `prim`
+// empty: oneDNN refused the geometry.
+struct Cached {
+  std::optional<dnnl::primitive> prim;
+  Operand x, w, y;
+};
+
+using Key = std::vector<int64_t>;
+
+Key key_of(Direction d, const Tensor& x, const Tensor& w, const Tensor& y, const ConvParams& p) {
+  Key k{static_cast<int64_t>(d), p.groups, x.dim()};
+  for (const Tensor* t : {&x, &w, &y}) k.insert(k.end(), t->sizes().begin(), t->sizes().end());
+  for (const DimVector* v : {&p.stride, &p.padding_l, &p.padding_r, &p.dilation}) {
+    k.insert(k.end(), v->begin(), v->end());
+  }
+  return k;
+}
+
+memory::desc any(const memory::desc& d) {
+  return memory::desc(d.dims(), memory::data_type::f32, memory::format_tag::any);
+}
+
+// `in`: the operand is read (reorder plain -> want), else written (want -> plain).
+Operand operand(const memory::desc& plain, const memory::desc& want, bool in) {
+  Operand o{plain, want, std::nullopt};
+  if (plain != want) {
+    o.reorder = in ? dnnl::reorder(dnnl::reorder::primitive_desc(engine(), plain, engine(), want))
+                   : dnnl::reorder(dnnl::reorder::primitive_desc(engine(), want, engine(), plain));
+  }
+  return o;
+}
+
+// The primitive for `dir`; with `blocked`, oneDNN chooses the layouts (format_tag::any).
+Cached create_with(Direction dir, const memory::desc& x, const memory::desc& w,
+                   const memory::desc& y, const Geometry& g, bool blocked) {
+  const memory::desc xa = blocked ? any(x) : x, wa = blocked ? any(w) : w,
+                     ya = blocked ? any(y) : y;
+  const auto hint = forward_pd(xa, wa, ya, g);
+  switch (dir) {
+    case Direction::kForward:
+      return Cached{dnnl::convolution_forward(hint), operand(x, hint.src_desc(), true),
+                    operand(w, hint.weights_desc(), true), operand(y, hint.dst_desc(), false)};
+    case Direction::kBackwardData: {
+      const dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, xa, wa, ya,
+                                                    g.strides, g.dilates, g.padding_l, g.padding_r);
+      const dnnl::convolution_backward_data::primitive_desc pd(d, engine(), hint);
+      return Cached{dnnl::convolution_backward_data(pd), operand(x, pd.diff_src_desc(), false),
+                    operand(w, pd.weights_desc(), true), operand(y, pd.diff_dst_desc(), true)};
+    }
+    case Direction::kBackwardWeights: {
+      const dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, xa, wa,
+                                                       ya, g.strides, g.dilates, g.padding_l,
+                                                       g.padding_r);
+      const dnnl::convolution_backward_weights::primitive_desc pd(d, engine(), hint);
+      return Cached{dnnl::convolution_backward_weights(pd), operand(x, pd.src_desc(), true),
+                    operand(w, pd.diff_weights_desc(), false),
+                    operand(y, pd.diff_dst_desc(), true)};
+    }
+  }
+  throw dnnl::error(dnnl_invalid_arguments, "unknown direction");
+}
+
+Cached create(Direction dir, const Tensor& x, const Tensor& w, const Tensor& y,
+              const ConvParams& p) {
+  const memory::desc xd = plain(x.sizes()), wd = weight_desc(w, p.groups), yd = plain(y.sizes());
+  const Geometry g(p);
+  for (const bool blocked : {true, false}) {
+    try {
+      return create_with(dir, xd, wd, yd, g, blocked);
+    } catch (const dnnl::error&) {
+    }
+  }
+  return Cached{
+      std::nullopt, {xd, xd, std::nullopt}, {wd, wd, std::nullopt}, {yd, yd, std::nullopt}};
+}
+
+// The cached primitive for this call.
+const Cached& primitive(Direction dir, const Tensor& x, const Tensor& w, const Tensor& y,
+                        const ConvParams& p) {
+  static std::mutex m;
+  static auto* cache = new std::map<Key, Cached>();  // never destroyed: used until exit
+  Key k = key_of(dir, x, w, y, p);
+  {
+    std::lock_guard<std::mutex> lock(m);
+    auto it = cache->find(k);
+    if (it != cache->end()) return it->second;
+  }
+  Cached c = create(dir, x, w, y, p);
+  std::lock_guard<std::mutex> lock(m);
+  return cache->emplace(std::move(k), std::move(c)).first->second;  // a racing twin wins
+}
+
+// Runs the cached primitive on x, w, y (their oneDNN argument ids given), reordering each
+// operand into and out of the primitive's layout through a temporary where they differ.
+void execute(const Cached& c, int x_arg, const Tensor& x, int w_arg, const Tensor& w, int y_arg,
+             const Tensor& y) {
+  thread_local dnnl::stream s(engine());
+  std::unordered_map<int, memory> args;
+  std::vector<std::pair<const dnnl::reorder*, std::pair<memory, memory>>> after;
+  auto bind = [&](const Operand& o, int arg, const Tensor& t) {
+    memory user(o.plain, engine(), t.raw_data());
+    if (!o.reorder) {
+      args.emplace(arg, user);
+      return;
+    }
+    memory tmp(o.want, engine());
+    const bool written =
+        arg == DNNL_ARG_DST || arg == DNNL_ARG_DIFF_SRC || arg == DNNL_ARG_DIFF_WEIGHTS;
+    if (written) {
+      after.push_back({&*o.reorder, {tmp, user}});
+    } else {
+      o.reorder->execute(s, user, tmp);
+    }
+    args.emplace(arg, tmp);
+  };
+  bind(c.x, x_arg, x);
+  bind(c.w, w_arg, w);
+  bind(c.y, y_arg, y);
+  c.prim->execute(s, args);
+  for (auto& [reorder, mems] : after) reorder->execute(s, mems.first, mems.second);
   s.wait();
 }
 
@@ -75,53 +215,25 @@ void run(dnnl::primitive prim, std::unordered_map<int, memory> args) {
 void CpuBackend::conv_forward(const Tensor& y, const Tensor& x, const Tensor& w,
                               const ConvParams& p) {
   if (x.dtype() != kFloat32) return Backend::conv_forward(y, x, w, p);
-  try {
-    const memory::desc xd = plain(x.sizes()), wd = weight_desc(w, p.groups), yd = plain(y.sizes());
-    const auto pd = forward_pd(xd, wd, yd, Geometry(p));
-    run(dnnl::convolution_forward(pd),
-        {{DNNL_ARG_SRC, mem(xd, x)}, {DNNL_ARG_WEIGHTS, mem(wd, w)}, {DNNL_ARG_DST, mem(yd, y)}});
-  } catch (const dnnl::error&) {
-    Backend::conv_forward(y, x, w, p);
-  }
+  const Cached& c = primitive(Direction::kForward, x, w, y, p);
+  if (!c.prim) return Backend::conv_forward(y, x, w, p);
+  execute(c, DNNL_ARG_SRC, x, DNNL_ARG_WEIGHTS, w, DNNL_ARG_DST, y);
 }
 
 void CpuBackend::conv_backward_input(const Tensor& gx, const Tensor& gy, const Tensor& w,
                                      const ConvParams& p) {
   if (gy.dtype() != kFloat32) return Backend::conv_backward_input(gx, gy, w, p);
-  try {
-    const memory::desc xd = plain(gx.sizes()), wd = weight_desc(w, p.groups),
-                       yd = plain(gy.sizes());
-    const Geometry g(p);
-    const auto hint = forward_pd(xd, wd, yd, g);
-    const dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, xd, wd, yd,
-                                                  g.strides, g.dilates, g.padding_l, g.padding_r);
-    const dnnl::convolution_backward_data::primitive_desc pd(d, engine(), hint);
-    run(dnnl::convolution_backward_data(pd), {{DNNL_ARG_DIFF_DST, mem(yd, gy)},
-                                              {DNNL_ARG_WEIGHTS, mem(wd, w)},
-                                              {DNNL_ARG_DIFF_SRC, mem(xd, gx)}});
-  } catch (const dnnl::error&) {
-    Backend::conv_backward_input(gx, gy, w, p);
-  }
+  const Cached& c = primitive(Direction::kBackwardData, gx, w, gy, p);
+  if (!c.prim) return Backend::conv_backward_input(gx, gy, w, p);
+  execute(c, DNNL_ARG_DIFF_SRC, gx, DNNL_ARG_WEIGHTS, w, DNNL_ARG_DIFF_DST, gy);
 }
 
 void CpuBackend::conv_backward_weight(const Tensor& gw, const Tensor& x, const Tensor& gy,
                                       const ConvParams& p) {
   if (x.dtype() != kFloat32) return Backend::conv_backward_weight(gw, x, gy, p);
-  try {
-    const memory::desc xd = plain(x.sizes()), wd = weight_desc(gw, p.groups),
-                       yd = plain(gy.sizes());
-    const Geometry g(p);
-    const auto hint = forward_pd(xd, wd, yd, g);
-    const dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, xd, wd,
-                                                     yd, g.strides, g.dilates, g.padding_l,
-                                                     g.padding_r);
-    const dnnl::convolution_backward_weights::primitive_desc pd(d, engine(), hint);
-    run(dnnl::convolution_backward_weights(pd), {{DNNL_ARG_SRC, mem(xd, x)},
-                                                 {DNNL_ARG_DIFF_DST, mem(yd, gy)},
-                                                 {DNNL_ARG_DIFF_WEIGHTS, mem(wd, gw)}});
-  } catch (const dnnl::error&) {
-    Backend::conv_backward_weight(gw, x, gy, p);
-  }
+  const Cached& c = primitive(Direction::kBackwardWeights, x, gw, gy, p);
+  if (!c.prim) return Backend::conv_backward_weight(gw, x, gy, p);
+  execute(c, DNNL_ARG_SRC, x, DNNL_ARG_DIFF_WEIGHTS, gw, DNNL_ARG_DIFF_DST, gy);
 }
 
 }  // namespace mutagrad::cpu

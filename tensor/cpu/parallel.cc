@@ -7,9 +7,27 @@
 #include <mutex>
 #include <thread>
 
+#if defined(_OPENMP) && !defined(__SANITIZE_THREAD__)
+#include <omp.h>
+#define MUTAGRAD_PARALLEL_OPENMP 1
+#endif
+
+// Note [One thread pool on the CPU]
+// oneDNN (tensor/cpu/convolution.cc) runs its kernels on GCC's OpenMP runtime, whose idle
+// threads spin for a while after each parallel region. With a worker of our own beside them,
+// element-wise work between two library calls ran on three busy threads on two cores: 25 % of a
+// conv's samples were libgomp spinning (docs/performance.md). So parallel_run opens an OpenMP
+// team of two, the same threads oneDNN uses (libtorch does the same with at::parallel_for). The
+// halves are the same as before (the split depends only on n), and a team of one (a call from
+// inside a parallel region, where libgomp nests no teams) runs both halves in order, so results
+// are the same bits either way. Under ThreadSanitizer, which cannot see libgomp's barriers
+// (Note [TSan and OpenMP], docs/thread-safety.md), and in builds without OpenMP (clang's fuzz
+// build), the std::thread worker below is used instead.
+
 namespace mutagrad::cpu {
 namespace {
 
+#ifndef MUTAGRAD_PARALLEL_OPENMP
 // One worker thread that runs one job at a time; `busy` is held by the submitting caller.
 class Worker {
  public:
@@ -77,14 +95,46 @@ class Worker {
 };
 
 thread_local bool Worker::in_worker_ = false;
+#endif
 
 }  // namespace
+
+#ifdef MUTAGRAD_PARALLEL_OPENMP
+
+void parallel_run(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t n) {
+  const int64_t mid = n / 2;
+  if (omp_in_parallel()) {
+    fn(ctx, 0, n);
+    return;
+  }
+  std::exception_ptr errors[2];
+#pragma omp parallel num_threads(2)
+  {
+    const int t = omp_get_thread_num();
+    try {
+      if (omp_get_num_threads() < 2) {
+        fn(ctx, 0, n);
+      } else {
+        fn(ctx, t == 0 ? 0 : mid, t == 0 ? mid : n);
+      }
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  }
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+#else
 
 void parallel_run(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t n) {
   static Worker* worker = new Worker();  // never destroyed: the detached thread outlives main
   int64_t mid = n / 2;
   if (!worker->try_run(fn, ctx, mid, n, fn, 0, mid)) fn(ctx, 0, n);
 }
+
+#endif
 
 namespace {
 

@@ -1,11 +1,12 @@
-// parallel_for: splits [0, n) into two halves run on the caller and one persistent worker
-// thread, only for large work (n >= threshold, kParallelThreshold unless given); smaller
-// ranges run inline.
+// parallel_for: splits [0, n) into two halves run on the caller and one other thread (an
+// OpenMP team of two, shared with oneDNN: Note [One thread pool on the CPU] in parallel.cc),
+// only for large work (n >= threshold, kParallelThreshold unless given); smaller ranges run
+// inline.
 //
 //   parallel_for(numel, [&](int64_t begin, int64_t end) { kernel(begin, end); });
 //
-// The split depends only on n, so results are the same on every run. A call made while the
-// worker is busy (another thread's op, or a nested call) runs inline.
+// The split depends only on n, so results are the same on every run. A nested call runs
+// inline; concurrent callers each get a team of their own.
 #pragma once
 
 #include <cstdint>
