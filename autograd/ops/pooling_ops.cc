@@ -10,6 +10,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/history.h"
 #include "autograd/node.h"
+#include "autograd/ops/join_ops.h"
 #include "autograd/ops/pooling_util.h"
 #include "autograd/ops/scatter_ops.h"
 #include "autograd/ops/view_ops.h"
@@ -33,14 +34,60 @@ DimVector per_dim(const char* op, const char* what, IntArrayRef v, int64_t dims)
   return DimVector(v);
 }
 
-int64_t pool_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
-                         bool ceil_mode) {
-  const int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+int64_t pool_output_size(const char* op, int64_t in, int64_t kernel, int64_t pad, int64_t stride,
+                         int64_t dilation, bool ceil_mode) {
+  // span = in + 2 pad - (dilation (kernel - 1) + 1) (+ stride - 1 with ceil_mode); kernel,
+  // stride, dilation > 0 and pad >= 0 are checked.
+  int64_t padded = 0, reach = 0, span = 0;
+  const bool overflow = __builtin_mul_overflow(pad, int64_t{2}, &padded) ||
+                        __builtin_add_overflow(in, padded, &padded) ||
+                        __builtin_mul_overflow(dilation, kernel - 1, &reach) ||
+                        __builtin_add_overflow(reach, int64_t{1}, &reach) ||
+                        __builtin_sub_overflow(padded, reach, &span) ||
+                        (ceil_mode && __builtin_add_overflow(span, stride - 1, &span));
+  if (overflow) {
+    throw ValueError(str(op, ": the pooling window overflows int64 (input size ", in,
+                         ", kernel_size ", kernel, ", padding ", pad, ", stride ", stride,
+                         ", dilation ", dilation, "); use a smaller kernel, padding or dilation"));
+  }
   if (span < 0) return span / stride;  // <= 0: too small
   int64_t out = span / stride + 1;
   // The last window must start inside the input or the left padding.
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
   return out;
+}
+
+DimWindows pool_windows(const PoolGeometry& g, int64_t i) {
+  DimWindows r;
+  const int64_t in = g.in[i], d = g.dilation[i], reach = d * (g.kernel[i] - 1) + 1;
+  r.step = d;
+  for (int64_t o = 0; o < g.out[i]; ++o) {
+    const int64_t start = o * g.stride[i] - g.padding[i];
+    // torch's start: stepped by dilation out of the left padding.
+    const int64_t first = start < 0 ? start + (d - 1 - start) / d * d : start;
+    const int64_t end = std::min(start + reach, in);
+    const int64_t count = first < end ? (end - first + d - 1) / d : 0;
+    r.first.push_back(first);
+    r.count.push_back(count);
+    r.k = std::max(r.k, count);
+  }
+  return r;
+}
+
+DimWindows adaptive_windows(int64_t in, int64_t out) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(in + 1, out, &product)) {
+    throw ValueError(str("adaptive pooling: input size ", in, " times output size ", out,
+                         " overflows int64; use a smaller output_size"));
+  }
+  DimWindows r;
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t a = o * in / out, b = ((o + 1) * in + out - 1) / out;
+    r.first.push_back(a);
+    r.count.push_back(b - a);
+    r.k = std::max(r.k, b - a);
+  }
+  return r;
 }
 
 void check_floating(const char* op, const Tensor& input) {
@@ -57,6 +104,14 @@ PoolGeometry pool_geometry(const char* op, const Tensor& input, int64_t dims,
   if (input.dim() != dims + 1 && input.dim() != dims + 2) {
     throw ShapeError(str(op, ": expected ", dims + 1, "D or ", dims + 2,
                          "D (batch mode) tensor for input, got input of size ", input.sizes()));
+  }
+  for (int64_t i = input.dim() - dims - 1; i < input.dim(); ++i) {
+    if (input.size(i) == 0) {
+      throw ShapeError(str(op, ": expected ", dims + 1, "D or ", dims + 2,
+                           "D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           "got input of size ",
+                           input.sizes(), ": only the batch dim may be empty"));
+    }
   }
   check_floating(op, input);
   PoolGeometry g;
@@ -80,7 +135,7 @@ PoolGeometry pool_geometry(const char* op, const Tensor& input, int64_t dims,
     const int64_t in = input.size(input.dim() - dims + i);
     g.in.push_back(in);
     g.out.push_back(
-        pool_output_size(in, g.kernel[i], g.padding[i], g.stride[i], g.dilation[i], ceil_mode));
+        pool_output_size(op, in, g.kernel[i], g.padding[i], g.stride[i], g.dilation[i], ceil_mode));
     small = small || g.out.back() < 1;
   }
   if (small) {
@@ -121,10 +176,11 @@ class MaxPoolBackward final : public autograd::Node {
     const Tensor idx = indices_.unpack(this);
     const int64_t nc = compute_numel(IntArrayRef(input_sizes_.data(), input_sizes_.size() - 2));
     const int64_t plane = input_sizes_[input_sizes_.size() - 2] * input_sizes_.back();
+    const int64_t outs = g.size(-2) * g.size(-1);  // explicit: nc may be 0
     // idx is clamped to `plane`: a window of padding only (torch's index lies past the plane)
     // adds its gradient to a column that is dropped.
     const Tensor base = zeros({nc, plane + 1}, TensorOptions(g.dtype()).device(g.device()));
-    out[0] = scatter_add(base, 1, idx.reshape({nc, -1}), g.reshape({nc, -1}))
+    out[0] = scatter_add(base, 1, idx.reshape({nc, outs}), g.reshape({nc, outs}))
                  .narrow(1, 0, plane)
                  .view(input_sizes_);
     return out;
@@ -136,14 +192,66 @@ class MaxPoolBackward final : public autograd::Node {
   const char* name_ = "MaxPool2DWithIndicesBackward0";  // or AdaptiveMaxPool2DBackward0
 };
 
-// values and indices of each window, given every window element's flat position `pos`
-// ([*out, K], position `plane` or more: not read) and the padded windows ([N, C, *out, K]).
-std::tuple<Tensor, Tensor> first_maxima(const Tensor& windows, const Tensor& pos) {
-  const Tensor arg = native::argmax(windows, windows.dim() - 1, true);  // the first maximum
-  const Tensor values = native::squeeze(gather(windows, windows.dim() - 1, arg), -1);
-  const Tensor where = native::expand(native::to(pos, windows.device()), windows.sizes());
-  const Tensor indices = native::squeeze(gather(where, windows.dim() - 1, arg), -1);
-  return {values, indices};
+// The maxima of the windows rows x cols of each [H, W] plane of input [*, H, W]: values and
+// torch's indices [*, oh, ow] (Note [Max pooling as a gather]).
+std::tuple<Tensor, Tensor> window_maxima(const Tensor& input, const pooling::DimWindows& rows,
+                                         const pooling::DimWindows& cols) {
+  const int64_t h = input.size(-2), w = input.size(-1), plane = h * w;
+  const auto oh = static_cast<int64_t>(rows.first.size());
+  const auto ow = static_cast<int64_t>(cols.first.size());
+  const int64_t kk = rows.k * cols.k;
+  const int64_t nc =
+      compute_numel(IntArrayRef(input.sizes().data(), static_cast<size_t>(input.dim() - 2)));
+  // Per window element: the position read (`plane`: the -inf column past each plane, for an
+  // element outside the clipped window) and the index reported if it wins (an element outside
+  // wins only in a window of padding only: torch's index for it, first row by first column).
+  std::vector<int64_t> src, at;
+  src.reserve(static_cast<size_t>(oh * ow * kk));
+  at.reserve(static_cast<size_t>(oh * ow * kk));
+  for (int64_t i = 0; i < oh; ++i) {
+    for (int64_t j = 0; j < ow; ++j) {
+      // Wrapping arithmetic: a padding-only window's torch index may be far past the plane.
+      const auto empty =
+          static_cast<int64_t>(static_cast<uint64_t>(rows.first[i]) * static_cast<uint64_t>(w) +
+                               static_cast<uint64_t>(cols.first[j]));
+      for (int64_t a = 0; a < rows.k; ++a) {
+        for (int64_t b = 0; b < cols.k; ++b) {
+          const bool inside = a < rows.count[i] && b < cols.count[j];
+          const int64_t p =
+              inside ? (rows.first[i] + a * rows.step) * w + cols.first[j] + b * cols.step : 0;
+          src.push_back(inside ? p : plane);
+          at.push_back(inside ? p : empty);
+        }
+      }
+    }
+  }
+  const Device device = input.device();
+  const Tensor x = native::reshape(input.detach(), {nc, plane});
+  const Tensor ext =
+      cat({x, full({nc, 1}, -std::numeric_limits<double>::infinity(), input.dtype(), device)}, 1);
+  const Tensor windows = native::reshape(
+      ext.index_select(1, native::to(from_vector(src, {oh * ow * kk}), device)), {nc, oh, ow, kk});
+  // torch's kernels keep `val > max || isnan(val)`: the last NaN of a window, else its first
+  // maximum (argmax's). A NaN's key is its 1-based position, any other element's 0. The CPU
+  // skips that pass when the input holds no NaN (a cheap host check; CUDA runs it, no sync).
+  Tensor arg = native::argmax(windows, 3, true);
+  const bool maybe_nan =
+      kk > 1 && (!device.is_cpu() ||
+                 native::reduce(ReduceOp::kSum, native::unary(UnaryOp::kIsNan, x), {}, false)
+                         .item<int64_t>() > 0);
+  if (maybe_nan) {
+    const Tensor nan = native::unary(UnaryOp::kIsNan, windows);
+    const Tensor ramp = arange(Scalar(1), Scalar(kk + 1), Scalar(1), kInt64, device);
+    const Tensor last_nan = native::argmax(native::binary(BinaryOp::kMul, nan, ramp), 3, true);
+    arg = native::where(gather(nan, 3, last_nan), last_nan, arg);
+  }
+  const Tensor where =
+      native::expand(native::to(from_vector(at, {1, oh, ow, kk}), device), {nc, oh, ow, kk});
+  DimVector shape(input.sizes());
+  shape[shape.size() - 2] = oh;
+  shape[shape.size() - 1] = ow;
+  return {native::reshape(gather(windows, 3, arg), shape),
+          native::reshape(gather(where, 3, arg), shape)};
 }
 
 // Records `node_name` on values (indices saved, clamped to the plane) when input requires grad.
@@ -160,50 +268,11 @@ void record_max_pool(const char* node_name, const Tensor& input, const Tensor& v
 }
 
 std::tuple<Tensor, Tensor> max_pool2d_impl(const Tensor& input, const PoolGeometry& g) {
-  const DimVector &k = g.kernel, &s = g.stride, &p = g.padding, &d = g.dilation, &out = g.out;
-  const int64_t h = input.size(-2), w = input.size(-1);
-  const int64_t n = input.dim() == 4 ? input.size(0) : 1, c = input.size(-3);
-  const int64_t kk = k[0] * k[1];
   Tensor values, indices;
   {
     autograd::NoGradGuard no_grad;
-    const Tensor x = native::reshape(input.detach(), {n, c, h, w});
-    // The input padded with -inf, far enough right for every window (ceil_mode's last ones).
-    const int64_t ph = std::max(h + 2 * p[0], (out[0] - 1) * s[0] + d[0] * (k[0] - 1) + 1);
-    const int64_t pw = std::max(w + 2 * p[1], (out[1] - 1) * s[1] + d[1] * (k[1] - 1) + 1);
-    const Tensor xp = full({n, c, ph, pw}, -std::numeric_limits<double>::infinity(), input.dtype(),
-                           input.device());
-    native::copy_(native::narrow(native::narrow(xp, 2, p[0], h), 3, p[1], w), x);
-    const Tensor windows = native::reshape(
-        native::as_strided(xp, {n, c, out[0], out[1], k[0], k[1]},
-                           {xp.stride(0), xp.stride(1), s[0] * pw, s[1], d[0] * pw, d[1]}),
-        {n, c, out[0], out[1], kk});
-    // Each window element's flat position in the [H, W] plane. A position in the padding gets
-    // the window's first in-range row and column (stepping by dilation), torch's index when no
-    // in-range element beats -inf.
-    std::vector<int64_t> pos;
-    pos.reserve(static_cast<size_t>(out[0] * out[1] * kk));
-    for (int64_t i = 0; i < out[0]; ++i) {
-      int64_t h0 = i * s[0] - p[0];
-      while (h0 < 0) h0 += d[0];
-      for (int64_t j = 0; j < out[1]; ++j) {
-        int64_t w0 = j * s[1] - p[1];
-        while (w0 < 0) w0 += d[1];
-        for (int64_t a = 0; a < k[0]; ++a) {
-          for (int64_t b = 0; b < k[1]; ++b) {
-            const int64_t ih = i * s[0] - p[0] + a * d[0], iw = j * s[1] - p[1] + b * d[1];
-            const bool inside = ih >= 0 && ih < h && iw >= 0 && iw < w;
-            pos.push_back(inside ? ih * w + iw : h0 * w + w0);
-          }
-        }
-      }
-    }
-    std::tie(values, indices) = first_maxima(windows, from_vector(pos, {1, 1, out[0], out[1], kk}));
-    DimVector shape(input.sizes());
-    shape[shape.size() - 2] = out[0];
-    shape[shape.size() - 1] = out[1];
-    values = native::clone(native::reshape(values, shape));
-    indices = native::clone(native::reshape(indices, shape));
+    std::tie(values, indices) =
+        window_maxima(input, pooling::pool_windows(g, 0), pooling::pool_windows(g, 1));
   }
   record_max_pool("MaxPool2DWithIndicesBackward0", input, values, indices);
   return {values, indices};
@@ -256,45 +325,11 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef 
     throw ShapeError(str(op, ": expected input to have non-zero size for non-batch dimensions, ",
                          "but input has sizes ", input.sizes()));
   }
-  const int64_t n = input.dim() == 4 ? input.size(0) : 1, c = input.size(-3);
-  // Window i of a dim of size `in` into `o` outputs: [floor(i in / o), ceil((i + 1) in / o)).
-  auto start = [](int64_t i, int64_t in, int64_t o) { return i * in / o; };
-  auto end = [](int64_t i, int64_t in, int64_t o) { return ((i + 1) * in + o - 1) / o; };
-  int64_t kh = 1, kw = 1;
-  for (int64_t i = 0; i < out[0]; ++i) kh = std::max(kh, end(i, h, out[0]) - start(i, h, out[0]));
-  for (int64_t j = 0; j < out[1]; ++j) kw = std::max(kw, end(j, w, out[1]) - start(j, w, out[1]));
   Tensor values, indices;
   {
     autograd::NoGradGuard no_grad;
-    // Each window's positions in row-major order, filled up to kh x kw with its first position
-    // (a repeat of the first element never beats it: argmax keeps the first maximum).
-    std::vector<int64_t> pos;
-    pos.reserve(static_cast<size_t>(out[0] * out[1] * kh * kw));
-    for (int64_t i = 0; i < out[0]; ++i) {
-      const int64_t h0 = start(i, h, out[0]), h1 = end(i, h, out[0]);
-      for (int64_t j = 0; j < out[1]; ++j) {
-        const int64_t w0 = start(j, w, out[1]), w1 = end(j, w, out[1]);
-        for (int64_t a = 0; a < kh; ++a) {
-          for (int64_t b = 0; b < kw; ++b) {
-            const bool inside = h0 + a < h1 && w0 + b < w1;
-            pos.push_back(inside ? (h0 + a) * w + w0 + b : h0 * w + w0);
-          }
-        }
-      }
-    }
-    const Tensor where =
-        native::to(from_vector(pos, {1, out[0] * out[1] * kh * kw}), input.device());
-    const Tensor x = native::reshape(input.detach(), {n * c, h * w});
-    const Tensor windows =
-        native::reshape(gather(x, 1, native::expand(where, {n * c, where.size(1)})),
-                        {n * c, out[0], out[1], kh * kw});
-    std::tie(values, indices) =
-        first_maxima(windows, native::reshape(where, {1, out[0], out[1], kh * kw}));
-    DimVector shape(input.sizes());
-    shape[shape.size() - 2] = out[0];
-    shape[shape.size() - 1] = out[1];
-    values = native::clone(native::reshape(values, shape));
-    indices = native::clone(native::reshape(indices, shape));
+    std::tie(values, indices) = window_maxima(input, pooling::adaptive_windows(h, out[0]),
+                                              pooling::adaptive_windows(w, out[1]));
   }
   record_max_pool("AdaptiveMaxPool2DBackward0", input, values, indices);
   return {values, indices};

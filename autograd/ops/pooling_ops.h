@@ -15,28 +15,38 @@
 // is torch's: SqueezeBackward1 -> <2-d node> -> UnsqueezeBackward0. No op has a kernel of its
 // own: they compose backend ops, so they run on every device.
 //
+// Note [Pooling windows clipped to the input]
+// Every pooling op works on its windows clipped to the input (pooling_util.h's DimWindows: per
+// spatial dim, each window's first in-range position, count and step), never on a padded copy:
+// memory follows the input and the output, not the kernel or the padding (torch accepts
+// avg_pool2d(x [1, 1, 4, 4], (1, 1e8), padding=(0, 5e7)); a padded copy of it was 1.6 GB). The
+// window arithmetic is overflow-checked (ValueError naming the values).
+//
 // Note [Max pooling as a gather]
-// The forward takes the windows of the input padded with -inf (an as_strided view, no copy per
-// window) and their first maximum, in window order as torch; idx is the flat position of each
-// maximum in its [H, W] plane (torch's return_indices). The node MaxPool2DWithIndicesBackward0
-// adds the gradient at those positions with scatter_add, differentiable in the gradient, so it
-// differentiates again (its backward is a gather; torch names that node
-// MaxPool2DWithIndicesBackwardBackward0). It saves the indices only (version-checked), not the
-// input or the output. Ties: the first maximum in row-major window order gets the gradient, on
-// every device (deterministic; torch's CPU kernel picks the same one). NaN inside a window is not
-// treated specially (torch's kernel propagates it). adaptive_max_pool2d works the same way over
-// torch's adaptive windows (rows floor(i H / oh) to ceil((i + 1) H / oh)), node
-// AdaptiveMaxPool2DBackward0.
+// The forward gathers each window's elements (kh x kw per window, a clipped window's missing
+// ones read a -inf column past the plane) and picks torch's kernels' winner, `val > max ||
+// isnan(val)` in row-major window order: the last NaN of a window, else its first maximum
+// (ties: the first, on every device). idx is the flat position of the winner in its [H, W]
+// plane (torch's return_indices; a window of padding only reports torch's index for it, which
+// may lie past the plane). The node MaxPool2DWithIndicesBackward0 adds the gradient at those
+// positions with scatter_add, differentiable in the gradient, so it differentiates again (its
+// backward is a gather; torch names that node MaxPool2DWithIndicesBackwardBackward0). It saves
+// the indices only (version-checked), not the input or the output. adaptive_max_pool2d works
+// the same way over torch's adaptive windows (rows floor(i H / oh) to ceil((i + 1) H / oh)),
+// node AdaptiveMaxPool2DBackward0.
 //
 // Note [Average pooling as a linear map]
-// avg_pool2d sums each window of the zero-padded input and divides by torch's divisor
-// (divisor_override; else the window's size clipped to the padded input with count_include_pad,
-// or its count of input elements without). The map is linear, so AvgPool2DBackward0 saves no
-// tensor, only the geometry and the divisors: its backward spreads grad / divisor over each
-// window with col2im (a fixed order of kernel offsets: deterministic), itself differentiable.
-// adaptive_avg_pool2d is S_h x S_w^T / counts with 0/1 window matrices S (matmuls, the same sums
-// in another order than torch's loop: equal to rounding), node AdaptiveAvgPool2DBackward0 (saves
-// S_h, S_w and the counts, constants); an output of 1x1 is x.mean({-2, -1}, true) as torch's
+// avg_pool2d and adaptive_avg_pool2d add each window's elements directly (a gather and a sum
+// along W, then along H, or a strided view of the input when no window is clipped: an inf or
+// NaN stays in the windows holding it) and divide by torch's
+// divisor (divisor_override; else the window's size clipped to the padded input with
+// count_include_pad, or its count of input elements without; adaptive: the window's size).
+// bfloat16 and half sum and divide in float32 and round once, as torch's kernels (their acc
+// type); so does their backward, where torch 1.13 rounds the divisor and each accumulation to
+// bfloat16 (a bfloat16 step apart at most). The map is linear, so the nodes AvgPool2DBackward0
+// and AdaptiveAvgPool2DBackward0 save no tensor, only the windows and the divisors: the
+// backward spreads grad / divisor over each window with index_add (deterministic), itself
+// differentiable. An adaptive output of 1x1 is x.mean({-2, -1}, true) as torch's
 // (MeanBackward1).
 //
 // Note [im2col and col2im]

@@ -9,6 +9,8 @@
 // start in the right padding).
 #pragma once
 
+#include <vector>
+
 #include "tensor/tensor.h"
 
 namespace mutagrad::pooling {
@@ -22,14 +24,32 @@ struct PoolGeometry {
 // and what).
 DimVector per_dim(const char* op, const char* what, IntArrayRef v, int64_t dims);
 
-// torch's pooling_output_shape for one dim (may be < 1; the caller checks).
-int64_t pool_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
-                         bool ceil_mode);
+// torch's pooling_output_shape for one dim (may be < 1; the caller checks). ValueError naming
+// the values when a step of it would overflow int64.
+int64_t pool_output_size(const char* op, int64_t in, int64_t kernel, int64_t pad, int64_t stride,
+                         int64_t dilation, bool ceil_mode);
+
+// The windows along one spatial dim clipped to the input (Note [Pooling windows clipped to the
+// input] in pooling_ops.h): window i reads first[i] + j step for j < count[i]; count[i] == 0 for
+// a window of padding only (then first[i] is torch's index for it, possibly past the input).
+// k = max(1, max count): memory follows the input, not the kernel or the padding.
+struct DimWindows {
+  std::vector<int64_t> first, count;
+  int64_t step = 1, k = 1;
+};
+
+// The windows of spatial dim `i` of g (stride, padding, dilation): [start, start + (kernel - 1)
+// dilation] with start = o stride - padding, stepped to the input.
+DimWindows pool_windows(const PoolGeometry& g, int64_t i);
+
+// torch's adaptive windows of a dim of size `in` into `out`: [floor(o in / out),
+// ceil((o + 1) in / out)).
+DimWindows adaptive_windows(int64_t in, int64_t out);
 
 // Checks a max/avg pooling call over `dims` spatial dims and returns its geometry: input of
-// dims + 1 or dims + 2 dims (ShapeError), floating (DTypeError), kernel/stride/dilation > 0 and
-// 0 <= padding <= kernel / 2 (ValueError), every output size >= 1 (ShapeError). An empty stride
-// is the kernel's.
+// dims + 1 or dims + 2 dims, each but the batch dim nonzero (ShapeError), floating (DTypeError),
+// kernel/stride/dilation > 0 and 0 <= padding <= kernel / 2 (ValueError), every output size >= 1
+// (ShapeError). An empty stride is the kernel's.
 PoolGeometry pool_geometry(const char* op, const Tensor& input, int64_t dims,
                            IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                            IntArrayRef dilation, bool ceil_mode);

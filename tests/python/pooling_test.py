@@ -340,3 +340,151 @@ def test_modules_repr_and_forward_match_torch(device):
     model = tnn.Sequential(tnn.MaxPool2d(2), tnn.AdaptiveAvgPool2d(1))
     mmodel = mnn.Sequential(mnn.MaxPool2d(2), mnn.AdaptiveAvgPool2d(1))
     assert repr(mmodel) == repr(model)
+
+
+# --- inf and NaN, reduced dtypes, empty batches, huge geometry (torch 1.13 the oracle) ---
+
+def max_pool2d_case(rng):
+    k = [rng.randint(1, 4), rng.randint(1, 4)]
+    return "max_pool2d", 2, dict(
+        kernel_size=k, stride=maybe(rng, 0.7, [rng.randint(1, 3), rng.randint(1, 3)]),
+        padding=[rng.randint(0, k[0] // 2), rng.randint(0, k[1] // 2)],
+        dilation=[rng.choice([1, 2]), rng.choice([1, 2, 3])], ceil_mode=rng.random() < 0.5,
+        return_indices=True)
+
+
+def special(shape, gen, dtype=torch.float64):
+    """Small integers (ties, exact sums) with NaN, inf and -inf sprinkled in."""
+    pool = torch.tensor([float("nan"), float("inf"), -float("inf"), -2, -1, 0, 1, 2, 3, 1, 0, -1],
+                        dtype=dtype)
+    return pool[torch.randint(0, len(pool), shape, generator=gen)]
+
+
+@pytest.mark.parametrize("make", CASES[:-1] + [max_pool2d_case], ids=lambda f: f.__name__[:-5])
+def test_inf_and_nan_inputs_and_gradients_match_torch(device, make):
+    """Every pooling op over inputs and grad_outs holding NaN and infinities: values, indices
+    (the last NaN of a window, torch's kernels' `val > max || isnan(val)`) and input gradients
+    equal torch's, NaN for NaN. One inf used to poison a whole plane of adaptive_avg_pool2d."""
+    rng = random.Random(hash(make.__name__) % 1000 + 7)
+    gen = torch.Generator().manual_seed(11)
+    for _ in range(40):
+        name, shape, kwargs, _ = random_case(rng, make)
+        tx = special(shape, gen).requires_grad_()
+        mx = from_torch(mg, tx.detach()).to(device).requires_grad_()
+        ty, my = getattr(TF, name)(tx, **kwargs), getattr(MF, name)(mx, **kwargs)
+        where = (name, shape, kwargs)
+        if isinstance(ty, tuple):
+            (ty, ti), (my, mi) = ty, my
+            assert np.array_equal(numpy_of(mi), numpy_of(ti)), where
+        np.testing.assert_allclose(numpy_of(my), numpy_of(ty), rtol=1e-12, atol=1e-12,
+                                   err_msg=str(where))
+        tg = special(ty.shape, gen)
+        ty.backward(tg)
+        my.backward(from_torch(mg, tg).to(device))
+        np.testing.assert_allclose(numpy_of(mx.grad), numpy_of(tx.grad), rtol=1e-12, atol=1e-12,
+                                   err_msg=str(where))
+
+
+def test_several_nans_in_a_window_pick_the_last(device):
+    nan = float("nan")
+    tx = torch.tensor([[[1, nan, 3, nan]]], requires_grad=True)
+    for name, kw in (("max_pool1d", dict(kernel_size=4)), ("max_pool2d", dict(kernel_size=(1, 4))),
+                     ("adaptive_max_pool2d", dict(output_size=1))):
+        t_in = tx if name == "max_pool1d" else tx.unsqueeze(0)
+        mx = from_torch(mg, tx.detach()).to(device).requires_grad_()
+        m_in = mx if name == "max_pool1d" else mx.unsqueeze(0)
+        ty, ti = getattr(TF, name)(t_in, return_indices=True, **kw)
+        my, mi = getattr(MF, name)(m_in, return_indices=True, **kw)
+        assert numpy_of(mi).ravel().tolist() == numpy_of(ti).ravel().tolist() == [3], name
+        (tgrad,) = torch.autograd.grad(ty.sum(), tx)
+        (mgrad,) = mg.autograd.grad(my.sum(), mx)
+        assert numpy_of(mgrad).tolist() == tgrad.tolist() == [[[0, 0, 0, 1]]], name
+
+
+def test_bfloat16_sums_in_float_as_torch(device):
+    """bfloat16 windows are summed and divided in float32, rounded once (torch's acc type):
+    values equal torch's bit for bit (inputs k/8: every float sum is exact). Gradients are
+    within a bfloat16 step: they are computed in float32 and rounded once, where torch 1.13's
+    backward rounds the divisor and each accumulation to bfloat16."""
+    gen = torch.Generator().manual_seed(12)
+    x = (torch.randint(-16, 17, (2, 3, 7, 9), generator=gen) / 8).bfloat16()
+    cases = [("avg_pool2d", dict(kernel_size=3, stride=2, padding=1)),
+             ("avg_pool2d", dict(kernel_size=(2, 3), divisor_override=257)),
+             ("avg_pool2d", dict(kernel_size=3, padding=1, count_include_pad=False, ceil_mode=True)),
+             ("adaptive_avg_pool2d", dict(output_size=(1, 2))),
+             ("adaptive_avg_pool2d", dict(output_size=(4, 5)))]
+    for name, kw in cases:
+        tx = x.clone().requires_grad_()
+        mx = from_torch(mg, x).to(device).requires_grad_()
+        ty, my = getattr(TF, name)(tx, **kw), getattr(MF, name)(mx, **kw)
+        assert my.dtype == mg.bfloat16
+        assert np.array_equal(numpy_of(my.float()), ty.detach().float().numpy()), (name, kw)
+        ty.sum().backward()
+        my.sum().backward()
+        np.testing.assert_allclose(numpy_of(mx.grad.float()), tx.grad.float().numpy(),
+                                   rtol=2 ** -7, atol=0, err_msg=str((name, kw)))
+    one = torch.tensor([[[[1.0] + [1 / 256] * 5]]]).bfloat16()  # 1 + 1/256 is 1 in bfloat16
+    my = MF.adaptive_avg_pool2d(from_torch(mg, one).to(device), (1, 2))
+    assert numpy_of(my.float()).ravel().tolist() == [0.3359375, 0.00390625] == \
+        TF.adaptive_avg_pool2d(one, (1, 2)).float().ravel().tolist()
+
+
+EMPTY_OK = [("max_pool2d", dict(kernel_size=2, padding=1)), ("avg_pool2d", dict(kernel_size=2)),
+            ("adaptive_avg_pool2d", dict(output_size=(2, 3))),
+            ("adaptive_max_pool2d", dict(output_size=(2, 3)))]
+
+
+@pytest.mark.parametrize("name,kwargs", EMPTY_OK)
+def test_empty_batch_forward_and_backward_match_torch(device, name, kwargs):
+    tx = torch.zeros(0, 3, 4, 5, requires_grad=True)
+    mx = mg.zeros(0, 3, 4, 5).to(device).requires_grad_()
+    ty, my = getattr(TF, name)(tx, **kwargs), getattr(MF, name)(mx, **kwargs)
+    assert tuple(my.shape) == tuple(ty.shape)
+    ty.sum().backward()
+    my.sum().backward()
+    assert tuple(mx.grad.shape) == tuple(tx.grad.shape) == (0, 3, 4, 5)
+    if name != "adaptive_avg_pool2d":  # torch's refuses C = 0 in its backward only
+        with pytest.raises(RuntimeError):
+            getattr(TF, name)(torch.zeros(3, 0, 4, 5), **kwargs)
+        with pytest.raises(RuntimeError, match=r"\[3, 0, 4, 5\]"):
+            getattr(MF, name)(mg.zeros(3, 0, 4, 5).to(device), **kwargs)
+
+
+def test_huge_kernel_and_padding_match_torch(device):
+    """Windows are clipped to the input: memory follows the input, not the padding (on the
+    CUDA device, whose allocator counts: the padded input was 1.6 GB)."""
+    if device == "cuda":
+        mg.cuda.reset_peak_memory_stats()
+        base = mg.cuda.memory_allocated()
+    gen = torch.Generator().manual_seed(13)
+    tx = torch.randn(1, 1, 4, 4, generator=gen, dtype=torch.float64, requires_grad=True)
+    for name, kw in (("avg_pool2d", dict(count_include_pad=True)),
+                     ("avg_pool2d", dict(count_include_pad=False)),
+                     ("max_pool2d", dict(return_indices=True))):
+        kw = dict(kw, kernel_size=(1, 100_000_000), padding=(0, 50_000_000))
+        mx = from_torch(mg, tx.detach()).to(device).requires_grad_()
+        ty, my = getattr(TF, name)(tx, **kw), getattr(MF, name)(mx, **kw)
+        if isinstance(ty, tuple):
+            (ty, ti), (my, mi) = ty, my
+            assert np.array_equal(numpy_of(mi), numpy_of(ti))
+        assert tuple(my.shape) == tuple(ty.shape) == (1, 1, 4, 1)
+        np.testing.assert_allclose(numpy_of(my), ty.detach().numpy(), rtol=1e-12, atol=1e-20)
+        (tgrad,) = torch.autograd.grad(ty.sum(), tx)
+        (mgrad,) = mg.autograd.grad(my.sum(), mx)
+        np.testing.assert_allclose(numpy_of(mgrad), tgrad.numpy(), rtol=1e-12, atol=1e-20)
+    if device == "cuda":
+        assert mg.cuda.max_memory_allocated() - base < 1 << 20
+
+
+def test_overflowing_geometry_is_an_error(device):
+    """C++ ValueError (RuntimeError here, torch's kind for bad pooling arguments) naming the
+    values, where the window arithmetic was signed overflow."""
+    x = mg.randn(1, 1, 4, 4).to(device)
+    big, top = 1 << 62, (1 << 63) - 1
+    with pytest.raises(RuntimeError, match="overflows int64"):
+        MF.max_pool2d(x, (1, big), padding=(0, big // 2), dilation=(1, 4))
+    with pytest.raises(RuntimeError, match="overflows int64"):
+        MF.avg_pool2d(x, (top, 1), padding=(top // 2, 0))
+    with pytest.raises(RuntimeError, match="divisor_override"):
+        MF.avg_pool2d(x, 1 << 32, padding=1 << 31)
+    assert x._version == 0
