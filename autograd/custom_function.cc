@@ -127,7 +127,25 @@ void CustomFunctionNode::check_dirty(const Tensor& t) const {
 
 void CustomFunctionNode::prepare(VariableList args, std::vector<bool> is_tensor) {
   grad_mode_ = GradMode::is_enabled();
-  recording_ = compute_requires_grad_list(args);
+  recording_ = has_jvp() ? compute_requires_grad_list_has_jvp(args)
+                         : compute_requires_grad_list(name(), args);
+  if (has_jvp() && fwd::has_tangent(args)) {
+    for (int64_t level : fwd::active_levels()) {
+      VariableList tangents;
+      bool any = false;
+      for (const Tensor& t : args) {
+        tangents.push_back(t.defined() ? fwd::tangent(t, level) : Tensor());
+        any = any || tangents.back().defined();
+      }
+      if (!any) continue;
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i].defined() && args[i].is_floating_point()) {
+          tangents[i] = fwd::tangent_or_zeros(tangents[i], args[i]);
+        }
+      }
+      pending_tangents_.emplace_back(level, std::move(tangents));
+    }
+  }
   is_tensor_arg_ = std::move(is_tensor);
   input_versions_.reserve(args.size());
   EdgeList edges;
@@ -206,7 +224,40 @@ VariableList CustomFunctionNode::wrap_outputs(VariableList outputs) {
       add_input_metadata(out);
     }
   }
-  // 3. Saved tensors.
+  // 3. Forward mode: the outputs' tangents from the user's jvp, before anything is saved (a
+  // saved output keeps its tangents). A dirty input's tangent is written in place.
+  std::vector<std::pair<int64_t, VariableList>> pending = std::move(pending_tangents_);
+  pending_tangents_.clear();
+  for (auto& [level, tangents] : pending) {
+    VariableList out_tangents;
+    {
+      fwd::SuspendLevel suspend(level);
+      out_tangents = call_jvp(std::move(tangents));
+    }
+    if (out_tangents.size() != outputs.size()) {
+      throw ValueError(str(name(), ": jvp returned ", out_tangents.size(),
+                           " tangents; expected one per output of forward (", outputs.size(),
+                           "), undefined (None) for an output without one"));
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const Tensor& out = outputs[i];
+      const Tensor& tangent = out_tangents[i];
+      if (!out.defined() || !tangent.defined() || contains(ctx_.non_differentiable_, out)) continue;
+      if (!tangent.sizes().equals(out.sizes())) {
+        throw ShapeError(str(name(), ": jvp returned a tangent of shape ", tangent.sizes(),
+                             " for output ", i, " of shape ", out.sizes(),
+                             "; a tangent has its output's shape"));
+      }
+      if (contains(ctx_.dirty_, out)) {
+        fwd::PendingTangents write;
+        write.values.emplace_back(level, tangent);
+        fwd::write_tangents(out, std::move(write), name());
+      } else {
+        fwd::set_tangent(out, level, tangent, name());
+      }
+    }
+  }
+  // 4. Saved tensors.
   ctx_.saved_.reserve(ctx_.to_save_.size());
   for (const Tensor& t : ctx_.to_save_) {
     const bool dirty_view = contains(ctx_.dirty_, t) && is_differentiable_view(t);

@@ -10,6 +10,12 @@
 //                                            autograd::VariableList grads) {
 //       return {grads[0] * ctx->saved_data["k"].to_double(), Tensor()};  // one per argument
 //     }
+//     // Optional, forward mode: the arguments' tangents (zeros for a tensor without one,
+//     // undefined for a non-tensor) -> one tangent per output.
+//     static autograd::VariableList jvp(autograd::AutogradContext* ctx,
+//                                       autograd::VariableList tangents) {
+//       return {tangents[0] * ctx->saved_data["k"].to_double()};
+//     }
 //   };
 //   Tensor y = MulConst::apply(x, 2.0);    // y.grad_fn()->name() == "MulConst"
 #pragma once
@@ -24,6 +30,7 @@
 #include <variant>
 #include <vector>
 
+#include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/saved_variable.h"
@@ -119,10 +126,18 @@ class CustomFunctionNode : public Node {
   // Whether a graph is recorded (grad mode on and some tensor argument requires grad).
   bool is_recording() const { return recording_; }
   bool needs_input_grad(size_t tensor_index) const;
+  // Forward mode: whether the Function defines jvp (without one, a dual argument is refused
+  // with ForwardADNotImplementedError naming the Function), and whether this application
+  // has argument tangents to push through it (forward then runs with every level suspended).
+  virtual bool has_jvp() const { return false; }
+  bool has_pending_tangents() const { return !pending_tangents_.empty(); }
 
  protected:
   // The user's backward: one gradient per forward argument (undefined for non-tensors).
   virtual VariableList call_backward(VariableList grads) = 0;
+  // The user's jvp: one tangent per tensor argument (zeros where it has none) -> one per
+  // output (undefined: none). Called after forward, with the tangents' level suspended.
+  virtual VariableList call_jvp(VariableList /*tangents*/) { return {}; }
 
  private:
   friend class AutogradContext;
@@ -138,6 +153,8 @@ class CustomFunctionNode : public Node {
   bool grad_mode_ = false;  // grad mode around apply (forward itself runs in no_grad)
   bool in_backward_ = false;
   bool once_differentiable_ = false;
+  // Per level: the tensor arguments' tangents, taken before forward (prepare).
+  std::vector<std::pair<int64_t, VariableList>> pending_tangents_;
 };
 
 namespace detail {
@@ -177,8 +194,27 @@ class CppFunctionNode final : public CustomFunctionNode {
   VariableList call_backward(VariableList grads) override {
     return T::backward(&ctx(), std::move(grads));
   }
+  VariableList call_jvp(VariableList tangents) override {
+    if constexpr (has_jvp_v) {
+      return T::jvp(&ctx(), std::move(tangents));
+    } else {
+      return {};
+    }
+  }
+
+ public:
+  bool has_jvp() const override { return has_jvp_v; }
 
  private:
+  template <typename U>
+  static constexpr auto detect_jvp(int) -> decltype(U::jvp, bool()) {
+    return true;
+  }
+  template <typename U>
+  static constexpr bool detect_jvp(...) {
+    return false;
+  }
+  static constexpr bool has_jvp_v = detect_jvp<T>(0);
   static const std::string& type_name() {
     static const std::string name = custom_function_name(typeid(T).name());
     return name;
@@ -207,6 +243,7 @@ struct Function {
     VariableList outputs;
     {
       AutoGradMode no_grad(false);
+      fwd::SuspendAllLevels primals(node->has_pending_tangents());  // jvp gives the tangents
       outputs = detail::to_list(T::forward(&node->ctx(), std::forward<Args>(args)...));
     }
     return detail::from_list<Result>(node->wrap_outputs(std::move(outputs)));

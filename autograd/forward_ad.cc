@@ -183,6 +183,18 @@ SuspendLevel::~SuspendLevel() {
   if (it != t_suspended.rend()) t_suspended.erase(std::next(it).base());
 }
 
+SuspendAllLevels::SuspendAllLevels(bool active) {
+  if (!active || !enabled()) return;
+  levels_ = active_levels();
+  for (int64_t level : levels_) t_suspended.push_back(level);
+}
+SuspendAllLevels::~SuspendAllLevels() {
+  for (int64_t level : levels_) {
+    auto it = std::find(t_suspended.rbegin(), t_suspended.rend(), level);
+    if (it != t_suspended.rend()) t_suspended.erase(std::next(it).base());
+  }
+}
+
 Tensor tangent_or_zeros(const Tensor& tangent, const Tensor& like) {
   if (tangent.defined()) return tangent;
   return zeros(like.sizes(), TensorOptions(like.dtype()).device(like.device()));

@@ -130,6 +130,19 @@ class SuspendLevel {
   int64_t level_;
 };
 
+// While alive, every active level reads as suspended (a custom Function's forward sees its
+// arguments' primals; its jvp gives the outputs' tangents). Inactive when `active` is false.
+class SuspendAllLevels {
+ public:
+  explicit SuspendAllLevels(bool active = true);
+  ~SuspendAllLevels();
+  SuspendAllLevels(const SuspendAllLevels&) = delete;
+  SuspendAllLevels& operator=(const SuspendAllLevels&) = delete;
+
+ private:
+  std::vector<int64_t> levels_;
+};
+
 // For each active level at which some input has a tangent: `formula(tangents)` (one per
 // input, undefined where it has none) with that level suspended, set as result's tangent.
 template <typename F>
@@ -148,6 +161,14 @@ void propagate(const char* op, const Tensor& result, TensorList inputs, F&& form
     {
       SuspendLevel suspend(level);
       value = formula(ts);
+      // A formula may return an input's tangent itself (x + 1, a 0-dim cumsum): the result
+      // gets its own copy, so a later in-place write into one tangent leaves the other alone.
+      for (const Tensor& t : ts) {
+        if (value.defined() && t.defined() && value.is_alias_of(t)) {
+          value = value.clone();
+          break;
+        }
+      }
     }
     set_tangent(result, level, value, op);
   }

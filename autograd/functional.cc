@@ -108,6 +108,12 @@ FunctionalResult vjp(const TensorFunction& fn, const VariableList& inputs, const
 FunctionalResult jvp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
                      bool create_graph) {
   check_same_count(v.size(), inputs.size(), "inputs", "jvp");
+  return forward_jvp(fn, inputs, v, create_graph);
+}
+
+FunctionalResult jvp_by_double_vjp(const TensorFunction& fn, const VariableList& inputs,
+                                   const VariableList& v, bool create_graph) {
+  check_same_count(v.size(), inputs.size(), "inputs", "jvp");
   EnableGradGuard grad_on;
   VariableList x = prepare_inputs(inputs, create_graph);
   VariableList outputs = fn(x);
@@ -225,8 +231,61 @@ std::vector<VariableList> jacobian_of(const VariableList& outputs, const Variabl
 
 }  // namespace
 
+namespace {
+
+// The one-hot tangents e_(j, k): zeros like every input, 1 at element k of input j.
+VariableList one_hot_tangents(const VariableList& inputs, size_t j, int64_t k) {
+  VariableList v;
+  for (const Tensor& x : inputs)
+    v.push_back(zeros(x.sizes(), TensorOptions(x.dtype()).device(x.device())));
+  v[j].view({-1}).select(0, k).fill_(1);
+  return v;
+}
+
+// Blocks [i][j] of shape lead[i].shape + inputs[j].shape from columns: cols[j][k][i], the
+// derivative of block row i along element k of input j (of shape lead[i].shape).
+std::vector<VariableList> from_columns(const std::vector<std::vector<VariableList>>& cols,
+                                       const VariableList& lead, const VariableList& inputs) {
+  std::vector<VariableList> out(lead.size());
+  for (size_t i = 0; i < lead.size(); ++i) {
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      DimVector shape(lead[i].sizes());
+      for (int64_t s : inputs[j].sizes()) shape.push_back(s);
+      if (cols[j].empty()) {
+        out[i].push_back(zeros(shape, TensorOptions(lead[i].dtype()).device(lead[i].device())));
+        continue;
+      }
+      VariableList column;
+      for (const VariableList& c : cols[j]) column.push_back(c[i]);
+      out[i].push_back(stack(column, lead[i].dim()).reshape(shape));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<VariableList> jacobian(const TensorFunction& fn, const VariableList& inputs,
-                                   bool create_graph) {
+                                   bool create_graph, JacobianStrategy strategy) {
+  if (strategy == JacobianStrategy::kForwardMode) {
+    // A forward-mode jvp per input element: column (j, k) of J is J e_(j, k).
+    std::vector<std::vector<VariableList>> cols(inputs.size());
+    VariableList outputs;
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      for (int64_t k = 0; k < inputs[j].numel(); ++k) {
+        FunctionalResult r = forward_jvp(fn, inputs, one_hot_tangents(inputs, j, k), create_graph);
+        outputs = r.outputs;
+        cols[j].push_back(std::move(r.result));
+      }
+    }
+    if (outputs.empty() && !inputs.empty()) {  // no input element: fn's outputs for the shapes
+      NoGradGuard no_grad;
+      VariableList x;
+      for (const Tensor& t : inputs) x.push_back(t.detach());
+      outputs = fn(x);
+    }
+    return from_columns(cols, outputs, inputs);
+  }
   EnableGradGuard grad_on;
   VariableList x = prepare_inputs(inputs, create_graph);
   VariableList outputs = fn(x);
@@ -236,7 +295,19 @@ std::vector<VariableList> jacobian(const TensorFunction& fn, const VariableList&
 }
 
 std::vector<VariableList> hessian(const TensorFunction& fn, const VariableList& inputs,
-                                  bool create_graph) {
+                                  bool create_graph, JacobianStrategy outer_strategy) {
+  if (outer_strategy == JacobianStrategy::kForwardMode) {
+    // Forward-over-reverse: column (j, k) of H is H e_(j, k), the tangent of the gradient.
+    std::vector<std::vector<VariableList>> cols(inputs.size());
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      for (int64_t k = 0; k < inputs[j].numel(); ++k) {
+        cols[j].push_back(
+            forward_over_reverse_hvp(fn, inputs, one_hot_tangents(inputs, j, k), create_graph)
+                .result);
+      }
+    }
+    return from_columns(cols, inputs, inputs);
+  }
   EnableGradGuard grad_on;
   VariableList x = prepare_inputs(inputs, create_graph);
   Tensor out = scalar_output(fn(x), "hessian");

@@ -56,8 +56,14 @@ struct FunctionalResult {
 
 FunctionalResult vjp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
                      bool create_graph = false);
+// J v by true forward mode: forward_jvp below (every op fn uses needs a tangent formula).
 FunctionalResult jvp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
                      bool create_graph = false);
+// J v by the double-vjp trick (J^T u is linear in u; its vjp with v is J v): two backward
+// passes, for every op with a backward. What jvp was before forward mode; kept as the reference
+// of tests and benchmarks.
+FunctionalResult jvp_by_double_vjp(const TensorFunction& fn, const VariableList& inputs,
+                                   const VariableList& v, bool create_graph = false);
 // True forward mode (autograd/forward_ad.h): one pass of fn on dual inputs; J v is the outputs'
 // tangents (zeros for an output that does not depend on the inputs). Every op fn uses needs a
 // tangent formula (docs/forward-ad.md); jvp above (double vjp) works for every op with a
@@ -75,12 +81,19 @@ FunctionalResult vhp(const TensorFunction& fn, const VariableList& inputs, const
                      bool create_graph = false);
 FunctionalResult hvp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
                      bool create_graph = false);
+// How jacobian builds J (torch's `strategy`): a backward pass per output element, or a
+// forward-mode jvp per input element (cheaper when inputs are fewer than outputs).
+enum class JacobianStrategy : int8_t { kReverseMode, kForwardMode };
 // J[i][j] = d outputs[i] / d inputs[j], of shape outputs[i].shape + inputs[j].shape.
 std::vector<VariableList> jacobian(const TensorFunction& fn, const VariableList& inputs,
-                                   bool create_graph = false);
+                                   bool create_graph = false,
+                                   JacobianStrategy strategy = JacobianStrategy::kReverseMode);
 // H[i][j] = d^2 fn / d inputs[i] d inputs[j], of shape inputs[i].shape + inputs[j].shape.
+// outer_strategy kForwardMode: each column is a forward-over-reverse H v (torch's
+// outer_jacobian_strategy="forward-mode").
 std::vector<VariableList> hessian(const TensorFunction& fn, const VariableList& inputs,
-                                  bool create_graph = false);
+                                  bool create_graph = false,
+                                  JacobianStrategy outer_strategy = JacobianStrategy::kReverseMode);
 
 // One-tensor forms.
 std::pair<Tensor, Tensor> vjp(const UnaryTensorFunction& fn, const Tensor& x, const Tensor& v,

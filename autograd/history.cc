@@ -17,8 +17,8 @@ bool tensor_requires_grad(const Tensor& t) {
   return meta != nullptr && meta->requires_grad();
 }
 
-bool compute_requires_grad_list(TensorList tensors) {
-  if (fwd::enabled()) fwd::check_no_tangent(nullptr, tensors);
+bool compute_requires_grad_list(const char* op, TensorList tensors) {
+  if (fwd::enabled()) fwd::check_no_tangent(op, tensors);
   return compute_requires_grad_list_has_jvp(tensors);
 }
 

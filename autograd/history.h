@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "autograd/autograd_meta.h"
@@ -34,12 +35,20 @@ bool compute_requires_grad_has_jvp(const Ts&... tensors) {
   if (!GradMode::is_enabled()) return false;
   return (... || (tensors.defined() && tensor_requires_grad(tensors)));
 }
+// `op` names the op in the refusal (ForwardADNotImplementedError).
 template <typename... Ts>
+bool compute_requires_grad(const char* op, const Ts&... tensors) {
+  if (fwd::enabled()) fwd::check_no_tangent(op, {tensors...});
+  return compute_requires_grad_has_jvp(tensors...);
+}
+// Without a name (callers outside the ops; an op passes its name, above).
+template <typename... Ts,
+          typename = std::enable_if_t<(std::is_convertible_v<const Ts&, const Tensor&> && ...)>>
 bool compute_requires_grad(const Ts&... tensors) {
   if (fwd::enabled()) fwd::check_no_tangent(nullptr, {tensors...});
   return compute_requires_grad_has_jvp(tensors...);
 }
-bool compute_requires_grad_list(TensorList tensors);
+bool compute_requires_grad_list(const char* op, TensorList tensors);
 bool compute_requires_grad_list_has_jvp(TensorList tensors);
 
 // Where the gradient of `t` goes: {grad_fn, output_nr}; {AccumulateGrad, 0} for a leaf that

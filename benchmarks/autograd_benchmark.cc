@@ -1,5 +1,6 @@
 // Autograd overhead: a chain of 100 tiny ops (per-op cost of recording a node and running it
-// backward), and one training step of a 2-layer MLP.
+// backward), one training step of a 2-layer MLP, and J v / H v of a small MLP by forward mode
+// against the double vjp (BM_MlpJvp, BM_MlpHvp).
 //
 //   bazel run -c opt //benchmarks:autograd_benchmark
 //
@@ -89,6 +90,61 @@ void BM_MlpTrainingStep(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_MlpTrainingStep);
+
+// Issue 40: J v of a small MLP's output and H v of its loss, by forward mode (a dual pass;
+// forward-over-reverse for H v) and by the double-vjp trick (autograd::jvp_by_double_vjp,
+// autograd::hvp), interleaved in one run. Arg 0: forward mode, 1: double vjp.
+struct SmallMlp {
+  Tensor x, target, w1, b1, w2, b2;
+  SmallMlp() {
+    Generator gen(0);
+    x = randn({32, 64}, gen);
+    target = randn({32, 10}, gen);
+    w1 = randn({64, 128}, gen) * 0.1;
+    b1 = randn({128}, gen) * 0.1;
+    w2 = randn({128, 10}, gen) * 0.1;
+    b2 = randn({10}, gen) * 0.1;
+  }
+  autograd::VariableList params() const { return {w1, b1, w2, b2}; }
+  autograd::VariableList directions() const {
+    Generator gen(1);
+    autograd::VariableList v;
+    for (const Tensor& p : params()) v.push_back(randn(p.sizes(), gen));
+    return v;
+  }
+  Tensor output(const autograd::VariableList& p) const {
+    return (x.matmul(p[0]) + p[1]).tanh().matmul(p[2]) + p[3];
+  }
+  Tensor loss(const autograd::VariableList& p) const { return (output(p) - target).pow(2).mean(); }
+};
+
+void BM_MlpJvp(benchmark::State& state) {
+  const SmallMlp mlp;
+  const autograd::VariableList p = mlp.params(), v = mlp.directions();
+  const autograd::TensorFunction fn(
+      [&](const autograd::VariableList& in) { return mlp.output(in); });
+  for (auto _ : state) {
+    autograd::FunctionalResult r =
+        state.range(0) == 0 ? autograd::jvp(fn, p, v) : autograd::jvp_by_double_vjp(fn, p, v);
+    benchmark::DoNotOptimize(r.result[0].raw_data());
+  }
+  state.SetLabel(state.range(0) == 0 ? "forward" : "double_vjp");
+}
+BENCHMARK(BM_MlpJvp)->Arg(0)->Arg(1);
+
+void BM_MlpHvp(benchmark::State& state) {
+  const SmallMlp mlp;
+  const autograd::VariableList p = mlp.params(), v = mlp.directions();
+  const autograd::TensorFunction fn([&](const autograd::VariableList& in) { return mlp.loss(in); });
+  for (auto _ : state) {
+    autograd::FunctionalResult r = state.range(0) == 0
+                                       ? autograd::forward_over_reverse_hvp(fn, p, v)
+                                       : autograd::hvp(fn, p, v);
+    benchmark::DoNotOptimize(r.result[0].raw_data());
+  }
+  state.SetLabel(state.range(0) == 0 ? "forward_over_reverse" : "double_vjp");
+}
+BENCHMARK(BM_MlpHvp)->Arg(0)->Arg(1);
 
 }  // namespace
 }  // namespace mutagrad

@@ -138,22 +138,28 @@ void bind_autograd(py::module_& m) {
     return functional_result(
         autograd::hvp(as_function(fn), tensors_from(inputs), tensors_from(v), create_graph));
   });
-  m.def("_jacobian", [](py::function fn, const py::list& inputs, bool create_graph) {
-    py::list out;
-    for (const VariableList& row :
-         autograd::jacobian(as_function(fn), tensors_from(inputs), create_graph)) {
-      out.append(to_py(row));
-    }
-    return out;
-  });
-  m.def("_hessian", [](py::function fn, const py::list& inputs, bool create_graph) {
-    py::list out;
-    for (const VariableList& row :
-         autograd::hessian(as_function(fn), tensors_from(inputs), create_graph)) {
-      out.append(to_py(row));
-    }
-    return out;
-  });
+  m.def("_jacobian",
+        [](py::function fn, const py::list& inputs, bool create_graph, bool forward_mode) {
+          py::list out;
+          for (const VariableList& row :
+               autograd::jacobian(as_function(fn), tensors_from(inputs), create_graph,
+                                  forward_mode ? autograd::JacobianStrategy::kForwardMode
+                                               : autograd::JacobianStrategy::kReverseMode)) {
+            out.append(to_py(row));
+          }
+          return out;
+        });
+  m.def("_hessian",
+        [](py::function fn, const py::list& inputs, bool create_graph, bool forward_mode) {
+          py::list out;
+          for (const VariableList& row :
+               autograd::hessian(as_function(fn), tensors_from(inputs), create_graph,
+                                 forward_mode ? autograd::JacobianStrategy::kForwardMode
+                                              : autograd::JacobianStrategy::kReverseMode)) {
+            out.append(to_py(row));
+          }
+          return out;
+        });
   // Forward-mode AD (autograd/forward_ad.h), for mutagrad/autograd/forward_ad.py.
   m.def("_enter_dual_level", &forward_ad::enter_dual_level);
   m.def("_exit_dual_level", &forward_ad::exit_dual_level, py::arg("level"));

@@ -70,13 +70,17 @@ VariableList grads_from(py::handle r, const char* what) {
 // A Python Function's node: backward is `cls.backward(ctx, *grads)`.
 class PyFunctionNode final : public CustomFunctionNode {
  public:
-  PyFunctionNode(std::string name, py::object backward, py::object ctx)
+  PyFunctionNode(std::string name, py::object backward, py::object ctx, py::object jvp)
       : CustomFunctionNode(std::move(name)),
         backward_(hold(std::move(backward))),
-        ctx_obj_(hold(std::move(ctx))) {}
+        ctx_obj_(hold(std::move(ctx))),
+        jvp_(jvp.is_none() ? nullptr : hold(std::move(jvp))) {}
   py::object ctx_object() const { return *ctx_obj_; }
+  bool has_jvp() const override { return jvp_ != nullptr; }
   // Per item forward returned: whether it is a Tensor (backward gets None for the others).
   std::vector<bool> output_is_tensor;
+  // Per argument of forward: whether it is a Tensor (jvp gets None for the others).
+  std::vector<bool> arg_is_tensor;
 
  protected:
   VariableList call_backward(VariableList grads) override {
@@ -91,10 +95,34 @@ class PyFunctionNode final : public CustomFunctionNode {
     VariableList out = grads_from(r, str(name(), ".backward").c_str());
     return out;
   }
+  // `cls.jvp(ctx, *tangents)`: one tangent per argument (None for non-tensors) -> one per
+  // output (a tuple when forward returned one); non-tensor outputs' entries are dropped.
+  VariableList call_jvp(VariableList tangents) override {
+    py::gil_scoped_acquire gil;
+    py::tuple args(arg_is_tensor.size() + 1);
+    args[0] = *ctx_obj_;
+    for (size_t i = 0, k = 0; i < arg_is_tensor.size(); ++i) {
+      args[i + 1] = arg_is_tensor[i] ? wrap_tensor(tangents[k++]) : py::none();
+    }
+    py::object r = (*jvp_)(*args);
+    py::tuple items =
+        py::isinstance<py::tuple>(r) ? py::reinterpret_borrow<py::tuple>(r) : py::make_tuple(r);
+    if (items.size() != output_is_tensor.size()) {
+      throw ValueError(str(name(), ".jvp returned ", items.size(),
+                           " values; expected one per output of forward (", output_is_tensor.size(),
+                           ")"));
+    }
+    py::list tensors;
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (output_is_tensor[i]) tensors.append(items[i]);
+    }
+    return grads_from(tensors, str(name(), ".jvp").c_str());
+  }
 
  private:
   PyRef backward_;
   PyRef ctx_obj_;
+  PyRef jvp_;
 };
 
 // ctx._state: what the Python ctx reaches in C++ (weakly: the node owns the ctx).
@@ -115,7 +143,10 @@ py::object function_apply(const py::object& cls, const py::tuple& args) {
   const std::string name = std::string(py::str(cls.attr("__name__"))) + "Backward";
   py::object ctx = package_attr("autograd.function", "FunctionCtx")();
   py::object backward = cls.attr("backward");
-  auto node = std::make_shared<PyFunctionNode>(name, backward, ctx);
+  // jvp: only when the class overrides the base's (which raises NotImplementedError).
+  py::object jvp = cls.attr("jvp");
+  if (jvp.is(package_attr("autograd.function", "Function").attr("jvp"))) jvp = py::none();
+  auto node = std::make_shared<PyFunctionNode>(name, backward, ctx, jvp);
   node->set_once_differentiable(
       py::bool_(py::getattr(backward, "_mutagrad_once_differentiable", py::bool_(false))));
   VariableList tensors;
@@ -129,6 +160,7 @@ py::object function_apply(const py::object& cls, const py::tuple& args) {
       tensor_objects.push_back(a);
     }
   }
+  node->arg_is_tensor = is_tensor;
   node->prepare(tensors, is_tensor);
   ctx.attr("_state") = FunctionState{node};
   py::tuple needs(args.size());
@@ -141,6 +173,7 @@ py::object function_apply(const py::object& cls, const py::tuple& args) {
   py::object result;
   {
     autograd::AutoGradMode no_grad(false);
+    autograd::fwd::SuspendAllLevels primals(node->has_pending_tangents());  // jvp: tangents
     result = cls.attr("forward")(ctx, *args);
   }
   auto tensors_of = [](py::handle seq) {

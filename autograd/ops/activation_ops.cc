@@ -9,6 +9,7 @@
 
 #include <memory>
 
+#include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
@@ -34,6 +35,11 @@ class SoftmaxBackward0 final : public Node {
     if (y.dim() == 0) return {g * 0.0};  // one element: the result is constant
     return {y * (g - mutagrad::sum(g * y, {dim_}, /*keepdim=*/true))};
   }
+  // Tangent: the same formula (the Jacobian diag(y) - y y^T is symmetric).
+  static Tensor jvp(const Tensor& y, int64_t dim, const Tensor& t) {
+    if (y.dim() == 0) return t * 0.0;
+    return y * (t - mutagrad::sum(t * y, {dim}, /*keepdim=*/true));
+  }
   void visit_saved(SavedVisitor& v) override { v.visit("result", result_); }
   int64_t dim_ = 0;
   SavedVariable result_;
@@ -48,6 +54,11 @@ class LogSoftmaxBackward0 final : public Node {
     const Tensor& g = grads[0];
     if (y.dim() == 0) return {g * 0.0};
     return {g - y.exp() * mutagrad::sum(g, {dim_}, /*keepdim=*/true)};
+  }
+  // Tangent: t - Σ softmax · t (the transpose of the backward's g - softmax Σ g).
+  static Tensor jvp(const Tensor& y, int64_t dim, const Tensor& t) {
+    if (y.dim() == 0) return t * 0.0;
+    return t - mutagrad::sum(y.exp() * t, {dim}, /*keepdim=*/true);
   }
   void visit_saved(SavedVisitor& v) override { v.visit("result", result_); }
   int64_t dim_ = 0;
@@ -93,7 +104,9 @@ Tensor softmax_family(const Tensor& self, int64_t dim, std::optional<ScalarType>
                  : native::unary(UnaryOp::kExp, native::binary(BinaryOp::kSub, shifted, log_sum));
   }
   if (x.dim() == 0) result = native::squeeze(result, 0);
-  if (compute_requires_grad(x)) {
+  fwd::propagate(op, result, {x},
+                 [&](const auto& t) { return NodeT::jvp(result, x.dim() == 0 ? 0 : d, t[0]); });
+  if (compute_requires_grad_has_jvp(x)) {
     auto node = make_node<NodeT>(x);
     node->dim_ = x.dim() == 0 ? 0 : d;
     set_history(result, node);

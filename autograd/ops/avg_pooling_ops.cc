@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/history.h"
 #include "autograd/node.h"
@@ -190,7 +191,11 @@ Tensor avg_pool2d_impl(const char* op, const Tensor& input, const PoolGeometry& 
     autograd::NoGradGuard no_grad;
     values = window_means(input.detach(), rows, cols, divisor);
   }
-  if (autograd::compute_requires_grad(input)) {
+  // AvgPool2DBackward0's tangent: the pooled tangent (linear).
+  autograd::fwd::propagate("avg_pool2d", values, {input}, [&](const auto& t) {
+    return avg_pool2d_impl(op, t[0], g, count_include_pad, divisor_override);
+  });
+  if (autograd::compute_requires_grad_has_jvp(input)) {
     record_window_mean("AvgPool2DBackward0", input, values, rows, cols, divisor);
   }
   return values;
@@ -243,7 +248,10 @@ Tensor adaptive_avg_pool2d_impl(const char* op, const Tensor& input, const DimVe
     autograd::NoGradGuard no_grad;
     values = window_means(input.detach(), rows, cols, count);
   }
-  if (autograd::compute_requires_grad(input)) {
+  // AdaptiveAvgPool2DBackward0's tangent: the pooled tangent (linear).
+  autograd::fwd::propagate("adaptive_avg_pool2d", values, {input},
+                           [&](const auto& t) { return adaptive_avg_pool2d_impl(op, t[0], out); });
+  if (autograd::compute_requires_grad_has_jvp(input)) {
     record_window_mean("AdaptiveAvgPool2DBackward0", input, values, rows, cols, count);
   }
   return values;

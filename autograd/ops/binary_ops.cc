@@ -166,6 +166,13 @@ class RoundedRemainderBackward final : public Node {
     }
     return out;
   }
+  // Tangent: ts - (self // other) to, the quotient rounded as the op rounds.
+  static Tensor jvp(BinaryOp op, const Tensor& self, const Tensor& other, const Tensor& ts,
+                    const Tensor& to) {
+    if (!to.defined()) return ts;
+    Tensor q = div(self, other, op == BinaryOp::kRemainder ? "floor" : "trunc");
+    return plus(ts, to.neg() * q);
+  }
   void visit_saved(SavedVisitor& v) override {
     v.visit("self", self_);
     v.visit("other", other_);
@@ -294,6 +301,15 @@ class MaximumBackward0 final : public Node {
     }
     return out;
   }
+  // Tangent: the winner's tangent; a tie averages both (the transpose of the even split).
+  static Tensor jvp(bool is_max, const Tensor& self, const Tensor& other, const Tensor& ts,
+                    const Tensor& to) {
+    const Tensor a = fwd::tangent_or_zeros(ts, self);
+    const Tensor b = fwd::tangent_or_zeros(to, other);
+    const Tensor tie = native::binary(BinaryOp::kEq, self, other);
+    const Tensor self_wins = native::binary(is_max ? BinaryOp::kGt : BinaryOp::kLt, self, other);
+    return where(tie, (a + b) / 2, where(self_wins, a, b));
+  }
   void visit_saved(SavedVisitor& v) override {
     v.visit("self", self_);
     v.visit("other", other_);
@@ -317,6 +333,12 @@ class Atan2Backward0 final : public Node {
     if (should_compute_output(1)) out[1] = scaled.neg() * self;
     return out;
   }
+  // Tangent: (other ts - self to) / r^2.
+  static Tensor jvp(const Tensor& self, const Tensor& other, const Tensor& ts, const Tensor& to) {
+    Tensor num =
+        plus(ts.defined() ? ts * other : Tensor(), to.defined() ? to.neg() * self : Tensor());
+    return num / (self * self + other * other);
+  }
   void visit_saved(SavedVisitor& v) override {
     v.visit("self", self_);
     v.visit("other", other_);
@@ -333,6 +355,11 @@ class WhereBackward0 final : public Node {
     if (should_compute_output(0)) out[0] = grads[0].masked_fill(condition.logical_not(), 0);
     if (should_compute_output(1)) out[1] = grads[0].masked_fill(condition, 0);
     return out;
+  }
+  // Tangent: where(condition, ts, to), a missing tangent read as zeros.
+  static Tensor jvp(const Tensor& condition, const Tensor& self, const Tensor& other,
+                    const Tensor& ts, const Tensor& to) {
+    return where(condition, fwd::tangent_or_zeros(ts, self), fwd::tangent_or_zeros(to, other));
   }
   void visit_saved(SavedVisitor& v) override { v.visit("condition", condition_); }
   SavedVariable condition_;
@@ -501,6 +528,14 @@ Tensor binary_tangent(BinaryOp op, const Tensor& self, const Tensor& other, cons
       return DivBackward0::jvp(self, other, ts, to);
     case BinaryOp::kPow:
       return PowBackward1::jvp(self, other, result, ts, to);
+    case BinaryOp::kAtan2:
+      return Atan2Backward0::jvp(self, other, ts, to);
+    case BinaryOp::kRemainder:
+    case BinaryOp::kFmod:
+      return RoundedRemainderBackward::jvp(op, self, other, ts, to);
+    case BinaryOp::kFloorDivide:
+    case BinaryOp::kTruncDivide:  // piecewise constant (RoundedDivBackward): zero
+      return zeros_like(result);
     default:
       fwd::check_no_tangent(binary_op_name(op), {self, other});
       return Tensor();
@@ -518,6 +553,12 @@ Tensor binary_scalar_tangent(BinaryOp op, const Tensor& self, const Scalar& othe
       return MulBackward1::jvp(ts, other);
     case BinaryOp::kDiv:
       return DivBackward1::jvp(ts, other);
+    case BinaryOp::kRemainder:  // PassSelfBackward
+    case BinaryOp::kFmod:
+      return ts;
+    case BinaryOp::kFloorDivide:  // RoundedDivBackward: zero
+    case BinaryOp::kTruncDivide:
+      return zeros_like(ts);
     default:
       fwd::check_no_tangent(binary_op_name(op), {self});
       return Tensor();
@@ -635,7 +676,7 @@ Tensor pow(const Tensor& self, const Tensor& exponent) {
 
 Tensor pow(const Scalar& self, const Tensor& exponent) {
   Tensor result = native::binary(BinaryOp::kPow, wrap(self, exponent, "pow"), exponent);
-  if (compute_requires_grad(exponent)) {
+  if (compute_requires_grad("pow", exponent)) {
     auto node = make_node<autograd::PowBackward2>(exponent);
     node->self_ = self;
     node->exponent_ = SavedVariable(exponent, false);
@@ -648,7 +689,10 @@ Tensor pow(const Scalar& self, const Tensor& exponent) {
 namespace {
 Tensor max_or_min(BinaryOp op, const Tensor& self, const Tensor& other) {
   Tensor result = native::binary(op, self, other);
-  if (compute_requires_grad(self, other)) {
+  autograd::fwd::propagate(binary_op_name(op), result, {self, other}, [&](const auto& t) {
+    return autograd::MaximumBackward0::jvp(op == BinaryOp::kMaximum, self, other, t[0], t[1]);
+  });
+  if (compute_requires_grad_has_jvp(self, other)) {
     auto node = std::make_shared<autograd::MaximumBackward0>(op == BinaryOp::kMaximum);
     node->set_next_edges(autograd::collect_next_edges(self, other));
     node->self_ = SavedVariable(self, false);
@@ -668,7 +712,10 @@ Tensor minimum(const Tensor& self, const Tensor& other) {
 
 Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
   Tensor result = native::where(condition, self, other);
-  if (compute_requires_grad(self, other)) {
+  autograd::fwd::propagate("where", result, {self, other}, [&](const auto& t) {
+    return autograd::WhereBackward0::jvp(condition, self, other, t[0], t[1]);
+  });
+  if (compute_requires_grad_has_jvp(self, other)) {
     auto node = make_node<autograd::WhereBackward0>(self, other);
     node->condition_ = SavedVariable(condition, false);
     set_history(result, node);

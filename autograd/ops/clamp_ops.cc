@@ -64,7 +64,7 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max) {
   Tensor result = self;
   if (min.defined()) result = native::binary(BinaryOp::kMaximum, result, min);
   if (max.defined()) result = native::binary(BinaryOp::kMinimum, result, max);
-  if (autograd::compute_requires_grad(self, min, max) && result.is_floating_point()) {
+  if (autograd::compute_requires_grad("clamp", self, min, max) && result.is_floating_point()) {
     auto node = autograd::make_node<autograd::ClampBackward0>(self, min, max);
     node->self_ = autograd::SavedVariable(self, /*is_output=*/false);
     if (min.defined()) node->min_ = autograd::SavedVariable(min, /*is_output=*/false);
@@ -78,7 +78,7 @@ const Tensor& clamp_(const Tensor& self, const Tensor& min, const Tensor& max, C
   if (!min.defined() && !max.defined()) {
     throw ValueError("clamp_(): at least one of 'min' or 'max' must not be None; pass a bound");
   }
-  const bool requires_grad = autograd::compute_requires_grad(self, min, max);
+  const bool requires_grad = autograd::compute_requires_grad("clamp_", self, min, max);
   autograd::check_inplace(self, requires_grad);
   ScalarType result = self.dtype();
   for (const Tensor* bound : {&min, &max}) {

@@ -127,7 +127,8 @@ Tensor trace(const Tensor& self) {
     NoGradGuard no_grad;
     result = mutagrad::sum(self.diagonal());
   }
-  if (compute_requires_grad(self)) {
+  // TraceBackward0's tangent: from the composite forward above (Note [Composite tangents]).
+  if (autograd::compute_requires_grad_has_jvp(self)) {
     auto node = make_node<autograd::TraceBackward0>(self);
     node->self_sizes_ = DimVector(self.sizes());
     set_history(result, node);
@@ -284,7 +285,8 @@ Tensor cross_impl(const Tensor& self, const Tensor& other, int64_t dim) {
                          size_at(self), " and ", size_at(other)));
   }
   Tensor result = cross_values(self.expand(shape), other.expand(shape), d);
-  if (compute_requires_grad(self, other)) {
+  // LinalgCrossBackward0's tangent: from the composite forward (Note [Composite tangents]).
+  if (autograd::compute_requires_grad_has_jvp(self, other)) {
     auto node = make_node<autograd::LinalgCrossBackward0>(self, other);
     node->self_ = SavedVariable(self, false);
     node->other_ = SavedVariable(other, false);
@@ -352,7 +354,8 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p) {
       result = diff.abs().pow(p).sum({-1}, false).pow(1.0 / p);
     }
   }
-  if (compute_requires_grad(x1, x2)) {
+  // CdistBackward0's tangent: from the composite forward above (Note [Composite tangents]).
+  if (autograd::compute_requires_grad_has_jvp(x1, x2)) {
     auto node = make_node<autograd::CdistBackward0>(x1, x2);
     node->x1_ = SavedVariable(x1, false);
     node->x2_ = SavedVariable(x2, false);
@@ -368,7 +371,7 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p) {
 
 Tensor& Tensor::fill_diagonal_(const Scalar& value, bool wrap, CallSite site) {
   const MutationSite ms{"fill_diagonal_", site.file, site.line};
-  autograd::check_inplace(*this, autograd::compute_requires_grad(*this));
+  autograd::check_inplace(*this, autograd::compute_requires_grad("fill_diagonal_", *this));
   if (dim() < 2) {
     throw ShapeError(str("fill_diagonal_(): dimensions must larger than 1, got a ", dim(),
                          "-D tensor; fill a 2-D or larger tensor"));

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/history.h"
 #include "autograd/node.h"
@@ -102,7 +103,21 @@ Tensor conv_map(ConvMap map, const Tensor& a, const Tensor& b, const Tensor& bia
     shape[1] = bias.numel();
     r = native::binary(BinaryOp::kAdd, r, native::view(bias, shape));
   }
-  if (compute_requires_grad(a, b, bias)) {
+  // ConvolutionNode's tangent: each map is bilinear in (a, b), plus the bias's tangent.
+  fwd::propagate(name, r, {a, b, bias}, [&](const auto& t) {
+    Tensor out = fwd::bilinear_tangent(
+        [&](const Tensor& x, const Tensor& y) {
+          return conv_map(map, x, y, Tensor(), p, size, name);
+        },
+        a, b, t[0], t[1]);
+    if (t[2].defined()) {
+      DimVector shape(static_cast<size_t>(r.dim()), 1);
+      shape[1] = t[2].numel();
+      out = out.defined() ? out.add(t[2].view(shape)) : t[2].view(shape).expand(r.sizes());
+    }
+    return out;
+  });
+  if (compute_requires_grad_has_jvp(a, b, bias)) {
     auto node = std::make_shared<ConvolutionNode>(name, map, p);
     EdgeList edges{edge_of(a), edge_of(b)};
     if (bias.defined()) edges.push_back(edge_of(bias));

@@ -1,6 +1,7 @@
 // im2col and col2im (F.unfold / F.fold): see pooling_ops.h (Note [im2col and col2im]).
 #include <memory>
 
+#include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/history.h"
 #include "autograd/node.h"
@@ -137,7 +138,11 @@ Tensor im2col(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation
     result = im2col_raw(x, a, oh, ow);
     if (!batched) result = native::squeeze(result, 0);
   }
-  if (autograd::compute_requires_grad(input)) {
+  // Im2ColBackward0's tangent: im2col of the tangent (linear).
+  autograd::fwd::propagate(op, result, {input}, [&](const auto& t) {
+    return im2col(t[0], kernel_size, dilation, padding, stride);
+  });
+  if (autograd::compute_requires_grad_has_jvp(input)) {
     auto node = autograd::make_node<Im2ColBackward0>(input);
     node->args_ = a;
     node->input_hw_ = DimVector{h, w};
@@ -178,7 +183,11 @@ Tensor col2im(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_s
     result = col2im_raw(cols, o[0], o[1], a, oh, ow);
     if (!batched) result = native::squeeze(result, 0);
   }
-  if (autograd::compute_requires_grad(input)) {
+  // Col2ImBackward0's tangent: col2im of the tangent (linear).
+  autograd::fwd::propagate(op, result, {input}, [&](const auto& t) {
+    return col2im(t[0], output_size, kernel_size, dilation, padding, stride);
+  });
+  if (autograd::compute_requires_grad_has_jvp(input)) {
     auto node = autograd::make_node<Col2ImBackward0>(input);
     node->args_ = a;
     autograd::set_history(result, node);

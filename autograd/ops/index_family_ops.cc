@@ -292,7 +292,9 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   const Tensor idx = vector_index(op, self, index);
   Tensor result = native::index(self, dim_indices(d, idx),
                                 native::negative_index_wraps(native::IndexedOp::kIndexSelect));
-  if (compute_requires_grad(self)) {
+  // IndexSelectBackward0's tangent: the same rows of the tangent (linear).
+  fwd::propagate(op, result, {self}, [&](const auto& t) { return t[0].index_select(dim, idx); });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = make_node<IndexSelectBackward0>(self);
     node->index_ = SavedVariable(idx, /*is_output=*/false);
     node->self_sizes_ = DimVector(self.sizes());

@@ -89,7 +89,7 @@ struct InPlaceView {
 };
 
 void view_in_place(const Tensor& self, const InPlaceView& op, CallSite site) {
-  const bool requires_grad = compute_requires_grad(self);
+  const bool requires_grad = compute_requires_grad(op.op, self);
   check_inplace(self, requires_grad);
   const Tensor geometry = op.geometry(self);
   std::shared_ptr<Node> node = requires_grad ? op.make_node(self, geometry) : nullptr;

@@ -1,6 +1,7 @@
 // cat and stack: forward functions and their backward nodes.
 #include "autograd/ops/join_ops.h"
 
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/view_ops.h"
 #include "tensor/native/copy.h"
@@ -24,6 +25,14 @@ class CatBackward0 final : public Node {
     }
     return out;
   }
+  // Tangent: cat of the tangents (linear), zeros for an input without one.
+  static Tensor jvp(TensorList inputs, const std::vector<Tensor>& ts, int64_t dim) {
+    std::vector<Tensor> parts;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      parts.push_back(fwd::tangent_or_zeros(ts[i], inputs[i]));
+    }
+    return mutagrad::cat(parts, dim);
+  }
   int64_t dim_ = 0;
   DimVector sizes_;
 };
@@ -37,6 +46,14 @@ class StackBackward0 final : public Node {
       if (should_compute_output(i)) out[i] = grads[0].select(dim_, static_cast<int64_t>(i));
     }
     return out;
+  }
+  // Tangent: stack of the tangents (linear), zeros for an input without one.
+  static Tensor jvp(TensorList inputs, const std::vector<Tensor>& ts, int64_t dim) {
+    std::vector<Tensor> parts;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      parts.push_back(fwd::tangent_or_zeros(ts[i], inputs[i]));
+    }
+    return mutagrad::stack(parts, dim);
   }
   int64_t dim_ = 0;
 };
@@ -95,7 +112,12 @@ Tensor cat(TensorList tensors, int64_t dim) {
     native::copy_(native::narrow(result, d, offset, t.size(d)), t);
     offset += t.size(d);
   }
-  if (autograd::compute_requires_grad_list(tensors) && result.is_floating_point()) {
+  if (result.is_floating_point()) {
+    autograd::fwd::propagate("cat", result, tensors, [&](const std::vector<Tensor>& t) {
+      return autograd::CatBackward0::jvp(tensors, t, d);
+    });
+  }
+  if (autograd::compute_requires_grad_list_has_jvp(tensors) && result.is_floating_point()) {
     auto node = std::make_shared<autograd::CatBackward0>();
     node->set_next_edges(autograd::collect_next_edges_list(tensors));
     node->dim_ = d;
@@ -121,7 +143,12 @@ Tensor stack(TensorList tensors, int64_t dim) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     native::copy_(native::select(result, d, static_cast<int64_t>(i)), tensors[i]);
   }
-  if (autograd::compute_requires_grad_list(tensors) && result.is_floating_point()) {
+  if (result.is_floating_point()) {
+    autograd::fwd::propagate("stack", result, tensors, [&](const std::vector<Tensor>& t) {
+      return autograd::StackBackward0::jvp(tensors, t, d);
+    });
+  }
+  if (autograd::compute_requires_grad_list_has_jvp(tensors) && result.is_floating_point()) {
     auto node = std::make_shared<autograd::StackBackward0>();
     node->set_next_edges(autograd::collect_next_edges_list(tensors));
     node->dim_ = d;

@@ -49,7 +49,7 @@ void check_floating(const Tensor& t, const char* op, const char* what) {
 
 // weight / pos_weight are constants (torch: "not differentiable with respect to argument").
 void check_constant(const Tensor& t, const char* arg, const char* op) {
-  if (t.defined() && compute_requires_grad(t)) {
+  if (t.defined() && compute_requires_grad(op, t)) {
     throw AutogradError(str(op, "(): not differentiable with respect to argument '", arg,
                             "': ", arg, " must not require grad; pass ", arg, ".detach()"));
   }
@@ -195,7 +195,8 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
       }
     }
   }
-  if (compute_requires_grad(input)) {
+  // NllLossBackward0's tangent: from the composite forward above (Note [Composite tangents]).
+  if (compute_requires_grad_has_jvp(input)) {
     auto node = make_node<NllLossBackward0>(input);
     node->reduction_ = r;
     node->one_sample_ = one_sample;
@@ -385,7 +386,8 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, std::string_view redu
     numel = d.numel();
     result = reduce(d * d, r);
   }
-  if (compute_requires_grad(input, target)) {
+  // MseLossBackward0's tangent: from the composite forward above (Note [Composite tangents]).
+  if (compute_requires_grad_has_jvp(input, target)) {
     auto node = make_node<MseLossBackward0>(input, target);
     node->reduction_ = r;
     node->numel_ = numel;
@@ -430,7 +432,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
     numel = loss.numel();
     result = reduce(loss, r);
   }
-  if (compute_requires_grad(input, target)) {
+  // The node's tangent: from the composite forward above (Note [Composite tangents]).
+  if (compute_requires_grad_has_jvp(input, target)) {
     auto node = make_node<BinaryCrossEntropyWithLogitsBackward0>(input, target);
     node->reduction_ = r;
     node->numel_ = numel;

@@ -66,8 +66,10 @@ Tensor elu_value(const Tensor& x, double alpha) {
 }
 
 // Records `node` (over self's edge) as the history of `result`, saving self as "self".
+// Tangents: each forward here is written in differentiable ops (run without grad), which
+// propagate a dual input's tangent themselves (Note [Composite tangents] in forward_ad.h).
 Tensor with_node(const Tensor& self, Tensor result, const char* name, FormulaNode::Formula f) {
-  if (autograd::compute_requires_grad(self)) {
+  if (autograd::compute_requires_grad_has_jvp(self)) {
     auto node = make_formula_node(name, {self}, std::move(f));
     node->save("self", self);
     autograd::set_history(result, node);
@@ -80,19 +82,23 @@ Tensor with_node(const Tensor& self, Tensor result, const char* name, FormulaNod
 Tensor& activation_(Tensor& self, const char* op, const char* node_name,
                     Tensor (*value)(const Tensor&, double), double arg, FormulaNode::Formula f,
                     CallSite site) {
-  const bool requires_grad = autograd::compute_requires_grad(self);
+  const bool requires_grad = autograd::compute_requires_grad_has_jvp(self);
   autograd::check_inplace(self, requires_grad);
   check_floating_input(self, op);
   native::assert_no_internal_overlap(self, op);
   Tensor v;
   {
     autograd::NoGradGuard no_grad;
-    v = value(self.detach(), arg);
+    v = value(autograd::fwd::has_tangent({self}) ? self : self.detach(), arg);
   }
+  // Tangent: v's, from its composite forward (Note [Composite tangents]), before the write.
+  autograd::fwd::PendingTangents pending =
+      autograd::fwd::inplace_tangents(self, {v}, [](const auto& t) { return t[1]; });
   std::shared_ptr<FormulaNode> node;
   if (requires_grad) node = make_formula_node(node_name, {self}, std::move(f));
   const MutationSite ms{op, site.file, site.line};
   native::copy_(self, v, &ms);  // checks, bumps once, writes
+  autograd::fwd::write_tangents(self, std::move(pending), op);
   if (node) {
     autograd::rebase_history(self, node);
     node->save("result", self, /*is_output=*/true);
@@ -149,7 +155,7 @@ Tensor leaky_relu(const Tensor& self, double negative_slope) {
 }
 
 Tensor& leaky_relu_(Tensor& self, double negative_slope, CallSite site) {
-  if (negative_slope < 0 && autograd::compute_requires_grad(self)) {
+  if (negative_slope < 0 && autograd::compute_requires_grad_has_jvp(self)) {
     // The saved result cannot tell the sign of the input then (torch raises at backward).
     throw ValueError(str("leaky_relu_(): in-place leaky_relu with a negative slope (",
                          negative_slope,
@@ -178,7 +184,7 @@ Tensor elu(const Tensor& self, double alpha) {
 }
 
 Tensor& elu_(Tensor& self, double alpha, CallSite site) {
-  if (alpha < 0 && autograd::compute_requires_grad(self)) {
+  if (alpha < 0 && autograd::compute_requires_grad_has_jvp(self)) {
     throw ValueError(str("elu_(): in-place elu with a negative alpha (", alpha,
                          ") cannot be differentiated: the input's sign is lost; use elu (out of "
                          "place)"));

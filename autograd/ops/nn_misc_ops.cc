@@ -122,7 +122,11 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
     autograd::NoGradGuard no_grad;
     result = reshape(weight.index_select(0, flat), out_shape);
   }
-  if (autograd::compute_requires_grad(weight)) {
+  // EmbeddingBackward0's tangent: the same rows of the weight's tangent (linear in weight).
+  autograd::fwd::propagate(op, result, {weight}, [&](const auto& t) {
+    return reshape(t[0].index_select(0, flat), out_shape);
+  });
+  if (autograd::compute_requires_grad_has_jvp(weight)) {
     // Per looked-up row: 0 at padding_idx, 1 / (count of its index) with scale_grad_by_freq.
     Tensor row_scale;
     if (pad || scale_grad_by_freq) {
@@ -232,7 +236,11 @@ Tensor constant_pad(const Tensor& input, IntArrayRef pad, double value) {
     }
     if (!empty) native::copy_(dst, src);
   }
-  if (autograd::compute_requires_grad(input)) {
+  // ConstantPadNdBackward0's tangent: the tangent padded with zeros (linear).
+  autograd::fwd::propagate("constant_pad_nd", result, {input}, [&](const auto& t) {
+    return mutagrad::pad(t[0], pad, "constant", 0.0);
+  });
+  if (autograd::compute_requires_grad_has_jvp(input)) {
     DimVector neg;
     for (int64_t p : pad) neg.push_back(-p);
     auto node = make_formula_node("ConstantPadNdBackward0", {input},
@@ -316,7 +324,13 @@ Tensor pad(const Tensor& input, IntArrayRef pad, std::string_view mode, double v
     }
     if (k == 0) result = result.clone();
   }
-  if (autograd::compute_requires_grad(input)) {
+  // Reflection/ReplicationPad*Backward0's tangent: the same gathers of the tangent (linear).
+  autograd::fwd::propagate(pad_node_name(reflect, k), result, {input}, [&](const auto& t) {
+    Tensor out = t[0];
+    for (int64_t i = 0; i < k; ++i) out = out.index_select(nd - 1 - i, maps[i]);
+    return out;
+  });
+  if (autograd::compute_requires_grad_has_jvp(input)) {
     const DimVector in_shape(input.sizes());
     auto node = make_formula_node(
         pad_node_name(reflect, k), {input},
@@ -356,7 +370,8 @@ Tensor dropout_impl(const Tensor& input, double p, bool train, bool inplace,
   }
   if (!train || p == 0.0) return input;
   Tensor self = input;
-  if (inplace) autograd::check_inplace(self, autograd::compute_requires_grad(self));
+  // Tangent: through the mul / mul_ below.
+  if (inplace) autograd::check_inplace(self, autograd::compute_requires_grad_has_jvp(self));
   Tensor noise;
   {
     autograd::NoGradGuard no_grad;

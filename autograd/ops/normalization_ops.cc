@@ -111,7 +111,8 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tenso
     if (weight.defined()) result = result * weight;
     if (bias.defined()) result = result + bias;
   }
-  if (autograd::compute_requires_grad(input, weight, bias)) {
+  // The node's tangent: from the composite forward above (Note [Composite tangents]).
+  if (autograd::compute_requires_grad_has_jvp(input, weight, bias)) {
     auto node = make_formula_node(
         "NativeLayerNormBackward0", {input, weight, bias},
         [dims, shape, eps](const Tensor& g, const SavedList& s, const autograd::Node& n) {
@@ -162,7 +163,8 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
     if (weight.defined()) result = result * channel_view(weight, nd);
     if (bias.defined()) result = result + channel_view(bias, nd);
   }
-  if (autograd::compute_requires_grad(input, weight, bias)) {
+  // The node's tangent: from the composite forward above (Note [Composite tangents]).
+  if (autograd::compute_requires_grad_has_jvp(input, weight, bias)) {
     auto node = make_formula_node(
         "NativeGroupNormBackward0", {input, weight, bias},
         [grouped, gdims, in_shape, nd, eps](const Tensor& g, const SavedList& s,
@@ -233,10 +235,11 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
       result = centered * channel_view(rsqrt(biased_var + eps), nd);
       if (running_mean.defined()) {
         const double unbias = static_cast<double>(per_channel) / (per_channel - 1);
-        new_mean =
-            (running_mean * (1.0 - momentum) + batch_mean.to(running_mean.dtype()) * momentum);
+        // Detached: the running statistics get no tangent (torch's forward AD).
+        new_mean = (running_mean * (1.0 - momentum) +
+                    batch_mean.detach().to(running_mean.dtype()) * momentum);
         new_var = (running_var * (1.0 - momentum) +
-                   (biased_var * unbias).to(running_var.dtype()) * momentum);
+                   (biased_var.detach() * unbias).to(running_var.dtype()) * momentum);
       }
     } else {
       result = (input - channel_view(running_mean.to(input.dtype()), nd)) *
@@ -245,7 +248,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     if (weight.defined()) result = result * channel_view(weight, nd);
     if (bias.defined()) result = result + channel_view(bias, nd);
   }
-  if (autograd::compute_requires_grad(input, weight, bias)) {
+  // The node's tangent: from the composite forward above (Note [Composite tangents]).
+  if (autograd::compute_requires_grad_has_jvp(input, weight, bias)) {
     auto node = make_formula_node(
         "NativeBatchNormBackward0", {input, weight, bias},
         [dims, nd, eps, training](const Tensor& g, const SavedList& s, const autograd::Node& n) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/history.h"
 #include "autograd/node.h"
@@ -257,12 +258,21 @@ std::tuple<Tensor, Tensor> window_maxima(const Tensor& input, const pooling::Dim
 // Records `node_name` on values (indices saved, clamped to the plane) when input requires grad.
 void record_max_pool(const char* node_name, const Tensor& input, const Tensor& values,
                      const Tensor& indices) {
-  if (!autograd::compute_requires_grad(input)) return;
+  const int64_t plane = input.size(-2) * input.size(-1);
+  const Tensor clamped = native::binary(BinaryOp::kMinimum, indices, Scalar(plane));
+  // MaxPoolBackward's tangent: the tangent at the saved positions (a gather, the transpose of
+  // its scatter_add), a padding-only window (position `plane`) reading 0.
+  autograd::fwd::propagate(node_name, values, {input}, [&](const auto& t) {
+    const int64_t nc = plane == 0 ? 0 : input.numel() / plane;
+    const Tensor flat = cat({t[0].reshape({nc, plane}),
+                             zeros({nc, 1}, TensorOptions(t[0].dtype()).device(t[0].device()))},
+                            1);
+    return gather(flat, 1, clamped.reshape({nc, -1})).view(values.sizes());
+  });
+  if (!autograd::compute_requires_grad_has_jvp(input)) return;
   auto node = autograd::make_node<MaxPoolBackward>(input);
   node->name_ = node_name;
-  const int64_t plane = input.size(-2) * input.size(-1);
-  node->indices_ =
-      autograd::SavedVariable(native::binary(BinaryOp::kMinimum, indices, Scalar(plane)), false);
+  node->indices_ = autograd::SavedVariable(clamped, false);
   node->input_sizes_ = DimVector(input.sizes());
   autograd::set_history(values, node);
 }

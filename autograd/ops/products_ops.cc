@@ -269,7 +269,18 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
     Tensor scaled = b.to<double>() == 1.0 ? self : native::binary(BinaryOp::kMul, self, b);
     result = native::binary(BinaryOp::kAdd, scaled, product);
   }
-  if (compute_requires_grad(self, mat1, mat2)) {
+  // AddmmBackward0's tangent: beta ts + alpha (t1 mat2 + mat1 t2), bilinear in (mat1, mat2).
+  autograd::fwd::propagate("addmm", result, {self, mat1, mat2}, [&](const auto& t) {
+    Tensor out = autograd::fwd::bilinear_tangent(
+        [](const Tensor& x, const Tensor& y) { return x.mm(y); }, mat1, mat2, t[1], t[2]);
+    if (out.defined() && a.to<double>() != 1.0) out = out * a;
+    if (t[0].defined() && b.to<double>() != 0.0) {
+      const Tensor ts = b.to<double>() == 1.0 ? t[0] : t[0] * b;
+      out = out.defined() ? out.add(ts) : ts.expand(out_shape);
+    }
+    return out;
+  });
+  if (autograd::compute_requires_grad_has_jvp(self, mat1, mat2)) {
     auto node = make_node<autograd::AddmmBackward0>(self, mat1, mat2);
     if (node->next_edge(1).is_valid()) node->mat2_ = SavedVariable(mat2, false);
     if (node->next_edge(2).is_valid()) node->mat1_ = SavedVariable(mat1, false);

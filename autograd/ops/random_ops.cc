@@ -41,7 +41,7 @@ Generator generator_for(const std::optional<Generator>& generator, Device device
 // bumps once, writes), then the history. `p` (may be undefined) is bernoulli_'s tensor.
 template <typename Write>
 Tensor& random_write(Tensor& self, const char* node_name, const Tensor& p, Write&& write) {
-  const bool requires_grad = compute_requires_grad(self, p);
+  const bool requires_grad = compute_requires_grad(node_name, self, p);
   check_inplace(self, requires_grad);
   std::shared_ptr<Node> node;
   if (requires_grad) {
@@ -66,14 +66,14 @@ template <typename MakeParams>
 Tensor& checked_fill(Tensor& self, const char* node_name, const char* op,
                      const std::optional<Generator>& generator, CallSite site,
                      MakeParams&& make_params) {
-  check_inplace(self, compute_requires_grad(self));
+  check_inplace(self, compute_requires_grad(op, self));
   return fill(self, node_name, op, make_params(), generator, site);
 }
 
 // `out` (fresh) gets a node of `name` over `inputs` when any of them requires grad.
 template <typename... Ts>
 Tensor with_history(Tensor out, const char* name, const Ts&... inputs) {
-  if (compute_requires_grad(inputs...)) {
+  if (compute_requires_grad(name, inputs...)) {
     auto node = std::make_shared<RandomBackward>(name);
     node->set_next_edges(collect_next_edges(inputs...));
     set_history(out, node);

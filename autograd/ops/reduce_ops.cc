@@ -103,13 +103,22 @@ class ProdBackward final : public Node {
   explicit ProdBackward(bool all) : all_(all) {}
   const char* name() const override { return all_ ? "ProdBackward0" : "ProdBackward1"; }
   VariableList apply(VariableList&& grads) override {
-    Tensor self = self_.unpack(this);
     Tensor g = keepdim_form(grads[0], info_.dims, info_.ndim(), info_.keepdim);
+    return {g * partials(self_.unpack(this), result_.unpack(this), info_)};
+  }
+  // Tangent: Σ over the reduced dims of partials · t (the backward's factor, transposed).
+  static Tensor jvp(const Tensor& self, const Tensor& result, const ReduceInfo& info, bool all,
+                    const Tensor& t) {
+    Tensor terms = partials(self, result, info) * t;
+    return all ? terms.sum() : terms.sum(info.dims, info.keepdim);
+  }
+  // d result / d self, in self's shape.
+  static Tensor partials(const Tensor& self, const Tensor& result_in, const ReduceInfo& info_) {
     Tensor zero = native::binary(BinaryOp::kEq, self, Scalar(0));
     const bool any_zero = native::reduce(ReduceOp::kSum, zero, {}, false).item<int64_t>() > 0;
     if (!any_zero) {
-      Tensor result = keepdim_form(result_.unpack(this), info_.dims, info_.ndim(), info_.keepdim);
-      return {(g * result) / self};
+      Tensor result = keepdim_form(result_in, info_.dims, info_.ndim(), info_.keepdim);
+      return result / self;
     }
     Tensor count = native::reduce(ReduceOp::kSum, zero, info_.dims, true);
     auto count_is = [&](BinaryOp op, int64_t n) { return native::binary(op, count, Scalar(n)); };
@@ -121,7 +130,7 @@ class ProdBackward final : public Node {
         where(count_is(BinaryOp::kEq, 0), 1.0, zero_sum).masked_fill(count_is(BinaryOp::kGe, 2), 0);
     Tensor zero_factor = product * where(count_is(BinaryOp::kEq, 1), 1.0, zero_sum - self)
                                        .masked_fill(count_is(BinaryOp::kGe, 3), 0);
-    return {g * where(zero, zero_factor, nonzero_factor)};
+    return where(zero, zero_factor, nonzero_factor);
   }
   void visit_saved(SavedVisitor& v) override {
     v.visit("self", self_);
@@ -147,6 +156,19 @@ class ExtremumBackward final : public Node {
     Tensor count =
         native::to(native::reduce(ReduceOp::kSum, is_extremum, info_.dims, true), g.dtype());
     return {(g / count).masked_fill(is_extremum.logical_not(), 0)};
+  }
+  // Tangent: the mean of the tangent over the positions that attain the extremum.
+  static Tensor jvp(const Tensor& self, const Tensor& result_in, const ReduceInfo& info,
+                    const Tensor& t) {
+    Tensor result = keepdim_form(result_in, info.dims, info.ndim(), info.keepdim);
+    Tensor is_extremum = native::binary(BinaryOp::kEq, self, result);
+    Tensor count =
+        native::to(native::reduce(ReduceOp::kSum, is_extremum, info.dims, info.keepdim), t.dtype());
+    Tensor picked = t.masked_fill(is_extremum.logical_not(), 0);
+    return (info.dims.size() == static_cast<size_t>(info.ndim()) && !info.keepdim
+                ? picked.sum()
+                : picked.sum(info.dims, info.keepdim)) /
+           count;
   }
   void visit_saved(SavedVisitor& v) override {
     v.visit("self", self_);
@@ -178,6 +200,13 @@ class ExtremumDimBackward final : public Node {
     Tensor selected = native::binary(BinaryOp::kEq, positions, idx);
     return {g.expand(self_sizes_).masked_fill(selected.logical_not(), 0)};
   }
+  // Tangent: the tangent at the returned index (gather along the dim).
+  static Tensor jvp(const Tensor& indices, int64_t dim, bool keepdim, const Tensor& t) {
+    if (t.dim() == 0) return t;
+    Tensor idx = keepdim ? indices : native::unsqueeze(indices, dim);
+    Tensor picked = t.gather(dim, idx);
+    return keepdim ? picked : picked.squeeze(dim);
+  }
   void visit_saved(SavedVisitor& v) override { v.visit("indices", indices_); }
   SavedVariable indices_;
   DimVector self_sizes_;
@@ -190,7 +219,7 @@ class ExtremumDimBackward final : public Node {
 
 }  // namespace autograd
 
-using autograd::compute_requires_grad;
+using autograd::compute_requires_grad_has_jvp;
 using autograd::make_node;
 using autograd::ReduceInfo;
 using autograd::SavedVariable;
@@ -208,7 +237,11 @@ ReduceInfo make_info(const Tensor& self, IntArrayRef dims, bool keepdim, const c
 
 Tensor prod_impl(const Tensor& self, IntArrayRef dims, bool keepdim, bool all) {
   Tensor result = native::reduce(ReduceOp::kProd, self, dims, keepdim);
-  if (compute_requires_grad(self)) {
+  autograd::fwd::propagate("prod", result, {self}, [&](const auto& t) {
+    return autograd::ProdBackward::jvp(self, result, make_info(self, dims, keepdim, "prod"), all,
+                                       t[0]);
+  });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = std::make_shared<autograd::ProdBackward>(all);
     node->set_next_edges(autograd::collect_next_edges(self));
     node->info_ = make_info(self, dims, keepdim, "prod");
@@ -222,10 +255,15 @@ Tensor prod_impl(const Tensor& self, IntArrayRef dims, bool keepdim, bool all) {
 Tensor extremum_impl(ReduceOp op, const Tensor& self, IntArrayRef dims, bool keepdim,
                      const char* node_name) {
   Tensor result = native::reduce(op, self, dims, keepdim);
-  if (compute_requires_grad(self)) {
+  const char* op_name = op == ReduceOp::kMax ? "max" : "min";
+  autograd::fwd::propagate(op_name, result, {self}, [&](const auto& t) {
+    return autograd::ExtremumBackward::jvp(self, result, make_info(self, dims, keepdim, op_name),
+                                           t[0]);
+  });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = std::make_shared<autograd::ExtremumBackward>(node_name);
     node->set_next_edges(autograd::collect_next_edges(self));
-    node->info_ = make_info(self, dims, keepdim, op == ReduceOp::kMax ? "max" : "min");
+    node->info_ = make_info(self, dims, keepdim, op_name);
     node->self_ = SavedVariable(self, false);
     set_history(result, node);
     node->result_ = SavedVariable(result, true);
@@ -242,7 +280,11 @@ std::pair<Tensor, Tensor> extremum_dim_impl(ReduceOp op, const Tensor& self, int
   Tensor indices = op == ReduceOp::kMax ? native::argmax(ordered, dim, keepdim)
                                         : native::argmin(ordered, dim, keepdim);
   Tensor values = native::reduce(op, self, {dim}, keepdim);
-  if (compute_requires_grad(self)) {
+  autograd::fwd::propagate(op_name, values, {self}, [&](const auto& t) {
+    return autograd::ExtremumDimBackward::jvp(
+        indices, self.dim() == 0 ? 0 : wrap_dim(dim, self.dim(), op_name), keepdim, t[0]);
+  });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = std::make_shared<autograd::ExtremumDimBackward>(name);
     node->set_next_edges(autograd::collect_next_edges(self));
     node->self_sizes_ = DimVector(self.sizes());

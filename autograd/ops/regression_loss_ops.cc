@@ -73,7 +73,8 @@ Tensor pointwise_loss(const Tensor& input, const Tensor& target, Reduction r, co
     numel = losses.numel();
     result = reduce(losses, r);
   }
-  if (autograd::compute_requires_grad(input, target)) {
+  // The node's tangent: from the composite forward above (Note [Composite tangents]).
+  if (autograd::compute_requires_grad_has_jvp(input, target)) {
     auto node = make_formula_node(
         name, {input, target},
         [r, numel, derivative](const Tensor& g, const SavedList& s, const autograd::Node& n) {
@@ -144,7 +145,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
                             std::string_view reduction) {
   const char* op = "binary_cross_entropy";
   const Reduction r = parse_reduction(reduction, op);
-  if (weight.defined() && autograd::compute_requires_grad(weight)) {
+  if (weight.defined() && autograd::compute_requires_grad(op, weight)) {
     throw autograd::AutogradError(
         str(op,
             "(): not differentiable with respect to argument 'weight': weight "
@@ -185,7 +186,9 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
     numel = losses.numel();
     result = reduce(losses, r);
   }
-  if (autograd::compute_requires_grad(input, target)) {
+  // BinaryCrossEntropyBackward0's tangent: from the composite forward above (Note [Composite
+  // tangents]); it differs from the node's formula only where a log is clamped at -100.
+  if (autograd::compute_requires_grad_has_jvp(input, target)) {
     auto node = make_formula_node(
         "BinaryCrossEntropyBackward0", {input, target},
         [r, numel](const Tensor& g, const SavedList& s, const autograd::Node& n) {

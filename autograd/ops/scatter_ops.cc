@@ -393,15 +393,46 @@ class ScatterReduceBackward0 final : public Node {
     if (!grad.defined()) return out;
     const Tensor index = index_.unpack(this);
     const Tensor src = narrowed_src(src_.unpack(this), index);
+    const bool saved =
+        reduce_ == ReduceOp::kProd || reduce_ == ReduceOp::kMax || reduce_ == ReduceOp::kMin;
+    Tensor grad_self, grad_src;
+    gradients(reduce_, include_self_, dim_, grad, index, src, saved ? self_.unpack(this) : Tensor(),
+              saved ? result_.unpack(this) : Tensor(), &grad_self, &grad_src);
+    if (should_compute_output(0)) out[0] = grad_self;
+    if (should_compute_output(1)) out[1] = src_gradient(grad_src, src_sizes_);
+    return out;
+  }
+  // Tangent: result_i depends on self_i and the src elements written to i only, so with the
+  // backward's gradients for grad = 1 (d result_i / d self_i and d result_index(k) / d src_k)
+  // it is g_self · t_self + scatter_add(g_src · t_src).
+  static Tensor jvp(ReduceOp reduce, bool include_self, int64_t dim, const Tensor& index,
+                    const Tensor& self, const Tensor& src_in, const Tensor& result,
+                    const Tensor& ts, const Tensor& tsrc) {
+    const Tensor src = narrowed_src(src_in, index);
+    Tensor g_self, g_src;
+    gradients(reduce, include_self, dim, ones_like(result), index, src, self, result, &g_self,
+              &g_src);
+    Tensor out = ts.defined() ? g_self * ts : zeros_like(result);
+    if (tsrc.defined()) {
+      out = mutagrad::scatter_add(out, dim, index, g_src * narrowed_src(tsrc, index));
+    }
+    return out;
+  }
+
+ private:
+  // The gradients of self (self's shape) and of the written part of src (index's shape).
+  static void gradients(ReduceOp reduce, bool include_self, int64_t dim_, const Tensor& grad,
+                        const Tensor& index, const Tensor& src, const Tensor& self,
+                        const Tensor& result, Tensor* out_self, Tensor* out_src) {
     Tensor grad_self;
     Tensor grad_src;
-    switch (reduce_) {
+    switch (reduce) {
       case ReduceOp::kSum:
         grad_self = grad;
         grad_src = mutagrad::gather(grad, dim_, index);
         break;
       case ReduceOp::kMean: {
-        Tensor n = include_self_ ? ones_like(grad) : zeros_like(grad);
+        Tensor n = include_self ? ones_like(grad) : zeros_like(grad);
         n = mutagrad::scatter_add(n, dim_, index, ones_like(src));
         n = n.masked_fill(n.eq(zeros_like(n)), 1);
         grad_self = grad / n;
@@ -409,13 +440,11 @@ class ScatterReduceBackward0 final : public Node {
         break;
       }
       case ReduceOp::kProd:
-        prod_gradients(grad, index, src, &grad_self, &grad_src);
+        prod_gradients(include_self, dim_, grad, index, src, self, result, &grad_self, &grad_src);
         break;
       case ReduceOp::kMax:
       case ReduceOp::kMin: {
         // The gradient is shared evenly between the elements equal to the result.
-        const Tensor self = self_.unpack(this);
-        const Tensor result = result_.unpack(this);
         const Tensor value = mutagrad::gather(result, dim_, index);
         const Tensor self_is = native::to(self.eq(result), grad.dtype());
         const Tensor src_is = native::to(src.eq(value), grad.dtype());
@@ -426,11 +455,12 @@ class ScatterReduceBackward0 final : public Node {
         break;
       }
     }
-    if (!include_self_) grad_self = mutagrad::scatter(grad_self, dim_, index, Scalar(0));
-    if (should_compute_output(0)) out[0] = grad_self;
-    if (should_compute_output(1)) out[1] = src_gradient(grad_src, src_sizes_);
-    return out;
+    if (!include_self) grad_self = mutagrad::scatter(grad_self, dim_, index, Scalar(0));
+    *out_self = grad_self;
+    *out_src = grad_src;
   }
+
+ public:
   void visit_saved(SavedVisitor& v) override {
     v.visit("index", index_);
     v.visit("src", src_);
@@ -460,10 +490,9 @@ class ScatterReduceBackward0 final : public Node {
 
   // The product's gradient without dividing by zero: an element's gradient is the product of
   // the others (PyTorch's exclusive-product formulation).
-  void prod_gradients(const Tensor& grad, const Tensor& index, const Tensor& src, Tensor* grad_self,
-                      Tensor* grad_src) {
-    const Tensor self = self_.unpack(this);
-    const Tensor result = result_.unpack(this);
+  static void prod_gradients(bool include_self_, int64_t dim_, const Tensor& grad,
+                             const Tensor& index, const Tensor& src, const Tensor& self,
+                             const Tensor& result, Tensor* grad_self, Tensor* grad_src) {
     const char* reduce = "prod";
     const Tensor masked_self = self.masked_fill(self.eq(zeros_like(self)), 1);
     const Tensor masked_self_result =
@@ -525,9 +554,9 @@ bool saves_self_and_result(const ScatterWrite& w) {
 }
 
 bool write_requires_grad(const ScatterWrite& w, const Tensor& self) {
-  // scatter_reduce_ has no tangent formula: compute_requires_grad refuses a dual for it.
-  if (w.kind == Kind::kReduce)
-    return self.is_floating_point() && compute_requires_grad(self, w.src);
+  if (w.kind == Kind::kReduce) {
+    return self.is_floating_point() && compute_requires_grad_has_jvp(self, w.src);
+  }
   return self.is_floating_point() &&
          (w.kind == Kind::kScatterValue ? compute_requires_grad_has_jvp(self)
                                         : compute_requires_grad_has_jvp(self, w.src));
@@ -538,6 +567,9 @@ bool write_requires_grad(const ScatterWrite& w, const Tensor& self) {
 // same kernel, so duplicates resolve the same way (ScatterBackward0/1, ScatterAddBackward0).
 Tensor write_tangent(const ScatterWrite& w, const Tensor& self, const Tensor& ts,
                      const Tensor& tsrc) {
+  if (w.kind == Kind::kReduce) {  // ScatterReduceBackward0::jvp, given the result
+    MG_INTERNAL_ASSERT(false, "write_tangent(): scatter_reduce needs its result");
+  }
   ScatterWrite tw = w;
   if (w.kind == Kind::kScatterValue) {
     tw.value = 0;
@@ -551,8 +583,17 @@ void write_in_place(const ScatterWrite& w, const Tensor& self, const MutationSit
   const bool requires_grad = write_requires_grad(w, self);
   check_inplace(self, requires_grad);
   const ScatterPlan p = plan(w, self);
-  fwd::PendingTangents tangents = fwd::inplace_tangents(
-      self, {w.src}, [&](const auto& t) { return write_tangent(w, self, t[0], t[1]); });
+  Tensor reduced;  // scatter_reduce_ on a dual: its result, computed aside for the tangent
+  if (w.kind == Kind::kReduce && fwd::has_tangent({self, w.src})) {
+    reduced = native::clone(native::detach(self));
+    run(w, plan(w, reduced));
+  }
+  fwd::PendingTangents tangents = fwd::inplace_tangents(self, {w.src}, [&](const auto& t) {
+    return w.kind == Kind::kReduce
+               ? ScatterReduceBackward0::jvp(w.reduce, w.include_self, w.dim, w.index, self, w.src,
+                                             reduced, t[0], t[1])
+               : write_tangent(w, self, t[0], t[1]);
+  });
   std::shared_ptr<Node> node;
   if (requires_grad) {
     node = make_write_node(w, self);
@@ -577,10 +618,12 @@ void write_in_place(const ScatterWrite& w, const Tensor& self, const MutationSit
 Tensor write_copy(const ScatterWrite& w, const Tensor& self) {
   Tensor result = native::clone(native::detach(self));
   run(w, plan(w, result));
-  if (w.kind != Kind::kReduce) {
-    fwd::propagate(w.op, result, {self, w.src},
-                   [&](const auto& t) { return write_tangent(w, self, t[0], t[1]); });
-  }
+  fwd::propagate(w.op, result, {self, w.src}, [&](const auto& t) {
+    return w.kind == Kind::kReduce
+               ? ScatterReduceBackward0::jvp(w.reduce, w.include_self, w.dim, w.index, self, w.src,
+                                             result, t[0], t[1])
+               : write_tangent(w, self, t[0], t[1]);
+  });
   if (!write_requires_grad(w, self)) return result;
   std::shared_ptr<Node> node = make_write_node(w, self);
   set_history(result, node);
@@ -602,7 +645,9 @@ Tensor gather_impl(const Tensor& self, int64_t dim, const Tensor& index) {
                                 native::negative_index_wraps(native::IndexedOp::kGather),
                                 coordinate_known(index1.dim(), d, /*index_known=*/false));
   if (index.dim() == 0) result = native::view(result, {});
-  if (compute_requires_grad(self)) {
+  // GatherBackward0's tangent: the same gather of the tangent (linear).
+  fwd::propagate(op, result, {self}, [&](const auto& t) { return t[0].gather(dim, index); });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = make_node<GatherBackward0>(self);
     node->index_ = SavedVariable(index, /*is_output=*/false);
     node->self_sizes_ = DimVector(self.sizes());

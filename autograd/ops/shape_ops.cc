@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/reduce_ops.h"
 #include "autograd/ops/view_ops.h"
@@ -98,6 +99,7 @@ class DiagEmbedBackward0 final : public Node {
 }  // namespace autograd
 
 using autograd::compute_requires_grad;
+using autograd::compute_requires_grad_has_jvp;
 using autograd::make_node;
 using autograd::set_history;
 
@@ -170,12 +172,17 @@ Tensor triangle(const Tensor& self, int64_t diagonal, bool lower) {
   if (self.dim() >= 2) {
     native::masked_fill_(result, zeroed_triangle(self, diagonal, lower), Scalar(0));
   }
-  if (compute_requires_grad(self)) set_history(result, triangle_node(self, diagonal, lower));
+  // The triangle node's tangent: the same triangle of the tangent (linear).
+  autograd::fwd::propagate(lower ? "tril" : "triu", result, {self},
+                           [&](const auto& t) { return triangle(t[0], diagonal, lower); });
+  if (compute_requires_grad_has_jvp(self)) {
+    set_history(result, triangle_node(self, diagonal, lower));
+  }
   return result;
 }
 
 void triangle_(const Tensor& self, int64_t diagonal, bool lower, const MutationSite& site) {
-  const bool requires_grad = compute_requires_grad(self);
+  const bool requires_grad = compute_requires_grad(site.op, self);
   autograd::check_inplace(self, requires_grad);
   check_matrix_dims(self, site.op);
   native::assert_no_internal_overlap(self, site.op);
@@ -221,7 +228,9 @@ Tensor flip(const Tensor& self, IntArrayRef dims) {
   }
   if (self.dim() == 0) wrapped.clear();
   Tensor result = flip_raw(self, wrapped);
-  if (compute_requires_grad(self)) {
+  // FlipBackward0's tangent: the flipped tangent (linear).
+  autograd::fwd::propagate("flip", result, {self}, [&](const auto& t) { return flip(t[0], dims); });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = make_node<autograd::FlipBackward0>(self);
     node->dims_ = wrapped;
     set_history(result, node);
@@ -263,7 +272,10 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   } else {
     result = roll_raw(self, shifts, wrapped);
   }
-  if (compute_requires_grad(self)) {
+  // RollBackward0's tangent: the rolled tangent (linear).
+  autograd::fwd::propagate("roll", result, {self},
+                           [&](const auto& t) { return roll(t[0], shifts, dims); });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = make_node<autograd::RollBackward0>(self);
     node->shifts_ = DimVector(shifts);
     node->dims_ = wrapped;
@@ -308,7 +320,10 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats) {
     }
     native::copy_(native::view(result, split), native::reshape(self, source_shape));
   }
-  if (compute_requires_grad(self)) {
+  // RepeatBackward0's tangent: the repeated tangent (linear).
+  autograd::fwd::propagate("repeat", result, {self},
+                           [&](const auto& t) { return repeat(t[0], repeats); });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = make_node<autograd::RepeatBackward0>(self);
     node->self_sizes_ = DimVector(self.sizes());
     node->repeats_ = DimVector(repeats);
@@ -347,7 +362,10 @@ Tensor diag(const Tensor& self, int64_t diagonal) {
     throw ShapeError(str("diag(): matrix or a vector expected, got a ", self.dim(),
                          "-D tensor; use diagonal() or diag_embed() for batches"));
   }
-  if (compute_requires_grad(self)) {
+  // DiagBackward0's tangent: diag of the tangent (linear).
+  autograd::fwd::propagate("diag", result, {self},
+                           [&](const auto& t) { return diag(t[0], diagonal); });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = make_node<autograd::DiagBackward0>(self);
     node->self_sizes_ = DimVector(self.sizes());
     node->diagonal_ = diagonal;
@@ -370,7 +388,10 @@ Tensor diag_embed(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2
   for (int64_t p = 0; p < ndim; ++p) shape.push_back(p == d1 || p == d2 ? n : self.size(next++));
   Tensor result = zeros(shape, options_of(self));
   native::copy_(native::diagonal(result, offset, d1, d2), self);
-  if (compute_requires_grad(self)) {
+  // DiagEmbedBackward0's tangent: diag_embed of the tangent (linear).
+  autograd::fwd::propagate("diag_embed", result, {self},
+                           [&](const auto& t) { return diag_embed(t[0], offset, dim1, dim2); });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = make_node<autograd::DiagEmbedBackward0>(self);
     node->offset_ = offset;
     node->dim1_ = d1;

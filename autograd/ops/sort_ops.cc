@@ -4,6 +4,7 @@
 #include <limits>
 #include <memory>
 
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/scatter_ops.h"
 #include "autograd/ops/statistics_ops.h"
@@ -36,6 +37,13 @@ class SelectedValuesBackward final : public Node {
     const Tensor zero = zeros(self_sizes_, TensorOptions(g.dtype()).device(g.device()));
     return {mutagrad::scatter(zero, dim_, idx, g)};
   }
+  // Tangent: the tangent at the selected indices (a gather, the scatter's transpose).
+  static Tensor jvp(const Tensor& indices, int64_t dim, bool keepdim, const Tensor& t) {
+    if (t.dim() == 0) return t;
+    const Tensor idx = keepdim ? indices : native::unsqueeze(indices, dim);
+    const Tensor picked = t.gather(dim, idx);
+    return keepdim ? picked : picked.squeeze(dim);
+  }
   void visit_saved(SavedVisitor& v) override { v.visit("indices", indices_); }
   SavedVariable indices_;
   DimVector self_sizes_;
@@ -49,7 +57,11 @@ class SelectedValuesBackward final : public Node {
 // values (fresh, not a view) and indices: records `name` as the values' grad_fn.
 void record(const char* name, const Tensor& self, const Tensor& values, const Tensor& indices,
             int64_t dim, bool keepdim) {
-  if (!compute_requires_grad(self) || !values.is_floating_point()) return;
+  if (!values.is_floating_point()) return;
+  fwd::propagate(name, values, {self}, [&](const auto& t) {
+    return SelectedValuesBackward::jvp(indices, dim, keepdim, t[0]);
+  });
+  if (!compute_requires_grad_has_jvp(self)) return;
   auto node = std::make_shared<SelectedValuesBackward>(name);
   node->set_next_edges(collect_next_edges(self));
   node->self_sizes_ = DimVector(self.sizes());

@@ -8,6 +8,7 @@
 #include <limits>
 #include <memory>
 
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
 #include "autograd/ops/reduce_ops.h"
@@ -51,6 +52,10 @@ class CumsumBackward0 final : public Node {
     if (g.dim() == 0 || g.numel() <= 1) return {g};
     return {reversed_cumsum(g, dim_)};
   }
+  // Tangent: cumsum of the tangent (linear).
+  static Tensor jvp(const Tensor& t, int64_t dim) {
+    return t.dim() == 0 ? t : mutagrad::cumsum(t, dim);
+  }
   int64_t dim_ = 0;
   ScalarType self_dtype_ = kFloat32;
 };
@@ -75,6 +80,21 @@ class CumprodBackward0 final : public Node {
     const Tensor with_one = where(first, 1.0, self);
     const Tensor g_first = reversed_cumsum(grad * mutagrad::cumprod(with_one, dim_), dim_);
     return {where(before, g_before, where(first, g_first, 0.0))};
+  }
+  // Tangent: Σ_{j<=i} t_j Π_{k<=i, k!=j} x_k. Before a line's first zero that is
+  // result · cumsum(t / x); from the first zero z up to the second, only j = z remains:
+  // t_z · cumprod(x with x_z = 1); after the second zero, 0.
+  static Tensor jvp(const Tensor& self, const Tensor& result, int64_t dim, const Tensor& t) {
+    if (self.dim() == 0 || self.numel() <= 1) return t;
+    const Tensor is_zero = self.eq(zeros_like(self));
+    const Tensor zeros_so_far = mutagrad::cumsum(is_zero, dim);
+    const Tensor before = zeros_so_far.eq(zeros_like(zeros_so_far));
+    const Tensor one_zero = zeros_so_far.eq(ones_like(zeros_so_far));
+    const Tensor first = is_zero.logical_and(one_zero);
+    const Tensor t_before = result * mutagrad::cumsum(t / where(before, self, 1.0), dim);
+    const Tensor t_first = mutagrad::cumsum(where(first, t, 0.0), dim) *
+                           mutagrad::cumprod(where(first, 1.0, self), dim);
+    return where(before, t_before, where(one_zero, t_first, 0.0));
   }
   void visit_saved(SavedVisitor& v) override {
     v.visit("self", self_);
@@ -103,6 +123,13 @@ class VarianceBackward final : public Node {
     const Tensor centered = self - mutagrad::mean(self, dims_, /*keepdim=*/true);
     return {g * centered * (2.0 / divisor_)};
   }
+  // Tangent: Σ 2 (x - mean) t / divisor over the dims; for std, that over 2 std.
+  static Tensor jvp(bool is_std, const Tensor& self, const Tensor& result, IntArrayRef dims,
+                    bool keepdim, double divisor, const Tensor& t) {
+    const Tensor centered = self - mutagrad::mean(self, dims, /*keepdim=*/true);
+    const Tensor dvar = mutagrad::sum(centered * t, dims, keepdim) * (2.0 / divisor);
+    return is_std ? dvar / (result * 2) : dvar;
+  }
   void visit_saved(SavedVisitor& v) override {
     v.visit("self", self_);
     if (is_std_) v.visit("result", result_);
@@ -125,24 +152,34 @@ class NormBackward1 final : public Node {
     if (!grads[0].defined()) return {Tensor()};
     const Tensor self = self_.unpack(this);
     const int64_t nd = self.dim();
-    const Tensor grad = keepdim_form(grads[0], dims_, nd, keepdim_);
-    const Tensor norm = keepdim_form(result_.unpack(this), dims_, nd, keepdim_);
+    return {vjp(self, keepdim_form(grads[0], dims_, nd, keepdim_),
+                keepdim_form(result_.unpack(this), dims_, nd, keepdim_), p_, dims_)};
+  }
+  // Tangent: Σ over the dims of (d norm / d x) · t, the partials being vjp with grad 1.
+  static Tensor jvp(const Tensor& self, const Tensor& result, double p, IntArrayRef dims,
+                    bool keepdim, const Tensor& t) {
+    const Tensor norm = keepdim_form(result, dims, self.dim(), keepdim);
+    return mutagrad::sum(vjp(self, ones_like(norm), norm, p, dims) * t, dims, keepdim);
+  }
+  // grad and norm in keepdim form.
+  static Tensor vjp(const Tensor& self, const Tensor& grad, const Tensor& norm, double p_,
+                    IntArrayRef dims_) {
     const Tensor norm_zero = norm.eq(zeros_like(norm));
-    if (p_ == 0.0) return {zeros_like(self)};
-    if (p_ == 1.0) return {self.sign() * grad};
-    if (p_ == 2.0) return {self * (grad / norm).masked_fill(norm_zero, 0)};
+    if (p_ == 0.0) return zeros_like(self);
+    if (p_ == 1.0) return self.sign() * grad;
+    if (p_ == 2.0) return self * (grad / norm).masked_fill(norm_zero, 0);
     if (std::isinf(p_)) {
       // The gradient is shared evenly between the elements whose |x| is the norm.
       const Tensor hit = native::to(self.abs().eq(norm), self.dtype());
       const Tensor count = mutagrad::sum(hit, dims_, /*keepdim=*/true);
-      return {self.sign() * (grad / count) * hit};
+      return self.sign() * (grad / count) * hit;
     }
     const Tensor scaled = (grad / norm.pow(p_ - 1)).masked_fill(norm_zero, 0);
     if (p_ < 2.0) {
       const Tensor self_zero = self.eq(zeros_like(self));
-      return {(self.sign() * self.abs().pow(p_ - 1) * scaled).masked_fill(self_zero, 0)};
+      return (self.sign() * self.abs().pow(p_ - 1) * scaled).masked_fill(self_zero, 0);
     }
-    return {self * self.abs().pow(p_ - 2) * scaled};
+    return self * self.abs().pow(p_ - 2) * scaled;
   }
   void visit_saved(SavedVisitor& v) override {
     v.visit("self", self_);
@@ -165,6 +202,12 @@ class LogsumexpBackward0 final : public Node {
     const Tensor r = keepdim_form(result_.unpack(this), dims_, nd, keepdim_);
     return {g * (self - r).exp()};
   }
+  // Tangent: Σ softmax(x) t over the dims.
+  static Tensor jvp(const Tensor& self, const Tensor& result, IntArrayRef dims, bool keepdim,
+                    const Tensor& t) {
+    const Tensor r = keepdim_form(result, dims, self.dim(), keepdim);
+    return mutagrad::sum((self - r).exp() * t, dims, keepdim);
+  }
   void visit_saved(SavedVisitor& v) override {
     v.visit("self", self_);
     v.visit("result", result_);
@@ -184,8 +227,12 @@ int64_t count_over(const Tensor& self, IntArrayRef sorted_dims) {
 
 Tensor scan_op(ReduceOp op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   Tensor result = native::scan(op, self, dim, dtype);
-  if (!compute_requires_grad(self) || !result.is_floating_point()) return result;
   const int64_t d = self.dim() == 0 ? 0 : wrap_dim(dim, self.dim(), "cumsum");
+  fwd::propagate(op == ReduceOp::kSum ? "cumsum" : "cumprod", result, {self}, [&](const auto& t) {
+    return op == ReduceOp::kSum ? CumsumBackward0::jvp(t[0], d)
+                                : CumprodBackward0::jvp(self, result, d, t[0]);
+  });
+  if (!compute_requires_grad_has_jvp(self) || !result.is_floating_point()) return result;
   if (op == ReduceOp::kSum) {
     auto node = make_node<CumsumBackward0>(self);
     node->dim_ = d;
@@ -218,7 +265,10 @@ Tensor variance(const Tensor& self, IntArrayRef dims, double correction, bool ke
                      keepdim),
       Scalar(divisor));
   if (is_std) result = native::unary(UnaryOp::kSqrt, result);
-  if (compute_requires_grad(self)) {
+  fwd::propagate(op, result, {self}, [&](const auto& t) {
+    return VarianceBackward::jvp(is_std, self, result, sorted, keepdim, divisor, t[0]);
+  });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = std::make_shared<VarianceBackward>(is_std);
     node->set_next_edges(collect_next_edges(self));
     node->dims_ = sorted;
@@ -259,7 +309,7 @@ Tensor norm_forward(const Tensor& self, double p, IntArrayRef sorted, bool keepd
 }  // namespace
 }  // namespace autograd
 
-using autograd::compute_requires_grad;
+using autograd::compute_requires_grad_has_jvp;
 
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   return autograd::scan_op(ReduceOp::kSum, self, dim, dtype);
@@ -320,7 +370,10 @@ Tensor norm(const Tensor& self, double p, IntArrayRef dims, bool keepdim) {
   autograd::check_floating("norm", self, "norm's input dtype should be floating point: norms");
   const DimVector sorted = autograd::reduced_dims(dims, self.dim(), "norm");
   Tensor result = autograd::norm_forward(self, p, sorted, keepdim);
-  if (compute_requires_grad(self)) {
+  autograd::fwd::propagate("norm", result, {self}, [&](const auto& t) {
+    return autograd::NormBackward1::jvp(self, result, p, sorted, keepdim, t[0]);
+  });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = autograd::make_node<autograd::NormBackward1>(self);
     node->p_ = p;
     node->dims_ = sorted;
@@ -355,7 +408,12 @@ Tensor logsumexp(const Tensor& self, IntArrayRef dims, bool keepdim) {
     const Tensor m_out = keepdim ? m : native::reshape(m, out_sizes);
     result = native::binary(BinaryOp::kAdd, native::unary(UnaryOp::kLog, s), m_out);
   }
-  if (compute_requires_grad(self) && self.is_floating_point()) {
+  if (self.is_floating_point()) {
+    autograd::fwd::propagate("logsumexp", result, {self}, [&](const auto& t) {
+      return autograd::LogsumexpBackward0::jvp(self, result, sorted, keepdim, t[0]);
+    });
+  }
+  if (compute_requires_grad_has_jvp(self) && self.is_floating_point()) {
     auto node = autograd::make_node<autograd::LogsumexpBackward0>(self);
     node->dims_ = sorted;
     node->keepdim_ = keepdim;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
 #include "autograd/ops/reduce_ops.h"
@@ -251,8 +252,8 @@ std::shared_ptr<Node> make_masked_scatter_node(const Tensor& self, const Tensor&
   return node;
 }
 
-bool requires_grad_of(const Tensor& self, const Tensor& source) {
-  return self.is_floating_point() && compute_requires_grad(self, source);
+bool requires_grad_of(const char* op, const Tensor& self, const Tensor& source) {
+  return self.is_floating_point() && compute_requires_grad(op, self, source);
 }
 
 }  // namespace
@@ -265,7 +266,9 @@ Tensor take(const Tensor& self, const Tensor& index) {
       native::view(native::index(flat, {as_nonempty(index)},
                                  native::negative_index_wraps(native::IndexedOp::kTake)),
                    index.sizes());
-  if (compute_requires_grad(self)) {
+  // TakeBackward0's tangent: the same elements of the tangent (linear).
+  fwd::propagate(op, result, {self}, [&](const auto& t) { return autograd::take(t[0], index); });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = make_node<TakeBackward0>(self);
     node->index_ = SavedVariable(index, /*is_output=*/false);
     node->self_sizes_ = DimVector(self.sizes());
@@ -276,7 +279,7 @@ Tensor take(const Tensor& self, const Tensor& index) {
 
 void put_(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate,
           const MutationSite& site) {
-  const bool requires_grad = requires_grad_of(self, source);
+  const bool requires_grad = requires_grad_of(site.op, self, source);
   check_inplace(self, requires_grad);
   const PutPlan p = plan_put(site.op, self, index, source, accumulate);
   std::shared_ptr<Node> node =
@@ -294,7 +297,10 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
   const Tensor m = native::expand(mask, shape);
   Tensor result = shape.empty() ? native::index(native::view(s, {1}), {native::view(m, {1})})
                                 : native::index(s, {m});
-  if (compute_requires_grad(self)) {
+  // MaskedSelectBackward0's tangent: the same elements of the tangent (linear).
+  fwd::propagate(op, result, {self},
+                 [&](const auto& t) { return autograd::masked_select(t[0], mask); });
+  if (compute_requires_grad_has_jvp(self)) {
     auto node = make_node<MaskedSelectBackward0>(self);
     node->mask_ = SavedVariable(mask, /*is_output=*/false);
     node->self_sizes_ = DimVector(self.sizes());
@@ -306,7 +312,7 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
 
 void masked_scatter_(const Tensor& self, const Tensor& mask, const Tensor& source,
                      const MutationSite& site) {
-  const bool requires_grad = requires_grad_of(self, source);
+  const bool requires_grad = requires_grad_of(site.op, self, source);
   check_inplace(self, requires_grad);
   const MaskedScatterPlan p = plan_masked_scatter(site.op, self, mask, source);
   std::shared_ptr<Node> node =
@@ -329,7 +335,7 @@ Tensor take(const Tensor& self, const Tensor& index) { return autograd::take(sel
 Tensor put(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
   Tensor result = native::clone(native::detach(self));
   autograd::run_put(autograd::plan_put("put", result, index, source, accumulate));
-  if (autograd::requires_grad_of(self, source)) {
+  if (autograd::requires_grad_of("put", self, source)) {
     autograd::set_history(result, autograd::make_put_node(self, index, source, accumulate));
   }
   return result;
@@ -347,7 +353,7 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
   if (!self.sizes().equals(shape)) return masked_scatter(self.expand(shape), mask, source);
   Tensor result = native::clone(native::detach(self));
   autograd::run_masked_scatter(autograd::plan_masked_scatter(op, result, mask, source));
-  if (autograd::requires_grad_of(self, source)) {
+  if (autograd::requires_grad_of(op, self, source)) {
     autograd::set_history(result, autograd::make_masked_scatter_node(self, mask, source));
   }
   return result;

@@ -204,7 +204,20 @@ Tensor addc(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2,
   const ScalarType compute = addc_dtype(op, is_div, self, t1, t2, value);
   broadcast_shapes(broadcast_shapes(self.sizes(), t1.sizes(), op), t2.sizes(), op);
   Tensor result = addc_value(is_div, self, t1, t2, value, compute);
-  if (compute_requires_grad(self, t1, t2) && is_floating_point(compute)) {
+  // AddcmulBackward0 / AddcdivBackward0's tangent: ts + value (t1' t2 + t1 t2') for addcmul,
+  // ts + value (t1' / t2 - t1 t2' / t2^2) for addcdiv.
+  fwd::propagate(op, result, {self, t1, t2}, [&](const auto& t) {
+    Tensor term;
+    if (t[1].defined()) term = is_div ? t[1] / t2 : t[1] * t2;
+    if (t[2].defined()) {
+      Tensor other = is_div ? (t[2] * t1).neg() / (t2 * t2) : t[2] * t1;
+      term = term.defined() ? term + other : other;
+    }
+    if (term.defined()) term = term * value;
+    if (!t[0].defined()) return term;
+    return term.defined() ? term + t[0] : t[0];
+  });
+  if (compute_requires_grad_has_jvp(self, t1, t2) && is_floating_point(compute)) {
     set_history(result, make_addc_node(is_div, self, t1, t2, value, /*in_place=*/false));
   }
   return result;
@@ -212,7 +225,7 @@ Tensor addc(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2,
 
 void addc_(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value,
            const MutationSite& site) {
-  const bool requires_grad = compute_requires_grad(self, t1, t2);
+  const bool requires_grad = compute_requires_grad(is_div ? "addcdiv_" : "addcmul_", self, t1, t2);
   check_inplace(self, requires_grad);
   const ScalarType compute = addc_dtype(site.op, is_div, self, t1, t2, value);
   check_shape_into(
@@ -308,7 +321,7 @@ void lerp_impl_(const Tensor& self, const Tensor& end, const Scalar* weight_scal
                 const Tensor* weight, const MutationSite& site) {
   const Tensor no_weight;
   const Tensor& w = weight != nullptr ? *weight : no_weight;
-  const bool requires_grad = compute_requires_grad(self, end, w);
+  const bool requires_grad = compute_requires_grad("lerp_", self, end, w);
   check_inplace(self, requires_grad);
   check_lerp_dtypes(site.op, self, end, weight);
   DimVector shape = broadcast_shapes(self.sizes(), end.sizes(), site.op);
@@ -363,7 +376,15 @@ Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
 Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight) {
   autograd::check_lerp_dtypes("lerp", self, end, nullptr);
   Tensor result = autograd::lerp_value(self, end, weight);
-  if (autograd::compute_requires_grad(self, end)) {
+  // LerpBackward0's tangent: (1 - weight) ts + weight te.
+  autograd::fwd::propagate("lerp", result, {self, end}, [&](const auto& t) {
+    const double w = weight.to<double>();
+    Tensor out;
+    if (t[0].defined()) out = t[0] * (1.0 - w);
+    if (t[1].defined()) out = out.defined() ? out + t[1] * w : t[1] * w;
+    return out;
+  });
+  if (autograd::compute_requires_grad_has_jvp(self, end)) {
     auto node = std::make_shared<autograd::LerpBackward0>(weight);
     node->set_next_edges(autograd::collect_next_edges(self, end));
     autograd::set_history(result, node);
@@ -374,7 +395,14 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight) {
 Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
   autograd::check_lerp_dtypes("lerp", self, end, &weight);
   Tensor result = autograd::lerp_value(self, end, weight);
-  if (autograd::compute_requires_grad(self, end, weight)) {
+  // LerpBackward1's tangent: ts + weight (te - ts) + tw (end - self).
+  autograd::fwd::propagate("lerp", result, {self, end, weight}, [&](const auto& t) {
+    const Tensor ts = autograd::fwd::tangent_or_zeros(t[0], self);
+    Tensor out = ts + weight * (autograd::fwd::tangent_or_zeros(t[1], end) - ts);
+    if (t[2].defined()) out = out + t[2] * (end - self);
+    return out;
+  });
+  if (autograd::compute_requires_grad_has_jvp(self, end, weight)) {
     autograd::set_history(result,
                           autograd::make_lerp_node(self, end, weight, self, /*in_place=*/false));
   }

@@ -67,9 +67,9 @@ void check_forward(const std::string& name, const Fn& fn, const VariableList& in
   if (!double_vjp) return;
   VariableList grad_inputs;
   for (const Tensor& p : primals) grad_inputs.push_back(p.clone().requires_grad_());
-  autograd::FunctionalResult rev =
-      autograd::jvp(autograd::TensorFunction([&](const VariableList& in) { return fn(in); }),
-                    grad_inputs, tangents);
+  autograd::FunctionalResult rev = autograd::jvp_by_double_vjp(
+      autograd::TensorFunction([&](const VariableList& in) { return fn(in); }), grad_inputs,
+      tangents);
   expect_close(fw, values(rev.result[0]), 1e-9);
 }
 
@@ -167,6 +167,205 @@ TEST(ForwardAdOps, ReductionsAndProducts) {
   check_forward("clone", [](const VariableList& in) { return in[0].clone() * 2; }, {a});
   check_forward("mlp", [](const VariableList& in) { return (in[0].mm(in[1]).tanh() * 2).sum(); },
                 {a, m});
+  // Reductions and scans with their own tangent formulas; a zero makes prod and cumprod take
+  // their zero-aware branches.
+  const Tensor z =
+      dev(tensor({{1.0, 1.0, 1.0, 1.0}, {1.0, 0.0, 1.0, 1.0}, {1.0, 1.0, 1.0, 1.0}}, kFloat64));
+  const Tensor b = constant({3, 4}, 12);
+  const Tensor idx = dev(tensor({{2, 0, 1, 1}, {0, 2, 2, 0}}, kInt64));
+  const std::vector<std::pair<std::string, Fn>> ops = {
+      {"prod", [](const VariableList& in) { return in[0].prod(); }},
+      {"prod_dim", [](const VariableList& in) { return prod(in[0], {1}, true); }},
+      {"prod_zero", [z](const VariableList& in) { return prod(in[0] * z, {0}); }},
+      {"max", [](const VariableList& in) { return in[0].max(); }},
+      {"min_dims", [](const VariableList& in) { return min(in[0], {0}, true); }},
+      {"amax", [](const VariableList& in) { return amax(in[0], {1}); }},
+      {"max_dim", [](const VariableList& in) { return max_dim(in[0], 1).first; }},
+      {"min_dim", [](const VariableList& in) { return min_dim(in[0], 0, true).first; }},
+      {"maximum", [](const VariableList& in) { return maximum(in[0], in[1]); }},
+      {"minimum", [](const VariableList& in) { return minimum(in[0], in[1] * 2); }},
+      {"where", [](const VariableList& in) { return where(in[1] > 0.0, in[0], in[1]); }},
+      {"atan2", [](const VariableList& in) { return atan2(in[0], in[1]); }},
+      {"fmod", [](const VariableList& in) { return fmod(in[0] * 3, in[1] + 2); }},
+      {"var", [](const VariableList& in) { return var(in[0]); }},
+      {"var_dim", [](const VariableList& in) { return var(in[0], {1}, 0, true); }},
+      {"std", [](const VariableList& in) { return std(in[0], {0}); }},
+      {"norm", [](const VariableList& in) { return norm(in[0], 2, {1}); }},
+      {"norm3", [](const VariableList& in) { return norm(in[0], 3); }},
+      {"logsumexp", [](const VariableList& in) { return logsumexp(in[0], {1}); }},
+      {"cumsum", [](const VariableList& in) { return in[0].cumsum(1); }},
+      {"cumprod", [](const VariableList& in) { return in[0].cumprod(1); }},
+      {"cumprod_zero", [z](const VariableList& in) { return (in[0] * z).cumprod(0); }},
+      {"cat",
+       [](const VariableList& in) {
+         return cat({in[0], in[1] * 2, in[0]}, 1);
+       }},
+      {"stack",
+       [](const VariableList& in) {
+         return stack({in[0], in[1]}, 1);
+       }},
+      {"sort", [](const VariableList& in) { return sort(in[0], 1, true).first; }},
+      {"topk", [](const VariableList& in) { return topk(in[0], 2, 0).first; }},
+      {"kthvalue", [](const VariableList& in) { return kthvalue(in[0], 2, 1).first; }},
+      {"gather", [idx](const VariableList& in) { return in[0].gather(0, idx); }},
+      {"index_select",
+       [idx](const VariableList& in) { return in[0].index_select(1, idx.select(0, 0)); }},
+      {"take", [idx](const VariableList& in) { return in[0].take(idx); }},
+      {"masked_select", [](const VariableList& in) { return in[0].masked_select(in[1] > 0.0); }},
+      {"flip",
+       [](const VariableList& in) {
+         return in[0].flip({0, 1});
+       }},
+      {"roll", [](const VariableList& in) { return in[0].roll({1}, {1}); }},
+      {"repeat",
+       [](const VariableList& in) {
+         return in[0].repeat({2, 1, 2});
+       }},
+      {"tril", [](const VariableList& in) { return in[0].tril(1); }},
+      {"diag", [](const VariableList& in) { return in[0].diag(1).diag(); }},
+      {"trace", [](const VariableList& in) { return in[0].narrow(1, 0, 3).trace(); }},
+      {"addcmul", [](const VariableList& in) { return in[0].addcmul(in[1], in[0], 0.5); }},
+      {"addcdiv", [](const VariableList& in) { return in[0].addcdiv(in[0], in[1] + 3, 2.0); }},
+      {"lerp", [](const VariableList& in) { return in[0].lerp(in[1], 0.3); }},
+      {"lerp_tensor", [](const VariableList& in) { return in[0].lerp(in[1], in[1].sigmoid()); }},
+      {"scatter_reduce_sum",
+       [idx](const VariableList& in) { return in[0].scatter_reduce(0, idx, in[1], "sum"); }},
+      {"scatter_reduce_mean",
+       [idx](const VariableList& in) {
+         return in[0].scatter_reduce(0, idx, in[1], "mean", false);
+       }},
+      {"scatter_reduce_amax",
+       [idx](const VariableList& in) { return in[0].scatter_reduce(0, idx, in[1], "amax"); }},
+      {"scatter_reduce_prod",
+       [idx](const VariableList& in) { return in[0].scatter_reduce(0, idx, in[1], "prod"); }},
+      {"scatter_reduce_",
+       [idx](const VariableList& in) {
+         Tensor c = in[0].clone();
+         c.scatter_reduce_(0, idx, in[1], "amin", false);
+         return c;
+       }},
+  };
+  for (const auto& [name, op] : ops) check_forward(name, op, {a, b});
+}
+
+// The nn functional ops: softmax family, activations, normalizations, embedding, padding,
+// losses, convolution and pooling.
+TEST(ForwardAdOps, NnFunctional) {
+  const Tensor x = constant({2, 3, 5, 4}, 13);
+  const Tensor w = constant({4, 3, 3, 2}, 14);
+  const Tensor bias = constant({4}, 15);
+  const Tensor target = dev(tensor({2, 0}, kInt64));
+  const std::vector<std::pair<std::string, Fn>> unary = {
+      {"softmax", [](const VariableList& in) { return in[0].softmax(1); }},
+      {"log_softmax", [](const VariableList& in) { return in[0].log_softmax(-1); }},
+      {"gelu", [](const VariableList& in) { return gelu(in[0]); }},
+      {"gelu_tanh", [](const VariableList& in) { return gelu(in[0], "tanh"); }},
+      {"silu", [](const VariableList& in) { return silu(in[0]); }},
+      {"leaky_relu", [](const VariableList& in) { return leaky_relu(in[0], 0.2); }},
+      {"elu", [](const VariableList& in) { return elu(in[0]); }},
+      {"softplus", [](const VariableList& in) { return softplus(in[0], 2.0); }},
+      {"leaky_relu_",
+       [](const VariableList& in) {
+         Tensor c = in[0] * 1.5;
+         return leaky_relu_(c, 0.3) + 0;
+       }},
+      {"elu_",
+       [](const VariableList& in) {
+         Tensor c = in[0].clone();
+         return elu_(c) * 2;
+       }},
+      {"layer_norm",
+       [](const VariableList& in) {
+         return layer_norm(in[0], {5, 4});
+       }},
+      {"group_norm", [](const VariableList& in) { return group_norm(in[0], 3); }},
+      {"batch_norm",
+       [](const VariableList& in) {
+         return batch_norm(in[0], Tensor(), Tensor(), Tensor(), Tensor(), /*training=*/true);
+       }},
+      {"normalize", [](const VariableList& in) { return normalize(in[0]); }},
+      {"pad_constant",
+       [](const VariableList& in) {
+         return pad(in[0], {1, 2, 0, 1});
+       }},
+      {"pad_reflect",
+       [](const VariableList& in) {
+         return pad(in[0], {2, 1, 1, 2}, "reflect");
+       }},
+      {"pad_replicate",
+       [](const VariableList& in) {
+         return pad(in[0], {1, 1, 2, 0}, "replicate");
+       }},
+      {"dropout_eval", [](const VariableList& in) { return dropout(in[0], 0.5, false) * 2; }},
+      {"max_pool2d", [](const VariableList& in) { return max_pool2d(in[0], {2}, {2}, {1}); }},
+      {"adaptive_max_pool2d",
+       [](const VariableList& in) {
+         return std::get<0>(adaptive_max_pool2d(in[0], {2, 3}));
+       }},
+      {"avg_pool2d",
+       [](const VariableList& in) {
+         return avg_pool2d(in[0], {3, 2}, {1}, {1});
+       }},
+      {"adaptive_avg_pool2d",
+       [](const VariableList& in) {
+         return adaptive_avg_pool2d(in[0], {2, 3});
+       }},
+      {"im2col",
+       [](const VariableList& in) {
+         return im2col(in[0], {2, 3}, {1}, {1}, {2});
+       }},
+      {"col2im",
+       [](const VariableList& in) {
+         return col2im(in[0].reshape({2, 12, 5}).narrow(2, 0, 4), {3, 4}, {2, 3}, {1}, {1}, {2});
+       }},
+      {"cross_entropy",
+       [target](const VariableList& in) { return cross_entropy(in[0].flatten(1), target); }},
+      {"nll_loss",
+       [target](const VariableList& in) {
+         return nll_loss(in[0].flatten(1).log_softmax(1), target, Tensor(), -100, "sum");
+       }},
+  };
+  for (const auto& [name, op] : unary) check_forward(name, op, {x});
+  const Tensor y = constant({2, 3, 5, 4}, 16);
+  const std::vector<std::pair<std::string, Fn>> binary = {
+      {"mse_loss", [](const VariableList& in) { return mse_loss(in[0], in[1]); }},
+      {"smooth_l1_loss",
+       [](const VariableList& in) { return smooth_l1_loss(in[0], in[1], "sum", 0.5); }},
+      {"huber_loss", [](const VariableList& in) { return huber_loss(in[0], in[1], "none"); }},
+      {"bce",
+       [](const VariableList& in) {
+         return binary_cross_entropy(in[0].sigmoid(), in[1].sigmoid());
+       }},
+      {"bce_with_logits",
+       [](const VariableList& in) { return binary_cross_entropy_with_logits(in[0], in[1]); }},
+      {"kl_div",
+       [](const VariableList& in) {
+         return kl_div(in[0].log_softmax(1), in[1].softmax(1), "batchmean");
+       }},
+      {"layer_norm_affine",
+       [](const VariableList& in) {
+         return layer_norm(in[0], {4}, in[1].select(0, 0).select(0, 0).select(0, 0),
+                           in[1].select(0, 1).select(0, 0).select(0, 0));
+       }},
+      {"mul_then_max_pool",
+       [](const VariableList& in) {
+         return max_pool2d(in[0] * in[1], {3, 2}, {1, 2});
+       }},
+  };
+  for (const auto& [name, op] : binary) check_forward(name, op, {x, y});
+  // Convolutions: bilinear in (input, weight), plus the bias.
+  check_forward("conv2d",
+                [](const VariableList& in) { return conv2d(in[0], in[1], in[2], {1}, {1}); },
+                {x, w, bias});
+  check_forward("conv_transpose2d",
+                [](const VariableList& in) {
+                  return conv_transpose2d(in[0], in[1].transpose(0, 1).contiguous(), Tensor(), {2});
+                },
+                {x, w.narrow(1, 0, 3).narrow(0, 0, 3)});
+  const Tensor table = constant({5, 3}, 17);
+  const Tensor ids = dev(tensor({{1, 4}, {0, 1}}, kInt64));
+  check_forward("embedding", [ids](const VariableList& in) { return embedding(ids, in[0]); },
+                {table});
 }
 
 TEST(ForwardAdOps, Views) {
@@ -361,6 +560,54 @@ TEST(ForwardAdMutation, SavedTangentIsVersionChecked) {
   EXPECT_NE(msg.find("tangent"), std::string::npos) << msg;
 }
 
+// ---- Custom Functions (autograd::Function<T>::jvp) ------------------------------------------
+
+// y = x * k + s * other, with a hand-written jvp; forward sees the primals.
+struct ScaleAdd : autograd::Function<ScaleAdd> {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x, double k,
+                        const Tensor& other) {
+    EXPECT_FALSE(forward_ad::unpack_dual(x).tangent.defined());  // levels suspended in forward
+    ctx->saved_data["k"] = k;
+    ctx->saved_data["other"] = other;  // for jvp (saved tensors are backward's)
+    ctx->save_for_backward({other});
+    return x * k + other.sin();
+  }
+  static autograd::VariableList backward(autograd::AutogradContext* ctx,
+                                         autograd::VariableList grads) {
+    const Tensor other = ctx->get_saved_variables()[0];
+    return {grads[0] * ctx->saved_data["k"].to_double(), Tensor(), grads[0] * other.cos()};
+  }
+  static autograd::VariableList jvp(autograd::AutogradContext* ctx,
+                                    autograd::VariableList tangents) {
+    const Tensor& other = ctx->saved_data["other"].to_tensor();
+    return {tangents[0] * ctx->saved_data["k"].to_double() + tangents[1] * other.cos()};
+  }
+};
+
+// A Function without jvp: a dual argument is refused, naming the Function.
+struct NoJvp : autograd::Function<NoJvp> {
+  static Tensor forward(autograd::AutogradContext*, const Tensor& x) { return x * 2; }
+  static autograd::VariableList backward(autograd::AutogradContext*, autograd::VariableList grads) {
+    return {grads[0] * 2};
+  }
+};
+
+TEST(ForwardAdOps, CustomFunctionJvp) {
+  const Tensor a = constant({3, 4}, 19);
+  const Tensor b = constant({3, 4}, 20);
+  check_forward("custom_jvp",
+                [](const VariableList& in) { return ScaleAdd::apply(in[0], 1.5, in[1]).tanh(); },
+                {a, b});
+  // A tangent on one argument only: the other's reaches jvp as zeros.
+  dual_level level;
+  const Tensor dx = constant({3, 4}, 21);
+  Tensor y = ScaleAdd::apply(make_dual(a, dx), 2.0, b);
+  expect_close(unpack_dual(y).tangent, values(dx * 2), 1e-12);
+  const std::string msg =
+      error_of<forward_ad::ForwardADNotImplementedError>([&] { NoJvp::apply(make_dual(a, dx)); });
+  EXPECT_NE(msg.find("NoJvp"), std::string::npos) << msg;
+}
+
 // ---- Errors ----------------------------------------------------------------------------------
 
 TEST(ForwardAdErrors, Refusals) {
@@ -377,8 +624,9 @@ TEST(ForwardAdErrors, Refusals) {
   // An op without a tangent formula names itself.
   Tensor d = make_dual(x, x);
   const std::string missing =
-      error_of<forward_ad::ForwardADNotImplementedError>([&] { d.cumsum(0); });
+      error_of<forward_ad::ForwardADNotImplementedError>([&] { d.fill_diagonal_(1.0); });
   EXPECT_NE(missing.find("forward-mode AD is not implemented"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("fill_diagonal_"), std::string::npos) << missing;
   // Exiting out of order.
   const int64_t inner = forward_ad::enter_dual_level();
   EXPECT_NE(error_of<forward_ad::ForwardADError>([&] {

@@ -185,6 +185,10 @@ def _vec(x, y):
     return x * y.sum(), x.exp()
 
 
+def _tuples(x):
+    return tuple(_tuples(e) for e in x) if isinstance(x, (list, tuple)) else x
+
+
 def _args(lib, *values):
     return tuple(lib.tensor(v, dtype=lib.float64) for v in values)
 
@@ -218,6 +222,20 @@ FUNCTIONAL = {
     "hessian": lambda F, lib: F.hessian(_f1, *_args(lib, [0.4, -0.8, 1.3])),
     "hessian tuple": lambda F, lib: F.hessian(_f2, _args(lib, [0.4, -0.8], [1.0, 2.0])),
     "hessian 2d": lambda F, lib: F.hessian(lambda x: (x ** 3).sum(), *_args(lib, [[1.0, 2.0], [3.0, 4.0]])),
+    # Forward mode (issue 40): jvp per input element, and forward-over-reverse.
+    # torch 1.13 returns lists of lists here (tuples in reverse mode); ours are tuples in both.
+    "jacobian forward-mode": lambda F, lib: _tuples(F.jacobian(
+        lambda a, b: (a.exp() * b.sum(), (a * b).softmax(0)), _args(lib, [1.0, 2.0, -0.5], [0.3, 0.1, 2.0]),
+        vectorize=True, strategy="forward-mode")),
+    "jacobian forward-mode 2d": lambda F, lib: F.jacobian(
+        lambda x: x.t().cumsum(0) ** 2, *_args(lib, [[1.0, 2.0], [3.0, 4.0]]), vectorize=True,
+        strategy="forward-mode"),
+    "hessian forward-over-reverse": lambda F, lib: _tuples(F.hessian(
+        _f2, _args(lib, [0.4, -0.8], [1.0, 2.0]), vectorize=True,
+        outer_jacobian_strategy="forward-mode")),
+    "hessian forward-over-reverse 2d": lambda F, lib: F.hessian(
+        lambda x: (x.tanh() ** 3).sum(), *_args(lib, [[1.0, 2.0], [3.0, 4.0]]), vectorize=True,
+        outer_jacobian_strategy="forward-mode"),
 }
 
 

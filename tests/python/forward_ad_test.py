@@ -144,8 +144,9 @@ def test_errors():
         with pytest.raises(RuntimeError, match="dtype"):
             mfw.make_dual(x, x.float())
         d = mfw.make_dual(x, x)
-        with pytest.raises(RuntimeError, match="forward-mode AD is not implemented"):
-            d.cumsum(0)
+        with pytest.raises(RuntimeError, match="fill_diagonal_.*forward-mode AD is not "
+                                               "implemented"):
+            mg.stack([d, d]).fill_diagonal_(1.0)
 
 
 def test_gradcheck_check_forward_ad():
@@ -183,6 +184,55 @@ OPS = {
     "setitem_number": lambda L, x: _setitem(x * 1, (1, 2), 5.0),
     "mean_keepdim": lambda L, x: x.mean(1, keepdim=True),
     "expand_sum": lambda L, x: x[0].expand(3, 4).sum(0),
+    # Issue 40's second part: reductions, scans, joins, sorting, selection.
+    "prod": lambda L, x: x.prod(),
+    "prod_dim_zero": lambda L, x: (x * L.tensor([1.0, 0.0, 1.0, 1.0], dtype=L.float64)).prod(1),
+    "max": lambda L, x: x.max(),
+    "max_dim": lambda L, x: x.max(1)[0],
+    "min_dim_keepdim": lambda L, x: x.min(0, keepdim=True)[0],
+    "amax": lambda L, x: x.amax(1),
+    "maximum": lambda L, x: L.maximum(x, x.flip(0)),
+    "minimum": lambda L, x: L.minimum(x, x.t().reshape(3, 4) * 0.9),
+    "where": lambda L, x: L.where(x > 0.5, x, x * x),
+    "atan2": lambda L, x: L.atan2(x, x.flip(1) + 0.1),
+    "var": lambda L, x: x.var(1),
+    "std": lambda L, x: x.std(),
+    "norm": lambda L, x: x.norm(),
+    "logsumexp": lambda L, x: x.logsumexp(1),
+    "cumsum": lambda L, x: x.cumsum(1),
+    "cumprod": lambda L, x: x.cumprod(0),
+    "cat": lambda L, x: L.cat([x, x * 2], 1),
+    "stack": lambda L, x: L.stack([x, x.exp()], 0),
+    "sort": lambda L, x: x.sort(1)[0],
+    "topk": lambda L, x: x.topk(2, 1)[0],
+    "gather": lambda L, x: x.gather(1, L.tensor([[0, 3], [1, 1], [2, 0]])),
+    "index_select": lambda L, x: x.index_select(1, L.tensor([3, 0, 3])),
+    "flip_roll": lambda L, x: x.flip(0).roll(1, 1),
+    "tril": lambda L, x: x.tril(),
+    "scatter_reduce_sum": lambda L, x: x.scatter_reduce(0, L.tensor([[2, 0, 1, 1]]), x[:1] * 3,
+                                                        "sum"),
+    # The nn functional ops.
+    "softmax": lambda L, x: x.softmax(1),
+    "log_softmax": lambda L, x: x.log_softmax(0),
+    "gelu": lambda L, x: L.nn.functional.gelu(x),
+    "silu": lambda L, x: L.nn.functional.silu(x),
+    "elu": lambda L, x: L.nn.functional.elu(x - 0.5),
+    "leaky_relu": lambda L, x: L.nn.functional.leaky_relu(x - 0.5, 0.1),
+    "softplus": lambda L, x: L.nn.functional.softplus(x, 2.0),
+    "layer_norm": lambda L, x: L.nn.functional.layer_norm(x, (4,)),
+    "batch_norm": lambda L, x: L.nn.functional.batch_norm(x, None, None, training=True),
+    "embedding": lambda L, x: L.nn.functional.embedding(L.tensor([2, 0, 2]), x),
+    "pad": lambda L, x: L.nn.functional.pad(x, (1, 2)),
+    "mse_loss": lambda L, x: L.nn.functional.mse_loss(x, x.flip(0)),
+    "cross_entropy": lambda L, x: L.nn.functional.cross_entropy(x, L.tensor([3, 0, 1])),
+    "bce_with_logits": lambda L, x: L.nn.functional.binary_cross_entropy_with_logits(
+        x, x.flip(1)),
+    "conv2d": lambda L, x: L.nn.functional.conv2d(x.reshape(1, 1, 3, 4), x[:2, :2].reshape(
+        1, 1, 2, 2), padding=1),
+    "max_pool2d": lambda L, x: L.nn.functional.max_pool2d(x.reshape(1, 3, 4), 2),
+    "avg_pool2d": lambda L, x: L.nn.functional.avg_pool2d(x.reshape(1, 3, 4), 2, 1),
+    "adaptive_avg_pool2d": lambda L, x: L.nn.functional.adaptive_avg_pool2d(x.reshape(1, 3, 4),
+                                                                          (2, 3)),
 }
 
 
@@ -206,6 +256,60 @@ def test_more_ops_match_torch(name):
     assert (et is None) == (gt is None)
     assert torch.allclose(torch.tensor(et, dtype=torch.float64),
                           torch.tensor(gt, dtype=torch.float64), rtol=rtol), (et, gt)
+
+
+class _ScaleSin:
+    """x * k + sin(other) with a hand-written jvp, for mutagrad's and torch's Function."""
+
+    @staticmethod
+    def forward(ctx, x, k, other):
+        ctx.k = k
+        ctx.save_for_backward(other)
+        ctx.other = other
+        return x * k + other.sin()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (other,) = ctx.saved_tensors
+        return grad * ctx.k, None, grad * other.cos()
+
+    @staticmethod
+    def jvp(ctx, tx, tk, tother):
+        assert tk is None
+        return tx * ctx.k + tother * ctx.other.cos()
+
+
+def test_custom_function_jvp_matches_torch():
+    rng = random.Random(3)
+    data = [[rng.uniform(-1, 1) for _ in range(4)] for _ in range(3)]
+    results = []
+    for lib, fw, base in ((torch, tfw, torch.autograd.Function),
+                          (mg, mfw, mg.autograd.Function)):
+        fn = type("ScaleSin", (base,), dict(vars(_ScaleSin)))
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor(data, dtype=lib.float64),
+                             lib.tensor(data, dtype=lib.float64).cos())
+            other = fw.make_dual(lib.tensor(data, dtype=lib.float64).t().reshape(3, 4),
+                                 lib.ones(3, 4, dtype=lib.float64))
+            out = fn.apply(x, 1.5, other).tanh()
+            results.append(fw.unpack_dual(out).tangent.tolist())
+    assert torch.allclose(torch.tensor(results[0]), torch.tensor(results[1]), rtol=1e-12)
+
+
+def test_custom_function_without_jvp_names_itself():
+    class Twice(mg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    with mfw.dual_level():
+        d = mfw.make_dual(mg.ones(2, dtype=mg.float64), mg.ones(2, dtype=mg.float64))
+        with pytest.raises(RuntimeError, match="TwiceBackward.*forward-mode AD is not"):
+            Twice.apply(d)
 
 
 def both(program):

@@ -82,6 +82,14 @@ class Function:
                                   "your custom autograd.Function to use it with backward mode "
                                   "AD.")
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Forward mode (optional): the tangents of forward's arguments (zeros for a tensor
+        without one, None for a non-tensor) -> one tangent per output. forward runs on the
+        primals; state for jvp goes on ctx as attributes."""
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     @classmethod
     def apply(cls, *args):
         return _C._function_apply(cls, args)

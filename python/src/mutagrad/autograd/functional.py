@@ -117,15 +117,15 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
              strategy="reverse-mode"):
     """J[i][j] = d outputs[i] / d inputs[j], of shape outputs[i].shape + inputs[j].shape.
     A Tensor when inputs and outputs are Tensors; a tuple over the tuple side(s) otherwise.
-    vectorize and strategy only choose how torch computes the same values; they are accepted
-    and the result is the same."""
+    strategy="forward-mode": a forward-mode jvp per input element (torch's; it also works
+    without vectorize=True, which torch requires); vectorize is accepted and changes nothing."""
     _reject_strict(strict, "jacobian")
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError(f"jacobian(): strategy must be 'reverse-mode' or 'forward-mode', got "
                          f"{strategy!r}")
     ins, ins_tuple = _as_tuple(inputs, "inputs", "jacobian")
     f = _Recorded(func, "jacobian")
-    rows = _C._jacobian(f, list(ins), create_graph)
+    rows = _C._jacobian(f, list(ins), create_graph, strategy == "forward-mode")
     rows = [_unpack(row, ins_tuple) for row in rows]
     return _unpack(rows, f.is_tuple)
 
@@ -133,11 +133,16 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             outer_jacobian_strategy="reverse-mode"):
     """H[i][j] = d^2 func / d inputs[i] d inputs[j] for a func returning one single-element
-    tensor. A Tensor for a Tensor input; a tuple of tuples for a tuple of inputs."""
+    tensor. A Tensor for a Tensor input; a tuple of tuples for a tuple of inputs.
+    outer_jacobian_strategy="forward-mode": forward-over-reverse (a forward-mode H v per input
+    element)."""
     _reject_strict(strict, "hessian")
+    if outer_jacobian_strategy not in ("reverse-mode", "forward-mode"):
+        raise ValueError(f"hessian(): outer_jacobian_strategy must be 'reverse-mode' or "
+                         f"'forward-mode', got {outer_jacobian_strategy!r}")
     ins, ins_tuple = _as_tuple(inputs, "inputs", "hessian")
     f = _Recorded(func, "hessian")
-    rows = _C._hessian(f, list(ins), create_graph)
+    rows = _C._hessian(f, list(ins), create_graph, outer_jacobian_strategy == "forward-mode")
     if f.is_tuple:
         raise RuntimeError("hessian(): the function must return a single Tensor with one "
                            "element, not a tuple")
