@@ -25,6 +25,7 @@
 
 #include "cuda/cuda_backend.h"
 #include "cuda/dnn.h"
+#include "cuda/runtime.h"
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/views.h"
@@ -85,7 +86,12 @@ Plan plan_for(IntArrayRef x, IntArrayRef w, IntArrayRef y, const ConvParams& p, 
   return plan;
 }
 
-void* address(const Tensor& t) { return t.unsafe_impl()->data(); }
+// An operand's address for the library; the host-run build checks that it is device memory
+// (Note [Host-run device arena] in cuda/runtime_host.cc; the device runtime checks nothing).
+void* address(const Tensor& t) {
+  runtime().check_device_pointer(t.storage().data(), t.storage().nbytes(), "a cuDNN operand");
+  return t.unsafe_impl()->data();
+}
 
 // The library call for x, w, y of the plan's geometry (1-d as 2-d of height 1).
 ConvArgs args_for(ConvKind kind, const Tensor& x, const Tensor& w, const Tensor& y,

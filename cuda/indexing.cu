@@ -290,12 +290,13 @@ int64_t element_span(const Tensor& dst) {
 
 template <typename P>
 void put_winners(const Tensor& dst, const Tensor& values, const IndexGeometry& g, int64_t n,
-                 int64_t span) {
+                 int64_t span, const IndexPutDescriptor& desc) {
   const ScalarType pos_dtype = sizeof(P) == 4 ? kInt32 : kInt64;
   Tensor winner_buf = device_buffer(span, pos_dtype, dst.device());
   P* winner = reinterpret_cast<P*>(device_data(winner_buf));
   launch("index_put_", span, ZeroFill<P>{winner});
   launch("index_put_", n, ClaimLast<P>{winner, g});
+  desc.before_write();  // Note [Allocate before the bump]
   dispatch_dtype(dst.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch("index_put_", n,
@@ -407,9 +408,9 @@ void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, con
   const int64_t span = element_span(dst);
   if (!desc.accumulate && winner_pass_fits(span, n)) {
     if (n < int64_t{0xffffffff}) {
-      put_winners<uint32_t>(dst, values, g, n, span);
+      put_winners<uint32_t>(dst, values, g, n, span, desc);
     } else {
-      put_winners<unsigned long long>(dst, values, g, n, span);
+      put_winners<unsigned long long>(dst, values, g, n, span, desc);
     }
     return;
   }
@@ -447,11 +448,12 @@ void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, con
   order = order_out;
 #else
   try {
-    thrust::stable_sort_by_key(exec_policy(), keys, keys + n, order);
+    thrust::stable_sort_by_key(host_sort_policy(), keys, keys + n, order);
   } catch (const thrust::system_error& e) {
     throw DeviceError(str("index_put_: the CUDA sort failed: ", e.what()));
   }
 #endif
+  desc.before_write();  // every temporary exists: Note [Allocate before the bump]
   dispatch_dtype(dst.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* d = reinterpret_cast<T*>(device_data(dst));

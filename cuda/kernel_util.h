@@ -44,6 +44,8 @@
 
 #ifdef __CUDACC__
 #include <thrust/system/cuda/execution_policy.h>
+#else
+#include <thrust/system/cpp/execution_policy.h>
 #endif
 
 // MG_UNROLL: unroll the next loop fully in device code (a loop over a kernel's dims with a
@@ -175,6 +177,18 @@ inline auto exec_policy() {
   return thrust::device(alloc);
 #endif
 }
+
+#ifndef __CUDACC__
+// The host-run build's policy for Thrust's sorts: the sequential system, with the same
+// allocator. The OpenMP system's stable_sort_by_key allocates its temporaries inside its
+// parallel region, where an OutOfMemoryError cannot propagate (std::terminate); the
+// sequential one allocates on the calling thread, so the error reaches the op (Note [Allocate
+// before the bump] in tensor/version_counter.h; memory_limits_test).
+inline auto host_sort_policy() {
+  static ThrustAllocator alloc;  // stateless
+  return thrust::cpp::par(alloc);
+}
+#endif
 
 // Runs f(i) for i in [0, n) on the device; a launch failure becomes a DeviceError naming `op`.
 template <typename F>

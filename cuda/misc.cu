@@ -146,7 +146,7 @@ Tensor nonzero_kernel(const Tensor& in) {
     Tensor out = empty({count, nd}, TensorOptions(kInt64).device(in.device()));
     if (count == 0) return out;
     Tensor positions = device_buffer(count, kInt64, in.device());
-    int64_t* pos = static_cast<int64_t*>(positions.unsafe_impl()->data());
+    int64_t* pos = reinterpret_cast<int64_t*>(device_data(positions));
 #ifdef __CUDACC__
     // CUB's select writes its count to device memory: no second synchronization (Thrust's
     // copy_if reads the count back to return its end iterator).
@@ -162,7 +162,7 @@ Tensor nonzero_kernel(const Tensor& in) {
         throw DeviceError(str("nonzero: the CUDA kernel failed: ", e.what()));
       }
     }
-    Coordinates coords{pos, static_cast<int64_t*>(out.unsafe_impl()->data()), nd, {}};
+    Coordinates coords{pos, reinterpret_cast<int64_t*>(device_data(out)), nd, {}};
     for (int64_t d = 0; d < nd; ++d) coords.inner_sizes[d] = in.size(nd - 1 - d);
     launch("nonzero", count, coords);
     return out;
@@ -172,8 +172,7 @@ Tensor nonzero_kernel(const Tensor& in) {
 void random_kernel(const Tensor& out, const RandomParams& params) {
   dispatch_compute_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    launch("random", out.numel(),
-           RandomFunctor<T>{static_cast<T*>(out.unsafe_impl()->data()), params});
+    launch("random", out.numel(), RandomFunctor<T>{reinterpret_cast<T*>(device_data(out)), params});
   });
 }
 

@@ -220,7 +220,7 @@ void run_reduce(const Tensor& out, const Tensor& in, const ReduceGeometry& g, bo
                 bool interleaved) {
   const Chunking chunk = chunking(g.m, g.k, interleaved);
   Tensor partial = device_buffer(g.m * chunk.chunks, scalar_type_of<A>(), out.device());
-  A* p = static_cast<A*>(partial.unsafe_impl()->data());
+  A* p = reinterpret_cast<A*>(device_data(partial));
   launch("reduce", g.m * chunk.chunks,
          PartialReduce<T, A, Op>{ChunkWalk{device_data(in), g.outer, g.inner, g.k, chunk}, p});
   // Fold many partials per output in levels of kFanIn, so no thread walks thousands of them.
@@ -228,7 +228,7 @@ void run_reduce(const Tensor& out, const Tensor& in, const ReduceGeometry& g, bo
   while (chunks > kFanIn) {
     const int64_t groups = (chunks + kFanIn - 1) / kFanIn;
     Tensor next = device_buffer(g.m * groups, scalar_type_of<A>(), out.device());
-    A* q = static_cast<A*>(next.unsafe_impl()->data());
+    A* q = reinterpret_cast<A*>(device_data(next));
     launch("reduce", g.m * groups, CombineLevel<A, Op>{p, q, chunks, groups});
     partial = next;  // the old buffer returns to the cache, behind the queued kernel
     p = q;
@@ -344,8 +344,8 @@ void argmax_kernel(const Tensor& out, const Tensor& in, int64_t dim) {
     using T = typename decltype(tag)::type;
     Tensor values = device_buffer(g.m * chunk.chunks, in.dtype(), out.device());
     Tensor indices = device_buffer(g.m * chunk.chunks, kInt64, out.device());
-    T* v = static_cast<T*>(values.unsafe_impl()->data());
-    int64_t* ix = static_cast<int64_t*>(indices.unsafe_impl()->data());
+    T* v = reinterpret_cast<T*>(device_data(values));
+    int64_t* ix = reinterpret_cast<int64_t*>(device_data(indices));
     launch("argmax", g.m * chunk.chunks,
            PartialArgmax<T>{ChunkWalk{device_data(in), g.outer, g.inner, g.k, chunk}, v, ix});
     launch("argmax", g.m, FinishArgmax<T>{v, ix, device_data(out), g.outer, chunk.chunks});

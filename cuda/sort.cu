@@ -225,7 +225,7 @@ const int64_t* radix_sort_lines(U* keys, int64_t* pos, U* keys_out, int64_t* pos
   (void)device;
   try {
     for (int64_t l = 0; l < lines; ++l) {
-      thrust::stable_sort_by_key(exec_policy(), keys + l * len, keys + (l + 1) * len,
+      thrust::stable_sort_by_key(host_sort_policy(), keys + l * len, keys + (l + 1) * len,
                                  pos + l * len);
     }
   } catch (const thrust::system_error& e) {

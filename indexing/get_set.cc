@@ -103,8 +103,8 @@ void write_native(const Tensor& self, const Sliced& sliced, const Tensor* value,
                                : strip_leading_ones_view(*value, false);
   native::AdvancedIndex adv =
       native::prepare_index_put(dst, sliced.indices, v, /*accumulate=*/false);
-  self.version_counter().bump(site, self.unsafe_impl());
-  native::index_put_validated(dst, adv, v, /*accumulate=*/false);
+  const PendingBump bump(self.version_counter(), site, self.unsafe_impl());
+  native::index_put_validated(dst, adv, v, /*accumulate=*/false, &bump);
 }
 
 void set_item_impl(const Tensor& self, ArrayRef<TensorIndex> indices, const Tensor* value,
@@ -174,8 +174,8 @@ void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bo
   const MutationSite ms{kIndexPut, site.file, site.line, &expr};
   if (!needs_autograd(self, &values)) {
     native::AdvancedIndex adv = native::prepare_index_put(self, indices, values, accumulate);
-    self.version_counter().bump(ms, self.unsafe_impl());
-    native::index_put_validated(self, adv, values, accumulate);
+    const PendingBump bump(self.version_counter(), ms, self.unsafe_impl());
+    native::index_put_validated(self, adv, values, accumulate, &bump);
     return;
   }
   autograd::index_put_(self, std::vector<Tensor>(indices.begin(), indices.end()), values,

@@ -18,6 +18,7 @@
 #include "tensor/scalar.h"
 #include "tensor/small_vector.h"
 #include "tensor/storage.h"
+#include "tensor/version_counter.h"
 
 namespace mutagrad {
 
@@ -123,6 +124,12 @@ struct IndexPutDescriptor {
   // Every index value is known to lie in [0, size) (set by native::index_put_validated from
   // the bounds screen): the kernel may skip wrapping negatives. False is always correct.
   bool nonnegative = false;
+  // The write's version bump (null: none), fired by the kernel once its temporaries exist and
+  // before it writes dst (Note [Allocate before the bump] in tensor/version_counter.h).
+  const PendingBump* bump = nullptr;
+  void before_write() const {
+    if (bump != nullptr) bump->fire();
+  }
 };
 
 // The geometry of an N-d convolution (tensor/native/convolution.h), one entry per spatial dim.

@@ -180,4 +180,41 @@ class VersionCounter {
   std::shared_ptr<Impl> impl_;
 };
 
+// Note [Allocate before the bump]
+// An in-place write bumps its version once every check passed and every temporary it needs
+// exists (a staging copy, a clone of an operand that overlaps the destination, a result in
+// another dtype, a kernel's sort or winner buffers), right before the first element changes.
+// So an out-of-memory error, the one failure left after validation, leaves values and version
+// as they were (the strong guarantee), and no saved tensor looks stale because of a write that
+// did not happen. A write whose temporaries are allocated inside a Backend kernel
+// (index_put's) hands its bump down as a PendingBump: the kernel fires it after its
+// allocations, before it writes; the caller fires it after the kernel returns (a kernel that
+// wrote nothing, e.g. of zero elements, did not), and a later fire() does nothing, so a
+// write in several passes bumps once, at the first. tests/cuda/memory_limits_test.cc runs every
+// write of the family on a full device.
+//
+//   const PendingBump bump(self.version_counter(), site, self.unsafe_impl());
+//   native::index_put_validated(self, adv, values, accumulate, &bump);  // fires it
+class PendingBump {
+ public:
+  PendingBump(VersionCounter& counter, const MutationSite& site, const TensorImpl* written)
+      : counter_(&counter), site_(&site), written_(written) {}
+  PendingBump(const PendingBump&) = delete;
+  PendingBump& operator=(const PendingBump&) = delete;
+
+  // The bump, the first time; nothing on later calls.
+  void fire() const {
+    if (fired_) return;
+    counter_->bump(*site_, written_);  // may refuse the write (Note [Pending collective])
+    fired_ = true;
+  }
+  bool fired() const { return fired_; }
+
+ private:
+  VersionCounter* counter_;
+  const MutationSite* site_;
+  const TensorImpl* written_;
+  mutable bool fired_ = false;
+};
+
 }  // namespace mutagrad

@@ -259,8 +259,8 @@ void write_in_place(const DimWrite& w, const Tensor& self, const MutationSite& s
   native::AdvancedIndex adv =
       native::prepare_index_put(self, list, values, accumulate, negative_wraps(w.kind));
   std::shared_ptr<Node> node = requires_grad ? make_write_node(w, self) : nullptr;
-  self.version_counter().bump(site, self.unsafe_impl());  // every check passed
-  native::index_put_validated(self, adv, values, accumulate);
+  const PendingBump bump(self.version_counter(), site, self.unsafe_impl());  // checks passed
+  native::index_put_validated(self, adv, values, accumulate, &bump);
   if (node) rebase_history(self, node);
   fwd::write_tangents(self, std::move(tangents), site.op);
 }

@@ -182,8 +182,8 @@ void index_put__uncaptured(const Tensor& self, TensorList indices, const Tensor&
   });
   std::shared_ptr<IndexPutBackward0> node;
   if (requires_grad) node = make_index_put_node(self, indices, values, accumulate);
-  self.version_counter().bump(site, self.unsafe_impl());
-  native::index_put_validated(self, adv, values, accumulate);
+  const PendingBump bump(self.version_counter(), site, self.unsafe_impl());
+  native::index_put_validated(self, adv, values, accumulate, &bump);
   if (node) rebase_history(self, node);
   fwd::write_tangents(self, std::move(tangents), site.op);
 }

@@ -294,14 +294,16 @@ void floor_divide_positive_(const Tensor& a, const Tensor& b) {
   native::copy_(a, native::binary(BinaryOp::kSub, q, negative));
 }
 
-void run(const ScatterWrite& w, const ScatterPlan& p) {
+// `bump`: self's (Note [Allocate before the bump]); fired by the first pass.
+void run(const ScatterWrite& w, const ScatterPlan& p, const PendingBump* bump = nullptr) {
   if (w.kind != Kind::kReduce) {
-    native::index_put_validated(p.self, p.adv, p.values, w.kind == Kind::kAdd);
+    native::index_put_validated(p.self, p.adv, p.values, w.kind == Kind::kAdd, bump);
     return;
   }
-  if (p.identity.defined()) native::index_put_validated(p.self, p.adv, p.identity, false);
-  const ReduceOp op = w.reduce == ReduceOp::kMean ? ReduceOp::kSum : w.reduce;
-  native::index_put_validated(p.self, p.adv, p.values, IndexPutDescriptor{true, op});
+  if (p.identity.defined()) native::index_put_validated(p.self, p.adv, p.identity, false, bump);
+  IndexPutDescriptor desc{true, w.reduce == ReduceOp::kMean ? ReduceOp::kSum : w.reduce};
+  desc.bump = bump;
+  native::index_put_validated(p.self, p.adv, p.values, desc);
   if (w.reduce != ReduceOp::kMean) return;
   if (is_floating_point(p.self.dtype())) {
     native::binary_out(BinaryOp::kDiv, p.self, p.self, p.count);
@@ -603,8 +605,8 @@ void write_in_place(const ScatterWrite& w, const Tensor& self, const MutationSit
           SavedVariable(self.clone(), /*is_output=*/false);
     }
   }
-  self.version_counter().bump(site, self.unsafe_impl());  // every check passed
-  run(w, p);
+  const PendingBump bump(self.version_counter(), site, self.unsafe_impl());  // checks passed
+  run(w, p, &bump);
   fwd::write_tangents(self, std::move(tangents), site.op);
   if (!node) return;
   rebase_history(self, node);

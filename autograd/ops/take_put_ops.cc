@@ -105,8 +105,8 @@ PutPlan plan_put(const char* op, const Tensor& self, const Tensor& index, const 
   return p;
 }
 
-void run_put(const PutPlan& p) {
-  native::index_put_validated(p.dest, p.adv, p.values, p.accumulate);
+void run_put(const PutPlan& p, const PendingBump* bump = nullptr) {
+  native::index_put_validated(p.dest, p.adv, p.values, p.accumulate, bump);
 }
 
 class TakeBackward0 final : public Node {
@@ -202,8 +202,8 @@ MaskedScatterPlan plan_masked_scatter(const char* op, const Tensor& self, const 
   return p;
 }
 
-void run_masked_scatter(const MaskedScatterPlan& p) {
-  native::index_put_validated(p.self, p.adv, p.values, false);
+void run_masked_scatter(const MaskedScatterPlan& p, const PendingBump* bump = nullptr) {
+  native::index_put_validated(p.self, p.adv, p.values, false, bump);
 }
 
 class MaskedSelectBackward0 final : public Node {
@@ -284,8 +284,8 @@ void put_(const Tensor& self, const Tensor& index, const Tensor& source, bool ac
   const PutPlan p = plan_put(site.op, self, index, source, accumulate);
   std::shared_ptr<Node> node =
       requires_grad ? make_put_node(self, index, source, accumulate) : nullptr;
-  self.version_counter().bump(site, self.unsafe_impl());  // every check passed
-  run_put(p);
+  const PendingBump bump(self.version_counter(), site, self.unsafe_impl());  // checks passed
+  run_put(p, &bump);
   if (node) rebase_history(self, node);
 }
 
@@ -317,8 +317,8 @@ void masked_scatter_(const Tensor& self, const Tensor& mask, const Tensor& sourc
   const MaskedScatterPlan p = plan_masked_scatter(site.op, self, mask, source);
   std::shared_ptr<Node> node =
       requires_grad ? make_masked_scatter_node(self, mask, source) : nullptr;
-  self.version_counter().bump(site, self.unsafe_impl());  // every check passed
-  run_masked_scatter(p);
+  const PendingBump bump(self.version_counter(), site, self.unsafe_impl());  // checks passed
+  run_masked_scatter(p, &bump);
   if (node) rebase_history(self, node);
 }
 

@@ -500,6 +500,7 @@ bool index_put_checked_kernel(const Tensor& dst, const std::vector<Tensor>& indi
 
 void CpuBackend::index_put(const Tensor& dst, const std::vector<Tensor>& indices,
                            const Tensor& values, const IndexPutDescriptor& desc) {
+  desc.before_write();  // the CPU kernel's buffers are host memory (std::bad_alloc)
   index_put_kernel(dst, indices, values, desc);
 }
 

@@ -30,6 +30,20 @@ Backend& copy_backend(const Tensor& dst, const Tensor& src) {
   return backend_for(dst.device().is_cpu() ? src.device() : dst.device());
 }
 
+// A copy between the CPU and a device moves one contiguous block of the source's dtype (Note
+// [Transfers] in cuda/cuda_backend.cc); the device-side block it would otherwise allocate in
+// the backend is made here, by the caller, before the write's bump: a device source that is not
+// contiguous is made contiguous on its device, a CPU source whose destination is not a
+// contiguous block of its dtype is moved to the device first (the backend then copies on it).
+Tensor stage_transfer(const Tensor& dst, const Tensor& src) {
+  if (dst.device() == src.device()) return src;
+  if (dst.device().is_cpu())
+    return src.device().is_cpu() || src.is_contiguous() ? src : contiguous(src);
+  if (!src.device().is_cpu()) return src;
+  if (dst.is_contiguous() && dst.dtype() == src.dtype()) return src;
+  return to(src, dst.device());
+}
+
 }  // namespace
 
 void assert_no_internal_overlap(const Tensor& t, const char* op) {
@@ -57,13 +71,16 @@ void copy_(const Tensor& dst, const Tensor& src, const MutationSite* bump) {
                          "equal to the destination's or 1"));
   }
   assert_no_internal_overlap(dst, "copy_");
-  if (bump != nullptr) dst.version_counter().bump(*bump, dst.unsafe_impl());  // every check passed
-  if (dst.numel() == 0) return;
-  if (same_geometry(dst, src)) return;  // copying a tensor onto itself
+  // Every temporary before the bump (Note [In-place writes bump after validation]).
   Tensor source = src;
-  if (may_overlap(dst, src)) source = clone(src);  // as if src were read first
-  if (!source.sizes().equals(dst.sizes())) source = expand(source, dst.sizes());
-  copy_backend(dst, source).copy(dst, source);
+  const bool write = dst.numel() > 0 && !same_geometry(dst, src);  // not a copy onto itself
+  if (write) {
+    if (may_overlap(dst, src)) source = clone(src);  // as if src were read first
+    if (!source.sizes().equals(dst.sizes())) source = expand(source, dst.sizes());
+    source = stage_transfer(dst, source);
+  }
+  if (bump != nullptr) dst.version_counter().bump(*bump, dst.unsafe_impl());  // every check passed
+  if (write) copy_backend(dst, source).copy(dst, source);
 }
 
 void fill_(const Tensor& dst, const Scalar& value, const MutationSite* bump) {

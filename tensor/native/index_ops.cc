@@ -539,34 +539,43 @@ void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bo
 }
 
 void index_put_validated(const Tensor& self, const AdvancedIndex& index, const Tensor& values,
-                         bool accumulate) {
-  index_put_validated(self, index, values, IndexPutDescriptor{accumulate});
+                         bool accumulate, const PendingBump* bump) {
+  IndexPutDescriptor desc{accumulate};
+  desc.bump = bump;
+  index_put_validated(self, index, values, desc);
 }
 
 void index_put_validated(const Tensor& self, const AdvancedIndex& index, const Tensor& values,
                          const IndexPutDescriptor& desc) {
   if (index.fill_mask.defined()) {
+    const Scalar value = values.item();
+    desc.before_write();
     if (self.numel() == 0) return;
-    backend_for(self.device())
-        .masked_fill(self, expand_to(index.fill_mask, self.sizes()), values.item());
+    backend_for(self.device()).masked_fill(self, expand_to(index.fill_mask, self.sizes()), value);
     return;
   }
-  if (compute_numel(index.result_shape) == 0) return;
+  if (compute_numel(index.result_shape) == 0) {
+    desc.before_write();
+    return;
+  }
   if (index.staged.defined()) {  // Note [Staged writes]
     MG_INTERNAL_ASSERT(desc.accumulate == index.staged_accumulate &&
                            (!desc.accumulate || desc.reduce == ReduceOp::kSum),
                        "a staged write replayed with other options");
+    desc.before_write();
     copy_staged(self, index.staged);
     return;
   }
   // Values sharing memory with the destination are read as if copied first (the indices were
-  // copied by prepare_index_put: Note [Operands read before the write]).
+  // copied by prepare_index_put: Note [Operands read before the write]). Copied before the
+  // bump, which the kernel fires after its own temporaries (Note [Allocate before the bump]).
   Tensor v = values.device() != self.device() ? to(values, self.device())
              : may_overlap(self, values)      ? clone(values)
                                               : values;
   IndexPutDescriptor d = desc;
   d.nonnegative = index.nonnegative;
   backend_for(self.device()).index_put(self, index.indices, expand_to(v, index.result_shape), d);
+  desc.before_write();  // a kernel that wrote nothing did not fire it
 }
 
 void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value,

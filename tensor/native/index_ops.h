@@ -152,10 +152,13 @@ AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Te
                                 KnownIndices known = {});
 // index_put_ on an already validated normal form (values already of self's dtype and
 // broadcastable, bounds checked); of a staged one, the copy into self. Values that overlap
-// self are read as if copied at this call.
+// self are read as if copied at this call. `bump`: the write's version bump, fired after every
+// temporary is allocated and before self changes (Note [Allocate before the bump] in
+// tensor/version_counter.h); null when the caller bumps nothing.
 void index_put_validated(const Tensor& self, const AdvancedIndex& index, const Tensor& values,
-                         bool accumulate);
-// The same with every kernel option (accumulate with a product, max or min: scatter_reduce_).
+                         bool accumulate, const PendingBump* bump = nullptr);
+// The same with every kernel option (accumulate with a product, max or min: scatter_reduce_;
+// desc.bump as `bump` above).
 void index_put_validated(const Tensor& self, const AdvancedIndex& index, const Tensor& values,
                          const IndexPutDescriptor& desc);
 // self[mask] = value, mask bool and broadcastable to self's shape (self's shape is kept);

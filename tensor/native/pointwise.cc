@@ -426,14 +426,19 @@ void unary_out(UnaryOp op, const Tensor& out, const Tensor& self, const UnaryArg
   Tensor in_dev = on_device(self, out.device(), name);
   check_can_cast(result, out, name);
   assert_no_internal_overlap(out, name);
+  // The result in another dtype, or an input that overlaps out, exists before the bump (Note
+  // [In-place writes bump after validation]).
+  const bool direct = result == out.dtype() && has_kernels(result);
+  Tensor in;
+  if (out.numel() > 0)
+    in = direct ? guard_overlap(out, to_compute(in_dev, compute)) : unary(op, in_dev, args);
   if (bump != nullptr) out.version_counter().bump(*bump, out.unsafe_impl());  // every check passed
   if (out.numel() == 0) return;
-  if (result != out.dtype() || !has_kernels(result)) {
-    backend_for(out.device()).copy(out, unary(op, in_dev, args));
-    return;
+  if (direct) {
+    backend_for(out.device()).unary(op, out, in, args);
+  } else {
+    backend_for(out.device()).copy(out, in);
   }
-  Tensor in = guard_overlap(out, to_compute(in_dev, compute));
-  backend_for(out.device()).unary(op, out, in, args);
 }
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
@@ -487,15 +492,23 @@ void binary_out(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b
   check_can_cast(result, out, name);
   assert_no_internal_overlap(out, name);
   if (compute_numel(shape) > 0) check_integer_divisor(op, bb, compute);
+  // The result in another dtype, or inputs that overlap out, exist before the bump (Note
+  // [In-place writes bump after validation]).
+  const bool direct = result == out.dtype() && has_kernels(result);
+  Tensor ac, bc;
+  if (out.numel() > 0 && direct) {
+    ac = guard_overlap(out, expand_to(to_compute(aa, compute), shape));
+    bc = guard_overlap(out, expand_to(to_compute(bb, compute), shape));
+  } else if (out.numel() > 0) {
+    ac = binary_impl(op, aa, bb, compute);
+  }
   if (bump != nullptr) out.version_counter().bump(*bump, out.unsafe_impl());  // every check passed
   if (out.numel() == 0) return;
-  if (result != out.dtype() || !has_kernels(result)) {
-    backend_for(out.device()).copy(out, binary_impl(op, aa, bb, compute));
-    return;
+  if (direct) {
+    backend_for(out.device()).binary(op, out, ac, bc);
+  } else {
+    backend_for(out.device()).copy(out, ac);
   }
-  Tensor ac = guard_overlap(out, expand_to(to_compute(aa, compute), shape));
-  Tensor bc = guard_overlap(out, expand_to(to_compute(bb, compute), shape));
-  backend_for(out.device()).binary(op, out, ac, bc);
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {

@@ -14,7 +14,8 @@ namespace mutagrad::native {
 
 // Note [In-place writes bump after validation]
 // The native writers (unary_out, binary_out, copy_, fill_, masked_fill_) take the in-place op's
-// MutationSite. They run every check first, then bump out's version counter exactly once with
+// MutationSite. They run every check first and allocate every temporary (Note [Allocate before
+// the bump] in tensor/version_counter.h), then bump out's version counter exactly once with
 // that site, then write: a write that raises leaves data and version as they were, and a saved
 // tensor never looks stale because of a write that did not happen. Null: no bump (an output
 // the caller just allocated, or a caller that bumps itself after its own validation).

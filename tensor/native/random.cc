@@ -92,22 +92,22 @@ void random_fill_(const Tensor& self, Generator& gen, RandomParams params, const
                   const MutationSite* bump) {
   check_generator(gen, self.device(), op);
   assert_no_internal_overlap(self, op);
+  // Drawn in row-major order, into self when it is contiguous and has kernels, else into a
+  // contiguous tensor of the kernel dtype, allocated before the bump (Note [In-place writes
+  // bump after validation]), then copied (and rounded, Note [Reduced dtypes]) into self.
+  const bool direct = self.is_contiguous() && has_kernels(self.dtype());
+  Tensor drawn =
+      direct || self.numel() == 0
+          ? self
+          : empty(self.sizes(), TensorOptions(opmath_dtype(self.dtype())).device(self.device()));
   if (bump != nullptr) self.version_counter().bump(*bump, self.unsafe_impl());  // checks passed
   if (self.numel() == 0) return;
   const Generator::Counters c = gen.reserve(static_cast<uint64_t>(self.numel()));
   params.seed = c.seed;
   params.offset = c.offset;
   Backend& backend = backend_for(self.device());
-  if (self.is_contiguous() && has_kernels(self.dtype())) {
-    backend.random(self, params);
-    return;
-  }
-  // Drawn in row-major order into a contiguous tensor of the kernel dtype, then copied (and
-  // rounded, Note [Reduced dtypes]) into self's layout.
-  Tensor drawn =
-      empty(self.sizes(), TensorOptions(opmath_dtype(self.dtype())).device(self.device()));
   backend.random(drawn, params);
-  backend.copy(self, drawn);
+  if (!direct) backend.copy(self, drawn);
 }
 
 RandomParams uniform_params(ScalarType dtype, double from, double to, const char* op) {
@@ -252,12 +252,15 @@ void bernoulli_(const Tensor& self, const Tensor& p, Generator& gen, const Mutat
   }
   // Read before the write: p may alias self.
   const Tensor p64 = to(p, kFloat64);
+  // A uniform u per element, 1 where u < p: the bits of bernoulli_ with a number p. Both
+  // buffers before the bump (Note [In-place writes bump after validation]).
+  const Tensor u = empty(self.sizes(), TensorOptions(kFloat64).device(self.device()));
+  const Tensor below = empty(self.sizes(), TensorOptions(kBool).device(self.device()));
   if (bump != nullptr) self.version_counter().bump(*bump, self.unsafe_impl());  // checks passed
   if (self.numel() == 0) return;
-  // A uniform u per element, 1 where u < p: the bits of bernoulli_ with a number p.
-  Tensor u = empty(self.sizes(), TensorOptions(kFloat64).device(self.device()));
   random_fill_(u, gen, RandomParams{}, op);
-  backend_for(self.device()).copy(self, binary(BinaryOp::kLt, u, p64));
+  binary_out(BinaryOp::kLt, below, u, p64);
+  backend_for(self.device()).copy(self, below);
 }
 
 Tensor randperm(int64_t n, Generator& gen, TensorOptions options) {

@@ -11,25 +11,13 @@
 #include "cuda/runtime.h"
 #include "mutagrad.h"
 #include "tensor/native/pointwise.h"
+#include "tests/tensor/test_util.h"
 
 namespace mutagrad {
 namespace {
 
-template <typename E, typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no exception";
-  return "";
-}
-
-std::vector<double> values(const Tensor& t) {
-  Tensor c = t.cpu().contiguous().to(kFloat64);
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
+using tensor_testing::error_of;
+using tensor_testing::values;
 
 int choose(int count, const std::map<std::string, std::string>& env, std::string* source) {
   return cuda::choose_device(

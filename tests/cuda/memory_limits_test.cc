@@ -1,36 +1,29 @@
 // The host-run device with a small capacity (MUTAGRAD_HOST_RUN_MEMORY_BYTES, tests/cuda/
 // BUILD.bazel): out-of-memory in ops whose Thrust temporaries go through the caching allocator
-// (Note [Thrust temporaries] in cuda/allocator.h) is OutOfMemoryError and changes nothing; and
-// a kernel handed host memory is refused (Note [Host-run device arena] in runtime_host.cc).
+// (Note [Thrust temporaries] in cuda/allocator.h) is OutOfMemoryError and changes nothing; a
+// write that runs out of memory at any of its allocations leaves values and version as they were
+// (Note [Allocate before the bump] in tensor/version_counter.h); and a kernel handed host memory
+// is refused (Note [Host-run device arena] in runtime_host.cc; every entry and operand:
+// kernel_pointers_test.cc).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/allocator.h"
 #include "cuda/cuda_backend.h"
 #include "mutagrad.h"
 #include "tensor/native/pointwise.h"
+#include "tests/tensor/test_util.h"
 
 namespace mutagrad {
 namespace {
 
-template <typename E, typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no exception";
-  return "";
-}
-
-std::vector<double> values(const Tensor& t) {
-  Tensor c = t.cpu().contiguous().to(kFloat64);
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
+using tensor_testing::error_of;
+using tensor_testing::values;
 
 int64_t capacity() {
   return std::strtoll(std::getenv("MUTAGRAD_HOST_RUN_MEMORY_BYTES"), nullptr, 10);
@@ -83,6 +76,207 @@ TEST(MemoryLimits, ThrustTemporariesAreCountedByTheCachingAllocator) {
   EXPECT_GE(cuda::memory_reserved(), cuda::memory_allocated());
   // Thrust's temporaries were given back: only v and i remain.
   EXPECT_EQ(cuda::memory_allocated() - before, outputs);
+}
+
+// Note [Allocate before the bump] (tensor/version_counter.h), for the write family: each write
+// runs on a device with no memory left, so the first temporary it needs (a staging copy, a
+// clone of an overlapping operand, index_put_'s sort or winner buffers, a result in another
+// dtype) is an OutOfMemoryError; the written tensor keeps its values and its version. With the
+// memory back, the same write succeeds, bumps once, and gives the CPU's values.
+struct WriteCase {
+  const char* name;
+  // The tensor written and the write, its operands made on `device` (the written tensor too,
+  // except where the case says).
+  std::function<std::pair<Tensor, std::function<void()>>(Device)> make;
+};
+
+// Holds the device's memory until destroyed, all but `left` bytes (a multiple of 512): after
+// empty_cache(), blocks that add up to the rest of the capacity (below 1 MiB the bins are
+// multiples of 512 bytes, so the count is exact).
+struct Ballast {
+  std::vector<Tensor> blocks;
+  explicit Ballast(int64_t left) {
+    cuda::empty_cache();
+    int64_t fill = capacity() - cuda::memory_reserved() - left;
+    for (int64_t block = int64_t{1} << 20; fill >= 512; block = std::min(block, fill)) {
+      if (block > fill) continue;
+      const int64_t bytes = block >= (int64_t{1} << 20) ? block : block / 512 * 512;
+      blocks.push_back(empty({bytes}, TensorOptions(kUInt8).device(kCUDA)));
+      fill -= bytes;
+    }
+  }
+};
+
+// Sizes make each kind of buffer a size of its own (the destination 8 KiB, K indices with
+// duplicates: 4.8 KB of int64), so that a temporary is not served by a block that validation
+// freed into the cache.
+std::vector<WriteCase> write_cases() {
+  constexpr int64_t N = 2048, K = 600;
+  using Write = std::function<void()>;
+  auto dst = [](Device d) { return arange(N, kFloat32).to(d); };
+  auto idx = [](Device d) { return (arange(K, kInt64).remainder_(500) * 3).to(d); };
+  auto vals = [](Device d) { return (arange(K, kFloat32) / -8).to(d); };
+  auto mask = [](Device d) { return (arange(N) >= N - K).to(d); };
+  return {
+      {"index_put_",
+       [=](Device d) {
+         Tensor x = dst(d), v = vals(d), i = idx(d);
+         return std::make_pair(x, Write([=]() mutable { x.index_put_({i}, v); }));
+       }},
+      {"index_put_ accumulate",
+       [=](Device d) {
+         Tensor x = dst(d), v = vals(d), i = idx(d);
+         return std::make_pair(x, Write([=]() mutable { x.index_put_({i}, v, true); }));
+       }},
+      {"index_put_ of its own elements",
+       [=](Device d) {
+         Tensor x = dst(d), i = idx(d);
+         return std::make_pair(x, Write([=]() mutable { x.index_put_({i}, x.narrow(0, 5, K)); }));
+       }},
+      {"index_put_ requiring grad",
+       [=](Device d) {
+         Tensor leaf = dst(d).requires_grad_();
+         Tensor x = leaf * 1, v = vals(d).requires_grad_(), i = idx(d);
+         return std::make_pair(x, Write([=]() mutable { x.index_put_({i}, v, true); }));
+       }},
+      {"set_item_ of a 0-dim CPU value",
+       [=](Device d) {
+         Tensor x = dst(d), v = tensor(5.0), i = idx(d);
+         return std::make_pair(x, Write([=]() mutable { x.set_item_({i}, v); }));
+       }},
+      {"set_item_ with an index tensor",
+       [=](Device d) {
+         Tensor x = dst(d), v = vals(d), i = idx(d);
+         return std::make_pair(x, Write([=]() mutable { x.set_item_({i}, v); }));
+       }},
+      {"set_item_ of a mask",
+       [=](Device d) {
+         Tensor x = dst(d), m = mask(d), v = vals(d);
+         return std::make_pair(x, Write([=]() mutable { x.set_item_({m}, v); }));
+       }},
+      {"set_item_ of a strided slice from the CPU",
+       [=](Device d) {
+         Tensor x = dst(d), v = arange(N / 2, kFloat32) * -1;
+         return std::make_pair(
+             x, Write([=]() mutable { x.set_item_({indexing::Slice(0, indexing::None, 2)}, v); }));
+       }},
+      {"copy_ from the CPU in another dtype",
+       [=](Device d) {
+         Tensor x = dst(d), v = arange(N, kFloat64) * -1;
+         return std::make_pair(x, Write([=]() mutable { x.copy_(v); }));
+       }},
+      {"copy_ of overlapping elements",
+       [=](Device d) {
+         Tensor x = dst(d);
+         return std::make_pair(
+             x, Write([=]() mutable { x.narrow(0, 1, N - 1).copy_(x.narrow(0, 0, N - 1)); }));
+       }},
+      {"copy_ into the CPU of a strided device tensor",
+       [=](Device d) {
+         Tensor x = dst(kCPU), src = (arange(2 * N, kFloat32) * -1).to(d);
+         return std::make_pair(x, Write([=]() mutable { x.copy_(src.slice(0, 0, 2 * N, 2)); }));
+       }},
+      {"add_ of overlapping elements",
+       [=](Device d) {
+         Tensor x = dst(d);
+         return std::make_pair(
+             x, Write([=]() mutable { x.narrow(0, 1, N - 1).add_(x.narrow(0, 0, N - 1)); }));
+       }},
+      {"mul_ by a float64 tensor",
+       [=](Device d) {
+         Tensor x = dst(d), y = full({N}, 3.0, kFloat64).to(d);
+         return std::make_pair(x, Write([=]() mutable { x.mul_(y); }));
+       }},
+      {"exp_ of float16",
+       [=](Device d) {
+         Tensor x = (arange(N, kFloat32) / N).to(kFloat16).to(d);
+         return std::make_pair(x, Write([=]() mutable { x.exp_(); }));
+       }},
+      {"scatter_",
+       [=](Device d) {
+         Tensor x = dst(d), i = idx(d), v = vals(d);
+         return std::make_pair(x, Write([=]() mutable { x.scatter_(0, i, v); }));
+       }},
+      {"scatter_add_",
+       [=](Device d) {
+         Tensor x = dst(d), i = idx(d), v = vals(d);
+         return std::make_pair(x, Write([=]() mutable { x.scatter_add_(0, i, v); }));
+       }},
+      {"index_add_",
+       [=](Device d) {
+         Tensor x = dst(d), i = idx(d), v = vals(d);
+         return std::make_pair(x, Write([=]() mutable { x.index_add_(0, i, v); }));
+       }},
+      {"index_copy_",
+       [=](Device d) {
+         Tensor x = dst(d), i = (arange(K, kInt64) * 3).to(d), v = vals(d);
+         return std::make_pair(x, Write([=]() mutable { x.index_copy_(0, i, v); }));
+       }},
+      {"index_fill_",
+       [=](Device d) {
+         Tensor x = dst(d), i = idx(d);
+         return std::make_pair(x, Write([=]() mutable { x.index_fill_(0, i, -2.0); }));
+       }},
+      {"put_",
+       [=](Device d) {
+         Tensor x = dst(d), i = idx(d), v = vals(d);
+         return std::make_pair(x, Write([=]() mutable { x.put_(i, v, true); }));
+       }},
+      {"masked_scatter_",
+       [=](Device d) {
+         Tensor x = dst(d), m = mask(d), v = vals(d);
+         return std::make_pair(x, Write([=]() mutable { x.masked_scatter_(m, v); }));
+       }},
+      {"lerp_ with a broadcast weight",
+       [=](Device d) {
+         Tensor x = dst(d), e = zeros({N}).to(d), w = full({1}, 0.5).to(d);
+         return std::make_pair(x, Write([=]() mutable { x.lerp_(e, w); }));
+       }},
+      {"uniform_ of a strided view",
+       [=](Device d) {
+         Tensor x = dst(d);
+         return std::make_pair(x, Write([=]() mutable { x.slice(0, 0, N, 2).uniform_(0.0, 0.5); }));
+       }},
+  };
+}
+
+TEST(MemoryLimits, AWriteOutOfMemoryChangesNeitherValuesNorVersion) {
+  // Each write with 0, 512, 1024, ... bytes of the device free, until it succeeds: so each of
+  // its allocations in turn is the one that fails (validation's, the temporaries', a kernel's).
+  constexpr int64_t kMostFree = int64_t{1} << 20;
+  for (const WriteCase& c : write_cases()) {
+    SCOPED_TRACE(c.name);
+    auto [expected, cpu_write] = c.make(kCPU);
+    cpu_write();
+    int64_t left = 0;
+    for (; left <= kMostFree; left += 512) {
+      SCOPED_TRACE(testing::Message() << left << " bytes free");
+      auto [x, write] = c.make(kCUDA);
+      const std::vector<double> before = values(x);
+      const uint32_t version = x.version();
+      bool out_of_memory = false;
+      {
+        Ballast ballast(left);
+        try {
+          write();
+        } catch (const cuda::OutOfMemoryError&) {
+          out_of_memory = true;
+        }
+      }
+      if (out_of_memory) {
+        EXPECT_EQ(x.version(), version) << "bumped, then out of memory";
+        EXPECT_EQ(values(x), before);
+        continue;
+      }
+      EXPECT_GT(left, 0) << "the write allocates nothing: it does not belong in this table";
+      EXPECT_EQ(x.version(), version + 1);
+      if (std::string(c.name).find("uniform_") == std::string::npos) {
+        EXPECT_EQ(values(x), values(expected));
+      }
+      break;
+    }
+    EXPECT_LE(left, kMostFree) << "never succeeded";
+  }
 }
 
 TEST(MemoryLimits, AKernelHandedHostMemoryIsRefused) {

@@ -1,6 +1,6 @@
 // Helpers shared by the tests of tensor/: naive element access through the strides (the
 // reference every kernel and view is checked against), seeded random tensors with random
-// geometry, and an exception-message check.
+// geometry, and exception-message checks.
 //
 //   Random rnd(7);
 //   Tensor x = rnd.tensor(rnd.shape(), kFloat32);     // permuted, gappy, offset
@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
@@ -156,5 +157,20 @@ void expect_error(Fn&& fn, const std::string& substring) {
     ADD_FAILURE() << "wrong exception type: " << e.what();
   }
 }
+
+// The message of the E that `fn` throws; a test failure (and "") when it throws nothing.
+template <typename E, typename Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const E& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no exception";
+  return "";
+}
+
+// Every element of t (on any device), row-major, as doubles.
+inline std::vector<double> values(const Tensor& t) { return elements(native::to(t, kCPU)); }
 
 }  // namespace mutagrad::tensor_testing
