@@ -91,8 +91,19 @@ def run_program(lib, fw, seed, device):
                 named[f"r{step}"] = target * dual.flatten()[: target.numel()].reshape(
                     target.shape) + target.sum()
             else:
-                op = rng.choice(["sigmoid", "exp", "tanh", "relu", "sin"])
-                named[f"r{step}"] = getattr(target, op)()
+                op = rng.choice(["sigmoid", "exp", "tanh", "relu", "sin", "cumsum", "softmax",
+                                 "amax", "sort", "cat", "where", "prod"])
+                composite = {  # ops with tangent formulas of their own (issue 40, second part)
+                    "cumsum": lambda t: t.cumsum(-1),
+                    "softmax": lambda t: t.softmax(-1),
+                    "amax": lambda t: t.amax(-1),
+                    "sort": lambda t: t.sort(-1)[0],
+                    "cat": lambda t: lib.cat([t[:1], t[1:] * 2], 0),
+                    "where": lambda t: lib.where(t > 0, t, t * t),
+                    "prod": lambda t: t.prod(-1),
+                }
+                named[f"r{step}"] = (composite[op](target) if op in composite
+                                     else getattr(target, op)())
             snap = {}
             for name, t in list(named.items()) + list(views.items()):
                 p, tg = fw.unpack_dual(t)
