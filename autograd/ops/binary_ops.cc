@@ -263,14 +263,20 @@ class PowBackward2 final : public Node {
  public:
   const char* name() const override { return "PowBackward2"; }
   VariableList apply(VariableList&& grads) override {
-    const double base = self_.to<double>();
-    Tensor result = result_.unpack(this);
+    // The exponent is read (and version checked) for a zero base only, as before.
+    const Tensor exponent = self_.to<double>() == 0.0 ? exponent_.unpack(this) : Tensor();
+    return {jvp(self_, exponent, result_.unpack(this), grads[0])};
+  }
+  // Element-wise: the tangent is the backward formula applied to the tangent.
+  static Tensor jvp(const Scalar& self, const Tensor& exponent, const Tensor& result,
+                    const Tensor& t) {
+    const double base = self.to<double>();
     if (base == 0.0) {
       // 0^e: gradient 0 where e >= 0 (PyTorch's convention), -inf * 0^e elsewhere.
-      Tensor nonneg = native::binary(BinaryOp::kGe, exponent_.unpack(this), Scalar(0));
-      return {(grads[0] * (result * -INFINITY)).masked_fill(nonneg, 0)};
+      Tensor nonneg = native::binary(BinaryOp::kGe, exponent, Scalar(0));
+      return (t * (result * -INFINITY)).masked_fill(nonneg, 0);
     }
-    return {grads[0] * (result * std::log(base))};
+    return t * (result * std::log(base));
   }
   void visit_saved(SavedVisitor& v) override {
     v.visit("exponent", exponent_);
@@ -676,7 +682,10 @@ Tensor pow(const Tensor& self, const Tensor& exponent) {
 
 Tensor pow(const Scalar& self, const Tensor& exponent) {
   Tensor result = native::binary(BinaryOp::kPow, wrap(self, exponent, "pow"), exponent);
-  if (compute_requires_grad("pow", exponent)) {
+  autograd::fwd::propagate("pow", result, {exponent}, [&](const auto& t) {
+    return autograd::PowBackward2::jvp(self, exponent, result, t[0]);
+  });
+  if (compute_requires_grad_has_jvp(exponent)) {
     auto node = make_node<autograd::PowBackward2>(exponent);
     node->self_ = self;
     node->exponent_ = SavedVariable(exponent, false);

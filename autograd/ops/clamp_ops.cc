@@ -46,6 +46,27 @@ class ClampBackward0 final : public Node {
     }
     return out;
   }
+  // Tangent: each element takes the tangent of the operand the backward routes it to (self's
+  // inside the bounds, min's below, max's above).
+  static Tensor jvp(const Tensor& self, const Tensor& min, const Tensor& max, const Tensor& ts,
+                    const Tensor& tmin, const Tensor& tmax) {
+    Tensor pass;
+    if (min.defined()) pass = self.ge(min);
+    if (max.defined()) pass = pass.defined() ? pass.logical_and(self.le(max)) : self.le(max);
+    Tensor out = fwd::tangent_or_zeros(ts, self);
+    if (pass.defined()) out = where(pass, out, 0.0);
+    if (min.defined() && tmin.defined()) {
+      Tensor below = self.lt(min);
+      if (max.defined()) below = below.logical_and(min.lt(max));
+      out = out + where(below, tmin, 0.0);
+    }
+    if (max.defined() && tmax.defined()) {
+      Tensor above = self.gt(max);
+      if (min.defined()) above = above.logical_or(max.lt(min));
+      out = out + where(above, tmax, 0.0);
+    }
+    return out;
+  }
   void visit_saved(SavedVisitor& v) override {
     v.visit("self", self_);
     v.visit("min", min_);
@@ -64,7 +85,10 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max) {
   Tensor result = self;
   if (min.defined()) result = native::binary(BinaryOp::kMaximum, result, min);
   if (max.defined()) result = native::binary(BinaryOp::kMinimum, result, max);
-  if (autograd::compute_requires_grad("clamp", self, min, max) && result.is_floating_point()) {
+  autograd::fwd::propagate("clamp", result, {self, min, max}, [&](const auto& t) {
+    return autograd::ClampBackward0::jvp(self, min, max, t[0], t[1], t[2]);
+  });
+  if (autograd::compute_requires_grad_has_jvp(self, min, max) && result.is_floating_point()) {
     auto node = autograd::make_node<autograd::ClampBackward0>(self, min, max);
     node->self_ = autograd::SavedVariable(self, /*is_output=*/false);
     if (min.defined()) node->min_ = autograd::SavedVariable(min, /*is_output=*/false);
