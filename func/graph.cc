@@ -2,6 +2,7 @@
 
 #include <iomanip>
 #include <sstream>
+#include <string>
 
 namespace mutagrad::func {
 
@@ -25,9 +26,15 @@ void print_arg(std::ostream& os, const NodeArg& arg) {
     if (s->is_bool()) {
       os << (s->to<bool>() ? "True" : "False");
     } else if (s->is_floating_point()) {
-      std::ostringstream num;
-      num << std::setprecision(17) << s->to<double>();
-      std::string text = num.str();
+      // The shortest text that reads back as the same double (0.1, not 0.10000000000000001).
+      const double value = s->to<double>();
+      std::string text;
+      for (int precision = 1; precision <= 17; ++precision) {
+        std::ostringstream num;
+        num << std::setprecision(precision) << value;
+        text = num.str();
+        if (std::stod(text) == value) break;
+      }
       if (text.find_first_of(".einf") == std::string::npos) text += ".0";
       os << text;
     } else {

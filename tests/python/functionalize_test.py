@@ -179,6 +179,23 @@ def test_write_into_a_view_of_an_intermediate_prints_as_code():
     assert pure.num_inplace() == 0
     assert "slice_scatter" in pure.code
     assert pure(mg.arange(4.0) + 1).tolist() == [1.0, 4.0, 6.0, 4.0]
+    assert g(mg.arange(4.0) + 1).tolist() == [1.0, 4.0, 6.0, 4.0]
+
+
+def test_optimizer_step_writes_its_input_once_at_the_end():
+    def sgd_step(p, grad):
+        p.add_(grad * -0.1)
+        return p
+
+    pure = mg.func.capture(sgd_step, mg.ones(3), mg.ones(3)).functionalize()
+    assert pure.ops() == ["mul", "add", "copy_"]
+    assert "%2 = mul(%1, -0.1)" in pure.code  # the shortest text that reads back
+    p, g = mg.tensor([1.0, 2.0, 3.0]), mg.tensor([0.5, -0.25, 4.0])
+    pe = p.clone()
+    expected = sgd_step(pe, g.clone())
+    out = mg.func.functionalize(sgd_step)(p, g)
+    assert bits(mg, out) == bits(mg, expected)
+    assert bits(mg, p) == bits(mg, pe)
 
 
 def test_gradients_through_functionalize_equal_eager():
