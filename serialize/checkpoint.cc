@@ -1,6 +1,9 @@
 // PyTorch's zip checkpoint format (checkpoint.h) over libzip.
 #include "serialize/checkpoint.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zip.h>
 
 #include <algorithm>
@@ -14,8 +17,10 @@
 
 #include "mutagrad.h"
 #include "serialize/atomic_file.h"
+#include "serialize/crc32.h"
 #include "serialize/errors.h"
 #include "serialize/pickle.h"
+#include "serialize/zip_writer.h"
 
 namespace mutagrad {
 
@@ -40,41 +45,144 @@ std::string stem(const std::string& path) {
   return base.empty() ? "archive" : base;
 }
 
+// Note [Storage records are read with pread]
+// An archive is read through RawSource, a zip_source of ours over a descriptor (load) or
+// memory (load_from_bytes): libzip parses and checks the directories and the local headers
+// through it, and small records (data.pkl, version, byteorder) are read through libzip. A
+// storage record is not: libzip checks a stored record's CRC-32 with zlib's (about 0.9 GiB/s
+// here, half a plain read's speed), whatever the flags (zip_source_zip_new's needs_crc). So
+// read_storage has libzip read the record's first byte, which tells RawSource where the
+// record's data begins (the last READ's offset), and then preads the record in 1 MiB chunks
+// straight into the tensor's memory, each CRC-32'd while in cache (crc32.h), and compares the
+// CRC with the directory's: a damaged storage is a FormatError, as a damaged pickle is (read()
+// compares the small records' CRCs itself too: libzip compares only when a read reaches a
+// record's end, and a read of exactly its size never asks for more).
+// (Advising the storages onto transparent huge pages, as numpy does, made a 1 GiB load slower
+// here: the kernel compacts memory to find them.)
+class RawSource {
+ public:
+  RawSource(int fd, uint64_t size) : fd_(fd), size_(size) { zip_error_init(&error_); }
+  RawSource(const char* data, uint64_t size) : mem_(data), size_(size) { zip_error_init(&error_); }
+  ~RawSource() {
+    if (fd_ >= 0) ::close(fd_);
+    zip_error_fini(&error_);
+  }
+  RawSource(const RawSource&) = delete;
+  RawSource& operator=(const RawSource&) = delete;
+  uint64_t size() const { return size_; }
+  uint64_t last_read_offset() const { return last_read_; }
+
+  // Up to `n` bytes at `offset` (fewer only at the end of the file); -1 with errno on failure.
+  int64_t read_at(uint64_t offset, char* out, uint64_t n) const {
+    n = offset >= size_ ? 0 : std::min<uint64_t>(n, size_ - offset);
+    if (fd_ < 0) {
+      if (n > 0) std::memcpy(out, mem_ + offset, n);
+      return static_cast<int64_t>(n);
+    }
+    uint64_t done = 0;
+    while (done < n) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(n - done, uint64_t{1} << 30));
+      ssize_t got = ::pread(fd_, out + done, want, static_cast<off_t>(offset + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) return -1;
+      if (got == 0) break;  // the file shrank under us
+      done += static_cast<uint64_t>(got);
+    }
+    return static_cast<int64_t>(done);
+  }
+
+  static zip_int64_t callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
+    auto* s = static_cast<RawSource*>(self);
+    switch (cmd) {
+      case ZIP_SOURCE_SUPPORTS:
+        return zip_source_make_command_bitmap(
+            ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT, ZIP_SOURCE_ERROR,
+            ZIP_SOURCE_FREE, ZIP_SOURCE_SEEK, ZIP_SOURCE_TELL, ZIP_SOURCE_SUPPORTS, -1);
+      case ZIP_SOURCE_OPEN:
+        s->pos_ = 0;
+        return 0;
+      case ZIP_SOURCE_READ: {
+        s->last_read_ = s->pos_;
+        int64_t got = s->read_at(s->pos_, static_cast<char*>(data), len);
+        if (got < 0) {
+          zip_error_set(&s->error_, ZIP_ER_READ, errno);
+          return -1;
+        }
+        s->pos_ += static_cast<uint64_t>(got);
+        return got;
+      }
+      case ZIP_SOURCE_CLOSE:
+        return 0;
+      case ZIP_SOURCE_STAT: {
+        auto* st = static_cast<zip_stat_t*>(data);
+        zip_stat_init(st);
+        st->size = s->size_;
+        st->valid |= ZIP_STAT_SIZE;
+        return sizeof(zip_stat_t);
+      }
+      case ZIP_SOURCE_SEEK: {
+        zip_int64_t to = zip_source_seek_compute_offset(s->pos_, s->size_, data, len, &s->error_);
+        if (to < 0) return -1;
+        s->pos_ = static_cast<uint64_t>(to);
+        return 0;
+      }
+      case ZIP_SOURCE_TELL:
+        return static_cast<zip_int64_t>(s->pos_);
+      case ZIP_SOURCE_ERROR:
+        return zip_error_to_data(&s->error_, data, len);
+      case ZIP_SOURCE_FREE:
+        delete s;
+        return 0;
+      default:
+        zip_error_set(&s->error_, ZIP_ER_OPNOTSUPP, 0);
+        return -1;
+    }
+  }
+
+ private:
+  int fd_ = -1;
+  const char* mem_ = nullptr;
+  uint64_t size_, pos_ = 0, last_read_ = 0;
+  zip_error_t error_;
+};
+
 // A reader of one archive's records, all stored (uncompressed): sizes are bounded by the file.
 class Archive {
  public:
   // Reads `bytes` (kept alive by the caller).
   static Archive of_bytes(const std::string& bytes) {
-    zip_error_t error;
-    zip_error_init(&error);
-    zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
-    zip_error_fini(&error);
-    if (src == nullptr) throw SerializationError("load: libzip cannot read from memory");
-    return Archive(src, bytes.size());
+    return of_source(new RawSource(bytes.data(), bytes.size()), "memory");
   }
   // Reads the file at `path` as records are asked for: never the whole file at once.
   static Archive of_file(const std::string& path) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (f == nullptr) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
       throw SerializationError(str("load: cannot open '", path, "': ", std::strerror(errno)));
     }
-    std::fseek(f, 0, SEEK_END);
-    long end = std::ftell(f);
-    std::fseek(f, 0, SEEK_SET);
-    zip_error_t error;
-    zip_error_init(&error);
-    zip_source_t* src = zip_source_filep_create(f, 0, -1, &error);
-    zip_error_fini(&error);
-    if (src == nullptr) {
-      std::fclose(f);
-      throw SerializationError(str("load: libzip cannot read '", path, "'"));
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      throw SerializationError(str("load: '", path, "' is not a regular file"));
     }
-    return Archive(src, end < 0 ? 0 : static_cast<uint64_t>(end));
+    return of_source(new RawSource(fd, static_cast<uint64_t>(st.st_size)), path);
   }
 
-  // Takes `src` (freed on failure too).
-  // `file_size`: the archive's bytes; no record may claim more (memory bounded by the file).
-  Archive(zip_source_t* src, uint64_t file_size) : file_size_(file_size) {
+  // Takes `raw` (libzip frees it with the archive, or here on failure).
+  static Archive of_source(RawSource* raw, const std::string& what) {
+    zip_error_t error;
+    zip_error_init(&error);
+    zip_source_t* src = zip_source_function_create(&RawSource::callback, raw, &error);
+    zip_error_fini(&error);
+    if (src == nullptr) {
+      delete raw;
+      throw SerializationError(str("load: libzip cannot read ", what));
+    }
+    return Archive(src, raw);
+  }
+
+  // Takes `src` (freed on failure too), whose RawSource is `raw`: no record may claim more
+  // than its bytes (memory bounded by the file).
+  Archive(zip_source_t* src, const RawSource* raw) : raw_(raw), file_size_(raw->size()) {
     zip_error_t error;
     zip_error_init(&error);
     zip_ = ZipPtr(zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error));
@@ -120,25 +228,43 @@ class Archive {
     return st.size;
   }
 
-  // Note [Storage records are not CRC-checked]
-  // A storage's bytes are read raw (ZIP_FL_COMPRESSED: a stored record's raw bytes are its data,
-  // size() having checked it is stored and its sizes agree), without libzip's CRC-32, as torch
-  // reads them: zlib's CRC runs at about a third of a plain read's speed, and a weights file
-  // has no checksum in safetensors either. data.pkl, version and byteorder keep the check, so
-  // a damaged pickle is still caught before it is interpreted; a flipped bit in a tensor's
-  // data is not (docs/checkpoints.md).
-  void read(const std::string& name, void* out, uint64_t n, bool check_crc = true) const {
-    zip_file_t* f =
-        zip_fopen(zip_.get(), (prefix_ + name).c_str(), check_crc ? 0 : ZIP_FL_COMPRESSED);
-    if (f == nullptr) {
-      throw FormatError(
-          str("load: cannot open the record '", prefix_, name, "': ", zip_strerror(zip_.get())));
-    }
-    zip_int64_t got = n == 0 ? 0 : zip_fread(f, out, n);
-    zip_fclose(f);
+  // The whole record `name` (n bytes, size() checked) through libzip, CRC-checked by us
+  // (libzip compares its CRC only when a read reaches the record's end, which a read of
+  // exactly n bytes does not).
+  void read(const std::string& name, void* out, uint64_t n) const {
+    zip_int64_t got = n == 0 ? 0 : read_prefix(name, out, n);
     if (got < 0 || static_cast<uint64_t>(got) != n) {
       throw FormatError(str("load: the record '", prefix_, name, "' is truncated or corrupt"));
     }
+    check_crc(name, serialize::crc32(0, out, static_cast<size_t>(n)));
+  }
+
+  // A storage record (n bytes, size() checked) by pread (Note [Storage records are read with
+  // pread]).
+  void read_storage(const std::string& name, char* out, uint64_t n) const {
+    if (n == 0) return check_crc(name, 0);
+    if (read_prefix(name, out, 1) != 1) {
+      throw FormatError(str("load: the record '", prefix_, name, "' is truncated or corrupt"));
+    }
+    uint64_t offset = raw_->last_read_offset();
+    if (offset > file_size_ || n > file_size_ - offset) {
+      throw FormatError(str("load: the record '", prefix_, name, "' of ", n, " bytes at offset ",
+                            offset, " runs past the archive's end (", file_size_,
+                            " bytes); the archive is truncated"));
+    }
+    uint32_t crc = 0;
+    constexpr uint64_t kChunk = uint64_t{1} << 20;
+    for (uint64_t done = 0; done < n;) {
+      uint64_t chunk = std::min(kChunk, n - done);
+      errno = 0;
+      if (raw_->read_at(offset + done, out + done, chunk) != static_cast<int64_t>(chunk)) {
+        throw FormatError(str("load: cannot read the record '", prefix_, name, "' at offset ",
+                              offset + done, ": ", errno ? std::strerror(errno) : "short read"));
+      }
+      crc = serialize::crc32(crc, out + done, static_cast<size_t>(chunk));
+      done += chunk;
+    }
+    check_crc(name, crc);
   }
 
   std::string read_all(const std::string& name) const {
@@ -148,7 +274,34 @@ class Archive {
   }
 
  private:
+  // FormatError unless `crc` is the directory's CRC-32 of the record.
+  void check_crc(const std::string& name, uint32_t crc) const {
+    zip_stat_t st;
+    if (zip_stat(zip_.get(), (prefix_ + name).c_str(), 0, &st) != 0 || !(st.valid & ZIP_STAT_CRC)) {
+      throw FormatError(str("load: the record '", prefix_, name, "' has no CRC-32"));
+    }
+    if (crc != st.crc) {
+      throw FormatError(str("load: the record '", prefix_, name, "' fails its CRC-32 check (",
+                            "the directory says ", st.crc, ", its bytes give ", crc,
+                            "); the archive is corrupt"));
+    }
+  }
+
+  // Up to n bytes of the record from its start, through libzip (which checks the CRC-32 when
+  // the whole record is read); -1 on failure.
+  zip_int64_t read_prefix(const std::string& name, void* out, uint64_t n) const {
+    zip_file_t* f = zip_fopen(zip_.get(), (prefix_ + name).c_str(), 0);
+    if (f == nullptr) {
+      throw FormatError(
+          str("load: cannot open the record '", prefix_, name, "': ", zip_strerror(zip_.get())));
+    }
+    zip_int64_t got = zip_fread(f, out, n);
+    zip_fclose(f);
+    return got;
+  }
+
   ZipPtr zip_;
+  const RawSource* raw_;  // zip_'s source, freed with it
   std::string prefix_;
   uint64_t file_size_ = 0;
 };
@@ -174,243 +327,29 @@ Device location_device(const std::string& key, const std::string& location) {
 }
 
 // Note [Streaming save]
-// libzip writes the archive through ZipSink, a zip_source of our own whose writes go to a
-// WriteAt (the AtomicFile's file, or a string for save_to_bytes) through a 4 MiB buffer. Each
-// storage is a StorageSource that libzip opens when it writes that record: a CPU storage is
-// read in place, a CUDA one is copied to the CPU on open and freed on close. So a save's extra
-// memory is the pickle, the buffer and at most one storage's CPU copy, whatever the total size.
-using WriteAt = std::function<void(uint64_t offset, const char* data, size_t n)>;
-
-// Runs `body` for a libzip callback: an exception becomes -1 with a ZIP_ER_WRITE error, and is
-// kept to be rethrown once libzip returns (it must not unwind through C code).
-template <typename F>
-zip_int64_t guarded(zip_error_t* error, std::exception_ptr* failure, F&& body) {
-  try {
-    return body();
-  } catch (...) {
-    if (!*failure) *failure = std::current_exception();
-    zip_error_set(error, ZIP_ER_WRITE, 0);
-    return -1;
-  }
-}
-
-class ZipSink {
- public:
-  explicit ZipSink(WriteAt write_at) : write_at_(std::move(write_at)) { zip_error_init(&error_); }
-  ~ZipSink() { zip_error_fini(&error_); }
-  ZipSink(const ZipSink&) = delete;
-  ZipSink& operator=(const ZipSink&) = delete;
-
-  static zip_int64_t callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
-    auto* sink = static_cast<ZipSink*>(self);
-    return guarded(&sink->error_, &sink->failure, [&] { return sink->handle(data, len, cmd); });
-  }
-
-  std::exception_ptr failure;
-
- private:
-  static constexpr size_t kBuffer = size_t{4} << 20;
-
-  zip_int64_t handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
-    switch (cmd) {
-      case ZIP_SOURCE_SUPPORTS:
-        return zip_source_make_command_bitmap(
-            ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT, ZIP_SOURCE_ERROR,
-            ZIP_SOURCE_FREE, ZIP_SOURCE_SEEK, ZIP_SOURCE_TELL, ZIP_SOURCE_BEGIN_WRITE,
-            ZIP_SOURCE_COMMIT_WRITE, ZIP_SOURCE_ROLLBACK_WRITE, ZIP_SOURCE_WRITE,
-            ZIP_SOURCE_SEEK_WRITE, ZIP_SOURCE_TELL_WRITE, ZIP_SOURCE_SUPPORTS, ZIP_SOURCE_REMOVE,
-            -1);
-      case ZIP_SOURCE_STAT: {  // a new, empty archive
-        auto* st = static_cast<zip_stat_t*>(data);
-        zip_stat_init(st);
-        st->size = 0;
-        st->valid |= ZIP_STAT_SIZE;
-        return sizeof(zip_stat_t);
-      }
-      case ZIP_SOURCE_OPEN:
-      case ZIP_SOURCE_READ:
-      case ZIP_SOURCE_CLOSE:
-      case ZIP_SOURCE_SEEK:
-      case ZIP_SOURCE_TELL:
-      case ZIP_SOURCE_FREE:
-      case ZIP_SOURCE_REMOVE:
-        return 0;
-      case ZIP_SOURCE_BEGIN_WRITE:
-        pos_ = end_ = start_ = 0;
-        buffer_.clear();
-        return 0;
-      case ZIP_SOURCE_WRITE:
-        write(static_cast<const char*>(data), static_cast<size_t>(len));
-        return static_cast<zip_int64_t>(len);
-      case ZIP_SOURCE_SEEK_WRITE: {
-        zip_int64_t to = zip_source_seek_compute_offset(pos_, end_, data, len, &error_);
-        if (to < 0) return -1;
-        pos_ = static_cast<uint64_t>(to);
-        return 0;
-      }
-      case ZIP_SOURCE_TELL_WRITE:
-        return static_cast<zip_int64_t>(pos_);
-      case ZIP_SOURCE_COMMIT_WRITE:
-        flush();
-        return 0;
-      case ZIP_SOURCE_ROLLBACK_WRITE:
-        buffer_.clear();
-        return 0;
-      case ZIP_SOURCE_ERROR:
-        return zip_error_to_data(&error_, data, len);
-      default:
-        zip_error_set(&error_, ZIP_ER_OPNOTSUPP, 0);
-        return -1;
-    }
-  }
-
-  // The buffer holds the bytes at [start_, start_ + size); a write elsewhere flushes it.
-  void write(const char* p, size_t n) {
-    if (pos_ != start_ + buffer_.size() || buffer_.size() + n > kBuffer) flush();
-    if (buffer_.empty()) start_ = pos_;
-    if (n >= kBuffer) {
-      write_at_(pos_, p, n);
-      start_ = pos_ + n;
-    } else {
-      buffer_.insert(buffer_.end(), p, p + n);
-    }
-    pos_ += n;
-    end_ = std::max(end_, pos_);
-  }
-
-  void flush() {
-    if (!buffer_.empty()) write_at_(start_, buffer_.data(), buffer_.size());
-    start_ += buffer_.size();
-    buffer_.clear();
-  }
-
-  WriteAt write_at_;
-  zip_error_t error_;
-  std::vector<char> buffer_;
-  uint64_t start_ = 0, pos_ = 0, end_ = 0;
-};
-
-// One storage's bytes as a zip_source, read in place (CPU) or copied on open (CUDA).
-class StorageSource {
- public:
-  explicit StorageSource(Tensor flat) : flat_(std::move(flat)) {
-    zip_error_init(&error_);
-    size_ = static_cast<uint64_t>(flat_.numel() * element_size(flat_.dtype()));
-  }
-  ~StorageSource() { zip_error_fini(&error_); }
-  StorageSource(const StorageSource&) = delete;
-  StorageSource& operator=(const StorageSource&) = delete;
-
-  static zip_int64_t callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
-    auto* s = static_cast<StorageSource*>(self);
-    return guarded(&s->error_, &s->failure, [&] { return s->handle(data, len, cmd); });
-  }
-
-  std::exception_ptr failure;
-
- private:
-  zip_int64_t handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
-    switch (cmd) {
-      case ZIP_SOURCE_SUPPORTS:
-        return ZIP_SOURCE_SUPPORTS_READABLE;
-      case ZIP_SOURCE_STAT: {
-        auto* st = static_cast<zip_stat_t*>(data);
-        zip_stat_init(st);
-        st->size = size_;
-        st->valid |= ZIP_STAT_SIZE;
-        return sizeof(zip_stat_t);
-      }
-      case ZIP_SOURCE_OPEN:
-        host_ = flat_.device().is_cpu() ? flat_ : flat_.cpu();
-        pos_ = 0;
-        return 0;
-      case ZIP_SOURCE_READ: {
-        uint64_t n = std::min<uint64_t>(len, size_ - pos_);
-        if (n > 0) {
-          std::memcpy(data, static_cast<const char*>(host_.unsafe_impl()->data()) + pos_, n);
-        }
-        pos_ += n;
-        return static_cast<zip_int64_t>(n);
-      }
-      case ZIP_SOURCE_CLOSE:
-        host_ = Tensor();
-        return 0;
-      case ZIP_SOURCE_FREE:
-        return 0;
-      case ZIP_SOURCE_ERROR:
-        return zip_error_to_data(&error_, data, len);
-      default:
-        zip_error_set(&error_, ZIP_ER_OPNOTSUPP, 0);
-        return -1;
-    }
-  }
-
-  Tensor flat_, host_;
-  uint64_t size_ = 0, pos_ = 0;
-  zip_error_t error_;
-};
-
-void add_source(zip_t* z, const std::string& name, zip_source_t* src) {
-  zip_int64_t index = src == nullptr ? -1 : zip_file_add(z, name.c_str(), src, ZIP_FL_ENC_UTF_8);
-  if (index < 0) {
-    if (src != nullptr) zip_source_free(src);
-    throw SerializationError(str("save: libzip cannot add '", name, "': ", zip_strerror(z)));
-  }
-  zip_set_file_compression(z, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0);
-}
-
-void add_record(zip_t* z, const std::string& name, const void* data, size_t n) {
-  add_source(z, name, zip_source_buffer(z, data, n, 0));
-}
+// The archive goes to a WriteAt (the AtomicFile's file, or a string for save_to_bytes) through
+// ZipWriter (Note [Zip writer]): each storage record is written straight from the tensor's
+// memory, a CUDA storage from a CPU copy made for its record and freed after it. So a save's
+// extra memory is the pickle and at most one storage's CPU copy, whatever the total size.
+using WriteAt = serialize::ZipWriter::WriteAt;
 
 // Writes the archive of `obj` (records under `name/`) through write_at.
-void write_archive(const Value& obj, const std::string& name, const WriteAt& write_at) {
+void write_archive(const Value& obj, const std::string& name, const WriteAt& write_at,
+                   bool force_zip64 = false) {
   std::vector<serialize::PickledStorage> storages;
   std::string pkl = serialize::pickle(obj, &storages);
   const std::string version = "3\n", byteorder = "little";
-  std::vector<std::unique_ptr<StorageSource>> sources;
-  for (const auto& s : storages) sources.push_back(std::make_unique<StorageSource>(s.bytes));
-  ZipSink sink(write_at);
-  zip_error_t error;
-  zip_error_init(&error);
-  zip_source_t* out = zip_source_function_create(&ZipSink::callback, &sink, &error);
-  zip_t* z = out == nullptr ? nullptr : zip_open_from_source(out, ZIP_TRUNCATE, &error);
-  if (z == nullptr) {
-    if (out != nullptr) zip_source_free(out);
-    std::string why = zip_error_strerror(&error);
-    zip_error_fini(&error);
-    throw SerializationError(str("save: libzip cannot start an archive: ", why));
+  serialize::ZipWriter zip(write_at, force_zip64);
+  std::string dir = name + "/";
+  zip.add(dir + "data.pkl", pkl.data(), pkl.size());
+  for (const auto& s : storages) {
+    Tensor host = s.bytes.device().is_cpu() ? s.bytes : s.bytes.cpu();
+    uint64_t n = static_cast<uint64_t>(host.numel()) * element_size(host.dtype());
+    zip.add(dir + "data/" + s.key, host.unsafe_impl()->data(), n);
   }
-  zip_error_fini(&error);
-  auto rethrow_first = [&] {
-    if (sink.failure) std::rethrow_exception(sink.failure);
-    for (const auto& s : sources) {
-      if (s->failure) std::rethrow_exception(s->failure);
-    }
-  };
-  try {
-    std::string dir = name + "/";
-    add_record(z, dir + "data.pkl", pkl.data(), pkl.size());
-    for (size_t k = 0; k < storages.size(); ++k) {
-      zip_error_init(&error);
-      zip_source_t* src =
-          zip_source_function_create(&StorageSource::callback, sources[k].get(), &error);
-      zip_error_fini(&error);
-      add_source(z, dir + "data/" + storages[k].key, src);
-    }
-    add_record(z, dir + "version", version.data(), version.size());
-    add_record(z, dir + "byteorder", byteorder.data(), byteorder.size());
-  } catch (...) {
-    zip_discard(z);
-    throw;
-  }
-  if (zip_close(z) != 0) {
-    std::string why = zip_strerror(z);
-    zip_discard(z);
-    rethrow_first();
-    throw SerializationError(str("save: libzip cannot finish the archive: ", why));
-  }
-  rethrow_first();
+  zip.add(dir + "version", version.data(), version.size());
+  zip.add(dir + "byteorder", byteorder.data(), byteorder.size());
+  zip.finish();
 }
 
 }  // namespace
@@ -434,13 +373,28 @@ Storage MapLocation::restore(const Storage& cpu, const std::string& key,
   return to_device(cpu, location_device(key, target));
 }
 
-std::string save_to_bytes(const Value& obj, const std::string& name) {
+namespace {
+
+std::string archive_bytes(const Value& obj, const std::string& name, bool force_zip64) {
   std::string bytes;
-  write_archive(obj, name, [&](uint64_t offset, const char* data, size_t n) {
-    if (bytes.size() < offset + n) bytes.resize(offset + n);
-    std::memcpy(&bytes[offset], data, n);
-  });
+  write_archive(
+      obj, name,
+      [&](uint64_t offset, const char* data, size_t n) {
+        if (bytes.size() < offset + n) bytes.resize(offset + n);
+        std::memcpy(&bytes[offset], data, n);
+      },
+      force_zip64);
   return bytes;
+}
+
+}  // namespace
+
+std::string save_to_bytes(const Value& obj, const std::string& name) {
+  return archive_bytes(obj, name, false);
+}
+
+std::string serialize::save_to_bytes_forcing_zip64(const Value& obj, const std::string& name) {
+  return archive_bytes(obj, name, true);
 }
 
 void save(const Value& obj, const std::string& path) {
@@ -479,7 +433,7 @@ Value load_archive(const Archive& archive, const MapLocation& map_location) {
                                   " elements has a record of ", n, " bytes"));
     }
     Storage storage = Storage::allocate(kCPU, static_cast<size_t>(n));
-    archive.read(name, storage.data(), n, /*check_crc=*/false);
+    archive.read_storage(name, static_cast<char*>(storage.data()), n);
     return map_location.restore(storage, key, location);
   };
   return serialize::unpickle(pkl.data(), pkl.size(), loader);

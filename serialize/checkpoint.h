@@ -10,8 +10,10 @@
 // Tensors that share a storage in the saved object share one storage, and one version
 // counter, after loading; every tensor keeps its offset and strides. Saving is atomic (Note
 // [Atomic save] in atomic_file.h). Loading validates the archive, the pickle and every
-// tensor's bounds before returning anything; storages are read into fresh memory (a record
-// in a zip archive has no alignment guarantee, so no mmap view).
+// tensor's bounds before returning anything; storages are read by pread into fresh memory and
+// CRC-checked (Note [Storage records are read with pread] in checkpoint.cc: a file another
+// writer made need not align its records, so no mmap view). The records we write start at
+// multiples of 64 bytes, as torch's (Note [Zip writer] in zip_writer.h).
 #pragma once
 
 #include <functional>
@@ -28,6 +30,10 @@ namespace mutagrad {
 void save(const serialize::Value& obj, const std::string& path);
 // The archive's bytes, in memory (`name` is the records' folder).
 std::string save_to_bytes(const serialize::Value& obj, const std::string& name = "archive");
+namespace serialize {
+// save_to_bytes with zip64 fields in every record (Note [Zip writer]): for tests.
+std::string save_to_bytes_forcing_zip64(const Value& obj, const std::string& name = "archive");
+}  // namespace serialize
 
 // Note [map_location]
 // Where each storage goes, as torch.load's map_location: every storage is first read into CPU
