@@ -267,7 +267,9 @@ void record_max_pool(const char* node_name, const Tensor& input, const Tensor& v
     const Tensor flat = cat({t[0].reshape({nc, plane}),
                              zeros({nc, 1}, TensorOptions(t[0].dtype()).device(t[0].device()))},
                             1);
-    return gather(flat, 1, clamped.reshape({nc, -1})).view(values.sizes());
+    // Explicit sizes: reshape cannot infer -1 for an empty batch (nc = 0).
+    const int64_t per_plane = nc == 0 ? 0 : clamped.numel() / nc;
+    return gather(flat, 1, clamped.reshape({nc, per_plane})).view(values.sizes());
   });
   if (!autograd::compute_requires_grad_has_jvp(input)) return;
   auto node = autograd::make_node<MaxPoolBackward>(input);

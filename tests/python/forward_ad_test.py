@@ -387,3 +387,18 @@ def test_detach_in_place_drops_the_tangent():
                     fw.unpack_dual(d).tangent]
 
     both(program)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_max_pool_tangent_of_an_empty_batch(device):
+    # torch 1.13: an empty batch pools to an empty result whose tangent is empty too.
+    with mfw.dual_level():
+        x = mg.zeros(0, 3, 4, 4, dtype=mg.float64, device=device)
+        d = mfw.make_dual(x, mg.ones(0, 3, 4, 4, dtype=mg.float64, device=device))
+        y = mg.nn.functional.max_pool2d(d, 2)
+        tangent = mfw.unpack_dual(y).tangent
+    with tfw.dual_level():
+        tx = tfw.make_dual(torch.zeros(0, 3, 4, 4, dtype=torch.float64),
+                           torch.ones(0, 3, 4, 4, dtype=torch.float64))
+        expected = tfw.unpack_dual(torch.nn.functional.max_pool2d(tx, 2)).tangent
+    assert tangent is not None and list(tangent.shape) == list(expected.shape) == [0, 3, 2, 2]
