@@ -15,12 +15,13 @@
 // Note [oneDNN primitives are cached]
 // Creating a primitive descriptor walks oneDNN's implementation list (a backward one also
 // builds its forward hint): tens of microseconds, more than a small CNN's convolution itself.
-// Each primitive is kept by its call's key (direction, operand sizes, geometry; OpenMP's thread
-// count, which kernels are planned for, is fixed for the process) in a process-wide map under a
+// Each primitive is kept by its call's key (direction, operand sizes, geometry, and OpenMP's
+// thread count, which kernels are planned for) in a process-wide map under a
 // mutex; executing one primitive from several threads is safe (oneDNN's library scratchpad is per
 // thread). A geometry oneDNN refused is remembered too, so the reference runs without asking again.
 #include "tensor/native/convolution.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -30,6 +31,11 @@
 
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/tensor.h"
+
+// The OpenMP runtime's thread-count calls (libgomp, which oneDNN runs on); declared here so that
+// this file needs no -fopenmp.
+extern "C" int omp_get_max_threads();
+extern "C" void omp_set_num_threads(int);
 
 namespace mutagrad::cpu {
 namespace {
@@ -97,7 +103,7 @@ struct Cached {
 using Key = std::vector<int64_t>;
 
 Key key_of(Direction d, const Tensor& x, const Tensor& w, const Tensor& y, const ConvParams& p) {
-  Key k{static_cast<int64_t>(d), p.groups, x.dim()};
+  Key k{static_cast<int64_t>(d), p.groups, x.dim(), omp_get_max_threads()};
   for (const Tensor* t : {&x, &w, &y}) k.insert(k.end(), t->sizes().begin(), t->sizes().end());
   for (const DimVector* v : {&p.stride, &p.padding_l, &p.padding_r, &p.dilation}) {
     k.insert(k.end(), v->begin(), v->end());
@@ -149,11 +155,44 @@ Cached create_with(Direction dir, const memory::desc& x, const memory::desc& w,
   throw dnnl::error(dnnl_invalid_arguments, "unknown direction");
 }
 
+// Note [Small convolutions run on one thread]
+// oneDNN opens an OpenMP region of every thread for any problem, and its blocked JIT weight
+// gradient meets at a spinning barrier. For a small problem (the digits CNN's convolutions:
+// 0.3M and 2.4M multiply-adds) the threads' wake-ups and barriers cost more than the work:
+// 12 regions made a training step 150 ms on the loaded 2-core VM, where one thread takes about
+// 2 ms. So a call below kSmallConvMacs creates and runs its primitive with OpenMP's thread
+// count set to one on the calling thread (oneDNN then opens no region), and asks for the plain
+// layouts first for the weight gradient (its GEMM kernel needs no reorders).
+constexpr int64_t kSmallConvMacs = int64_t{1} << 23;
+
+// x, w, y: the forward's operands or their gradients; y: [N, O, *out], w: [O, C / G, *k].
+bool is_small(const Tensor& x, const Tensor& w, const Tensor& y) {
+  (void)x;
+  return y.numel() * (w.numel() / std::max<int64_t>(1, w.size(0))) < kSmallConvMacs;
+}
+
+// Sets OpenMP's thread count on this thread to one for its lifetime, when `one`.
+class OneThread {
+ public:
+  explicit OneThread(bool one) : saved_(one ? omp_get_max_threads() : 0) {
+    if (saved_ > 1) omp_set_num_threads(1);
+  }
+  ~OneThread() {
+    if (saved_ > 1) omp_set_num_threads(saved_);
+  }
+  OneThread(const OneThread&) = delete;
+  OneThread& operator=(const OneThread&) = delete;
+
+ private:
+  int saved_;
+};
+
 Cached create(Direction dir, const Tensor& x, const Tensor& w, const Tensor& y,
               const ConvParams& p) {
   const memory::desc xd = plain(x.sizes()), wd = weight_desc(w, p.groups), yd = plain(y.sizes());
   const Geometry g(p);
-  for (const bool blocked : {true, false}) {
+  const bool small = dir == Direction::kBackwardWeights && is_small(x, w, y);
+  for (const bool blocked : {!small, small}) {
     try {
       return create_with(dir, xd, wd, yd, g, blocked);
     } catch (const dnnl::error&) {
@@ -215,6 +254,7 @@ void execute(const Cached& c, int x_arg, const Tensor& x, int w_arg, const Tenso
 void CpuBackend::conv_forward(const Tensor& y, const Tensor& x, const Tensor& w,
                               const ConvParams& p) {
   if (x.dtype() != kFloat32) return Backend::conv_forward(y, x, w, p);
+  const OneThread threads(is_small(x, w, y));
   const Cached& c = primitive(Direction::kForward, x, w, y, p);
   if (!c.prim) return Backend::conv_forward(y, x, w, p);
   execute(c, DNNL_ARG_SRC, x, DNNL_ARG_WEIGHTS, w, DNNL_ARG_DST, y);
@@ -223,6 +263,7 @@ void CpuBackend::conv_forward(const Tensor& y, const Tensor& x, const Tensor& w,
 void CpuBackend::conv_backward_input(const Tensor& gx, const Tensor& gy, const Tensor& w,
                                      const ConvParams& p) {
   if (gy.dtype() != kFloat32) return Backend::conv_backward_input(gx, gy, w, p);
+  const OneThread threads(is_small(gx, w, gy));
   const Cached& c = primitive(Direction::kBackwardData, gx, w, gy, p);
   if (!c.prim) return Backend::conv_backward_input(gx, gy, w, p);
   execute(c, DNNL_ARG_DIFF_SRC, gx, DNNL_ARG_WEIGHTS, w, DNNL_ARG_DIFF_DST, gy);
@@ -231,6 +272,7 @@ void CpuBackend::conv_backward_input(const Tensor& gx, const Tensor& gy, const T
 void CpuBackend::conv_backward_weight(const Tensor& gw, const Tensor& x, const Tensor& gy,
                                       const ConvParams& p) {
   if (x.dtype() != kFloat32) return Backend::conv_backward_weight(gw, x, gy, p);
+  const OneThread threads(is_small(x, gw, gy));
   const Cached& c = primitive(Direction::kBackwardWeights, x, gw, gy, p);
   if (!c.prim) return Backend::conv_backward_weight(gw, x, gy, p);
   execute(c, DNNL_ARG_SRC, x, DNNL_ARG_DIFF_WEIGHTS, gw, DNNL_ARG_DIFF_DST, gy);
