@@ -1,5 +1,7 @@
 #include "tensor/cpu/parallel.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
@@ -97,12 +99,42 @@ class Worker {
 thread_local bool Worker::in_worker_ = false;
 #endif
 
+// Note [parallel_for after fork]
+// fork() copies only the calling thread. GCC's OpenMP runtime keeps its idle team in the child
+// and the next parallel region there waits for threads that do not exist (a hang; so would our
+// std::thread worker): Python's multiprocessing forks by default on Linux. A child therefore
+// runs every parallel_for on its one thread, both halves in order (the same split, so the same
+// bits), and asks OpenMP for teams of one (oneDNN's regions too).
+std::atomic<bool> g_forked_child{false};
+
+void on_fork_child() {
+  g_forked_child.store(true, std::memory_order_relaxed);
+#ifdef MUTAGRAD_PARALLEL_OPENMP
+  omp_set_num_threads(1);
+#endif
+}
+
+[[maybe_unused]] const bool g_fork_handler_registered = [] {
+  return pthread_atfork(nullptr, nullptr, on_fork_child) == 0;
+}();
+
+// In a forked child: runs both halves on this thread and returns true.
+bool ran_in_forked_child(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t n) {
+  if (!g_forked_child.load(std::memory_order_relaxed)) return false;
+  fn(ctx, 0, n / 2);
+  fn(ctx, n / 2, n);
+  return true;
+}
+
 }  // namespace
+
+bool in_forked_child() { return g_forked_child.load(std::memory_order_relaxed); }
 
 #ifdef MUTAGRAD_PARALLEL_OPENMP
 
 void parallel_run(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t n) {
   const int64_t mid = n / 2;
+  if (ran_in_forked_child(fn, ctx, n)) return;
   if (omp_in_parallel()) {
     fn(ctx, 0, n);
     return;
@@ -129,6 +161,7 @@ void parallel_run(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t n) {
 #else
 
 void parallel_run(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t n) {
+  if (ran_in_forked_child(fn, ctx, n)) return;
   static Worker* worker = new Worker();  // never destroyed: the detached thread outlives main
   int64_t mid = n / 2;
   if (!worker->try_run(fn, ctx, mid, n, fn, 0, mid)) fn(ctx, 0, n);

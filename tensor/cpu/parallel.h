@@ -19,6 +19,9 @@ constexpr int64_t kParallelThresholdCostly = 16384;
 
 // Runs fn(ctx, begin, end) over two halves of [0, n), one on the worker thread.
 void parallel_run(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t n);
+// Whether this process is a fork() child, whose parallel_for runs on one thread (Note
+// [parallel_for after fork] in parallel.cc).
+bool in_forked_child();
 
 template <typename F>
 void parallel_for(int64_t n, const F& f, int64_t threshold = kParallelThreshold) {
