@@ -101,7 +101,7 @@ namespace detail {
 // Levels entered and not exited: a relaxed atomic read is the whole cost of forward AD for
 // an op when no level is active.
 extern std::atomic<int> g_active_levels;
-}
+}  // namespace detail
 // Whether any level is active: ops skip all tangent work when not.
 inline bool enabled() { return detail::g_active_levels.load(std::memory_order_relaxed) > 0; }
 
