@@ -2,6 +2,7 @@
 #include "autograd/ops/clamp_ops.h"
 
 #include <memory>
+#include <utility>
 
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
@@ -102,7 +103,7 @@ const Tensor& clamp_(const Tensor& self, const Tensor& min, const Tensor& max, C
   if (!min.defined() && !max.defined()) {
     throw ValueError("clamp_(): at least one of 'min' or 'max' must not be None; pass a bound");
   }
-  const bool requires_grad = autograd::compute_requires_grad("clamp_", self, min, max);
+  const bool requires_grad = autograd::compute_requires_grad_has_jvp(self, min, max);
   autograd::check_inplace(self, requires_grad);
   ScalarType result = self.dtype();
   for (const Tensor* bound : {&min, &max}) {
@@ -125,6 +126,11 @@ const Tensor& clamp_(const Tensor& self, const Tensor& min, const Tensor& max, C
   Tensor value = native::detach(self);
   if (min.defined()) value = native::binary(BinaryOp::kMaximum, value, native::detach(min));
   if (max.defined()) value = native::binary(BinaryOp::kMinimum, value, native::detach(max));
+  // ClampBackward0's tangent, from the values before the write (Note [Tangents under mutation]).
+  autograd::fwd::PendingTangents tangents =
+      autograd::fwd::inplace_tangents(self, {min, max}, [&](const auto& t) {
+        return autograd::ClampBackward0::jvp(self, min, max, t[0], t[1], t[2]);
+      });
   std::shared_ptr<autograd::ClampBackward0> node;
   if (requires_grad && self.is_floating_point()) {
     node = autograd::make_node<autograd::ClampBackward0>(self, min, max);
@@ -141,6 +147,7 @@ const Tensor& clamp_(const Tensor& self, const Tensor& min, const Tensor& max, C
   const MutationSite write{"clamp_", site.file, site.line};
   native::copy_(self, value, &write);  // bumps once, writes
   if (node) autograd::rebase_history(self, node);
+  autograd::fwd::write_tangents(self, std::move(tangents), "clamp_");
   return self;
 }
 

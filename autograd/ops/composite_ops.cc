@@ -371,7 +371,9 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p) {
 
 Tensor& Tensor::fill_diagonal_(const Scalar& value, bool wrap, CallSite site) {
   const MutationSite ms{"fill_diagonal_", site.file, site.line};
-  autograd::check_inplace(*this, autograd::compute_requires_grad("fill_diagonal_", *this));
+  // Composite: the fill_/masked_fill_ below write the tangent's diagonal too (a zero: the value
+  // is a number), through a view of it (Note [Composite tangents]).
+  autograd::check_inplace(*this, autograd::compute_requires_grad_has_jvp(*this));
   if (dim() < 2) {
     throw ShapeError(str("fill_diagonal_(): dimensions must larger than 1, got a ", dim(),
                          "-D tensor; fill a 2-D or larger tensor"));

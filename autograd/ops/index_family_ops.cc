@@ -235,13 +235,22 @@ Tensor write_copy(const DimWrite& w, const Tensor& self);
 // through the same kernel (IndexAddBackward0, IndexCopyBackward0, IndexFillBackward0/1).
 Tensor write_tangent(const DimWrite& w, const Tensor& self, const Tensor& ts, const Tensor& tw) {
   DimWrite t = w;
-  if (w.kind == Kind::kFill) {
-    t.value = 0;
-    if (w.value_tensor.defined()) t.value_tensor = fwd::tangent_or_zeros(tw, w.value_tensor);
-  } else {
+  if (w.kind != Kind::kFill) {
     t.source = fwd::tangent_or_zeros(tw, w.source);
+    return write_copy(t, fwd::tangent_or_zeros(ts, self));
   }
-  return write_copy(t, fwd::tangent_or_zeros(ts, self));
+  // The kernel fills a number: self's tangent gets 0 there, plus the 0-dim value's tangent
+  // times the filled positions (IndexFillBackward1; torch's self_t.index_fill(dim, index,
+  // value_t)).
+  t.value = 0;
+  t.value_tensor = Tensor();
+  Tensor out = write_copy(t, fwd::tangent_or_zeros(ts, self));
+  if (w.value_tensor.defined() && tw.defined()) {
+    DimWrite filled = t;
+    filled.value = 1;
+    out = out + write_copy(filled, zeros_like(out)) * tw;
+  }
+  return out;
 }
 
 void write_in_place(const DimWrite& w, const Tensor& self, const MutationSite& site) {

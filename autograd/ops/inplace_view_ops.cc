@@ -15,8 +15,16 @@
 // and a later in-place write through it, see its new geometry. When a base changes its own
 // geometry, its views' replay chains no longer apply; make_view_replay_node and CopySlices
 // then fall back to as_strided (see Note [Regenerating a view's grad_fn] in history.h).
+//
+// Forward AD (the tangent rule of each of these nodes): the op is applied in place to self's
+// tangent too, as torch's `self_t.t_()`, so the tangent keeps its primal's geometry and stays
+// the same view of its base's tangent. The tangent's new geometry is the primal's, its storage
+// offset moved by as much (the tangent has its own storage); a tangent unpacked earlier is the
+// same tensor and changes with it (torch's behaviour).
 #include <functional>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "autograd/history.h"
 #include "autograd/ops/view_ops.h"
@@ -89,9 +97,20 @@ struct InPlaceView {
 };
 
 void view_in_place(const Tensor& self, const InPlaceView& op, CallSite site) {
-  const bool requires_grad = compute_requires_grad(op.op, self);
+  const bool requires_grad = compute_requires_grad_has_jvp(self);
   check_inplace(self, requires_grad);
   const Tensor geometry = op.geometry(self);
+  const int64_t offset_before = self.storage_offset();
+  std::vector<std::pair<int64_t, Tensor>> tangents;  // (level, self's tangent)
+  if (fwd::enabled()) {
+    for (int64_t level : fwd::active_levels()) {
+      Tensor tg = fwd::tangent(self, level);
+      if (tg.defined()) {
+        check_inplace(tg, compute_requires_grad_has_jvp(tg));  // before anything changes
+        tangents.emplace_back(level, std::move(tg));
+      }
+    }
+  }
   std::shared_ptr<Node> node = requires_grad ? op.make_node(self, geometry) : nullptr;
   bump_version(self, op.op, site);  // every check passed
   self.unsafe_impl()->set_geometry(DimVector(geometry.sizes()), DimVector(geometry.strides()),
@@ -100,6 +119,19 @@ void view_in_place(const Tensor& self, const InPlaceView& op, CallSite site) {
     info->view_fn = op.replay && info->view_fn
                         ? std::make_shared<ChainedViewFn>(info->view_fn, op.replay)
                         : nullptr;
+  }
+  // The same op on each tangent (Note [In-place view ops], forward AD), after self's change.
+  const int64_t delta = geometry.storage_offset() - offset_before;
+  for (const auto& [level, tg] : tangents) {
+    fwd::SuspendLevel suspend(level);
+    const InPlaceView on_tangent{op.op,
+                                 [&geometry, delta](const Tensor& t) {
+                                   return native::as_strided(t, geometry.sizes(),
+                                                             geometry.strides(),
+                                                             t.storage_offset() + delta);
+                                 },
+                                 op.make_node, op.replay};
+    view_in_place(tg, on_tangent, site);
   }
   if (!node) return;
   // torch's set_history: the node becomes self's grad_fn, a view's base is left alone.

@@ -2,6 +2,8 @@
 // random functions, over the raw ops of tensor/native/random.h.
 #include "autograd/ops/random_ops.h"
 
+#include <utility>
+
 #include "autograd/history.h"
 #include "autograd/node.h"
 #include "tensor/native/copy.h"
@@ -17,6 +19,9 @@ namespace {
 // treats its samplers (normal with tensor arguments, bernoulli) as constants of their inputs:
 // each records a node under torch's name whose gradient is zero for every input, so backward
 // through a fill reaches self's earlier history with zeros (not an error, not None).
+// Forward AD, the same rule (RandomBackward::jvp): a fill gives the region it wrote a zero
+// tangent when self has one (torch's self_t.zero_(): bernoulli_(p) with a dual p into a plain
+// tensor gives it none), and a sampler's result a zero tangent when an input has one.
 class RandomBackward final : public Node {
  public:
   explicit RandomBackward(const char* name) : name_(name) {}
@@ -27,6 +32,10 @@ class RandomBackward final : public Node {
       if (should_compute_output(i)) out[i] = zeros_like(grads[0]);  // summed to each input
     }
     return out;
+  }
+  // Tangent: zeros shaped like the written tensor or the result.
+  static Tensor jvp(const Tensor& like) {
+    return zeros(like.sizes(), TensorOptions(like.dtype()).device(like.device()));
   }
 
  private:
@@ -41,8 +50,11 @@ Generator generator_for(const std::optional<Generator>& generator, Device device
 // bumps once, writes), then the history. `p` (may be undefined) is bernoulli_'s tensor.
 template <typename Write>
 Tensor& random_write(Tensor& self, const char* node_name, const Tensor& p, Write&& write) {
-  const bool requires_grad = compute_requires_grad(node_name, self, p);
+  const bool requires_grad = compute_requires_grad_has_jvp(self, p);
   check_inplace(self, requires_grad);
+  // Only self's tangent asks for a new one (p's alone does not: torch's rule, above).
+  fwd::PendingTangents tangents =
+      fwd::inplace_tangents(self, {}, [&](const auto&) { return RandomBackward::jvp(self); });
   std::shared_ptr<Node> node;
   if (requires_grad) {
     node = std::make_shared<RandomBackward>(node_name);
@@ -50,6 +62,7 @@ Tensor& random_write(Tensor& self, const char* node_name, const Tensor& p, Write
   }
   write();
   if (node) rebase_history(self, node);
+  fwd::write_tangents(self, std::move(tangents), node_name);
   return self;
 }
 
@@ -66,14 +79,16 @@ template <typename MakeParams>
 Tensor& checked_fill(Tensor& self, const char* node_name, const char* op,
                      const std::optional<Generator>& generator, CallSite site,
                      MakeParams&& make_params) {
-  check_inplace(self, compute_requires_grad(op, self));
+  check_inplace(self, compute_requires_grad_has_jvp(self));
   return fill(self, node_name, op, make_params(), generator, site);
 }
 
 // `out` (fresh) gets a node of `name` over `inputs` when any of them requires grad.
+// Its tangent: zeros when an input has one (RandomBackward::jvp).
 template <typename... Ts>
 Tensor with_history(Tensor out, const char* name, const Ts&... inputs) {
-  if (compute_requires_grad(name, inputs...)) {
+  fwd::propagate(name, out, {inputs...}, [&](const auto&) { return RandomBackward::jvp(out); });
+  if (compute_requires_grad_has_jvp(inputs...)) {
     auto node = std::make_shared<RandomBackward>(name);
     node->set_next_edges(collect_next_edges(inputs...));
     set_history(out, node);

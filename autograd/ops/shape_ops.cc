@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "autograd/forward_ad.h"
@@ -98,7 +99,6 @@ class DiagEmbedBackward0 final : public Node {
 
 }  // namespace autograd
 
-using autograd::compute_requires_grad;
 using autograd::compute_requires_grad_has_jvp;
 using autograd::make_node;
 using autograd::set_history;
@@ -182,10 +182,13 @@ Tensor triangle(const Tensor& self, int64_t diagonal, bool lower) {
 }
 
 void triangle_(const Tensor& self, int64_t diagonal, bool lower, const MutationSite& site) {
-  const bool requires_grad = compute_requires_grad(site.op, self);
+  const bool requires_grad = compute_requires_grad_has_jvp(self);
   autograd::check_inplace(self, requires_grad);
   check_matrix_dims(self, site.op);
   native::assert_no_internal_overlap(self, site.op);
+  // The triangle node's tangent: the same triangle of the tangent, written in place.
+  autograd::fwd::PendingTangents tangents = autograd::fwd::inplace_tangents(
+      self, {}, [&](const auto& t) { return triangle(t[0], diagonal, lower); });
   std::shared_ptr<autograd::Node> node =
       requires_grad ? triangle_node(self, diagonal, lower) : nullptr;
   if (self.dim() >= 2) {
@@ -195,6 +198,7 @@ void triangle_(const Tensor& self, int64_t diagonal, bool lower, const MutationS
     autograd::bump_version(self, site.op, CallSite{site.file, site.line});  // empty: no write
   }
   if (node) autograd::rebase_history(self, node);
+  autograd::fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 // The side of the square that holds a vector of `size` elements on diagonal `offset` (diag,

@@ -4,6 +4,7 @@
 #include "autograd/ops/take_put_ops.h"
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "autograd/forward_ad.h"
@@ -148,6 +149,13 @@ class PutBackward0 final : public Node {
     }
     return out;
   }
+  // Tangent (linear): the same put of the source's tangent into self's, through the same
+  // deterministic kernel (duplicates resolve as for the primal).
+  static Tensor jvp(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate,
+                    const Tensor& ts, const Tensor& tsrc) {
+    return mutagrad::put(fwd::tangent_or_zeros(ts, self), index,
+                         fwd::tangent_or_zeros(tsrc, source), accumulate);
+  }
   void visit_saved(SavedVisitor& v) override { v.visit("index", index_); }
   SavedVariable index_;
   DimVector source_sizes_;
@@ -239,6 +247,12 @@ class MaskedScatterBackward0 final : public Node {
     }
     return out;
   }
+  // Tangent (linear): the same masked_scatter of the source's tangent into self's.
+  static Tensor jvp(const Tensor& self, const Tensor& mask, const Tensor& source, const Tensor& ts,
+                    const Tensor& tsrc) {
+    return mutagrad::masked_scatter(fwd::tangent_or_zeros(ts, self), mask,
+                                    fwd::tangent_or_zeros(tsrc, source));
+  }
   void visit_saved(SavedVisitor& v) override { v.visit("mask", mask_); }
   SavedVariable mask_;
   DimVector source_sizes_;
@@ -252,8 +266,9 @@ std::shared_ptr<Node> make_masked_scatter_node(const Tensor& self, const Tensor&
   return node;
 }
 
-bool requires_grad_of(const char* op, const Tensor& self, const Tensor& source) {
-  return self.is_floating_point() && compute_requires_grad(op, self, source);
+// put and masked_scatter have tangent formulas (PutBackward0::jvp, MaskedScatterBackward0::jvp).
+bool requires_grad_of(const Tensor& self, const Tensor& source) {
+  return self.is_floating_point() && compute_requires_grad_has_jvp(self, source);
 }
 
 }  // namespace
@@ -279,14 +294,19 @@ Tensor take(const Tensor& self, const Tensor& index) {
 
 void put_(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate,
           const MutationSite& site) {
-  const bool requires_grad = requires_grad_of(site.op, self, source);
+  const bool requires_grad = requires_grad_of(self, source);
   check_inplace(self, requires_grad);
   const PutPlan p = plan_put(site.op, self, index, source, accumulate);
+  // Note [Tangents under mutation]: computed before the write (source may alias self).
+  fwd::PendingTangents tangents = fwd::inplace_tangents(self, {source}, [&](const auto& t) {
+    return PutBackward0::jvp(self, index, source, accumulate, t[0], t[1]);
+  });
   std::shared_ptr<Node> node =
       requires_grad ? make_put_node(self, index, source, accumulate) : nullptr;
   const PendingBump bump(self.version_counter(), site, self.unsafe_impl());  // checks passed
   run_put(p, &bump);
   if (node) rebase_history(self, node);
+  fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 Tensor masked_select(const Tensor& self, const Tensor& mask) {
@@ -312,14 +332,19 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
 
 void masked_scatter_(const Tensor& self, const Tensor& mask, const Tensor& source,
                      const MutationSite& site) {
-  const bool requires_grad = requires_grad_of(site.op, self, source);
+  const bool requires_grad = requires_grad_of(self, source);
   check_inplace(self, requires_grad);
   const MaskedScatterPlan p = plan_masked_scatter(site.op, self, mask, source);
+  // Note [Tangents under mutation]: computed before the write (source may alias self).
+  fwd::PendingTangents tangents = fwd::inplace_tangents(self, {source}, [&](const auto& t) {
+    return MaskedScatterBackward0::jvp(self, mask, source, t[0], t[1]);
+  });
   std::shared_ptr<Node> node =
       requires_grad ? make_masked_scatter_node(self, mask, source) : nullptr;
   const PendingBump bump(self.version_counter(), site, self.unsafe_impl());  // checks passed
   run_masked_scatter(p, &bump);
   if (node) rebase_history(self, node);
+  fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 }  // namespace autograd
@@ -335,7 +360,12 @@ Tensor take(const Tensor& self, const Tensor& index) { return autograd::take(sel
 Tensor put(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
   Tensor result = native::clone(native::detach(self));
   autograd::run_put(autograd::plan_put("put", result, index, source, accumulate));
-  if (autograd::requires_grad_of("put", self, source)) {
+  if (self.is_floating_point()) {
+    autograd::fwd::propagate("put", result, {self, source}, [&](const auto& t) {
+      return autograd::PutBackward0::jvp(self, index, source, accumulate, t[0], t[1]);
+    });
+  }
+  if (autograd::requires_grad_of(self, source)) {
     autograd::set_history(result, autograd::make_put_node(self, index, source, accumulate));
   }
   return result;
@@ -353,7 +383,12 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
   if (!self.sizes().equals(shape)) return masked_scatter(self.expand(shape), mask, source);
   Tensor result = native::clone(native::detach(self));
   autograd::run_masked_scatter(autograd::plan_masked_scatter(op, result, mask, source));
-  if (autograd::requires_grad_of(op, self, source)) {
+  if (self.is_floating_point()) {
+    autograd::fwd::propagate(op, result, {self, source}, [&](const auto& t) {
+      return autograd::MaskedScatterBackward0::jvp(self, mask, source, t[0], t[1]);
+    });
+  }
+  if (autograd::requires_grad_of(self, source)) {
     autograd::set_history(result, autograd::make_masked_scatter_node(self, mask, source));
   }
   return result;

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <memory>
+#include <utility>
 
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
@@ -38,6 +39,20 @@ class AddcBackward final : public Node {
     }
     return out;
   }
+  // Tangent: ts + value (t1' t2 + t1 t2') for addcmul, ts + value (t1' / t2 - t1 t2' / t2^2)
+  // for addcdiv (t1, t2: the operands' primals; undefined tangents are zero).
+  static Tensor jvp(bool is_div, const Tensor& t1, const Tensor& t2, const Scalar& value,
+                    const Tensor& ts, const Tensor& tt1, const Tensor& tt2) {
+    Tensor term;
+    if (tt1.defined()) term = is_div ? tt1 / t2 : tt1 * t2;
+    if (tt2.defined()) {
+      Tensor other = is_div ? (tt2 * t1).neg() / (t2 * t2) : tt2 * t1;
+      term = term.defined() ? term + other : other;
+    }
+    if (term.defined()) term = term * value;
+    if (!ts.defined()) return term;
+    return term.defined() ? term + ts : ts;
+  }
   void visit_saved(SavedVisitor& v) override {
     v.visit("tensor1", tensor1_);
     v.visit("tensor2", tensor2_);
@@ -65,6 +80,14 @@ class LerpBackward0 final : public Node {
     if (should_compute_output(1)) out[1] = grad * weight_;
     return out;
   }
+  // Tangent: (1 - weight) ts + weight te.
+  static Tensor jvp(const Scalar& weight, const Tensor& ts, const Tensor& te) {
+    const double w = weight.to<double>();
+    Tensor out;
+    if (ts.defined()) out = ts * (1.0 - w);
+    if (te.defined()) out = out.defined() ? out + te * w : te * w;
+    return out;
+  }
   Scalar weight_;
 };
 
@@ -81,6 +104,14 @@ class LerpBackward1 final : public Node {
       if (should_compute_output(1)) out[1] = grad * weight;
     }
     if (should_compute_output(2)) out[2] = grad * (end_.unpack(this) - self_.unpack(this));
+    return out;
+  }
+  // Tangent: ts + weight (te - ts) + tw (end - self).
+  static Tensor jvp(const Tensor& self, const Tensor& end, const Tensor& weight, const Tensor& ts,
+                    const Tensor& te, const Tensor& tw) {
+    const Tensor s = fwd::tangent_or_zeros(ts, self);
+    Tensor out = s + weight * (fwd::tangent_or_zeros(te, end) - s);
+    if (tw.defined()) out = out + tw * (end - self);
     return out;
   }
   void visit_saved(SavedVisitor& v) override {
@@ -204,18 +235,8 @@ Tensor addc(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2,
   const ScalarType compute = addc_dtype(op, is_div, self, t1, t2, value);
   broadcast_shapes(broadcast_shapes(self.sizes(), t1.sizes(), op), t2.sizes(), op);
   Tensor result = addc_value(is_div, self, t1, t2, value, compute);
-  // AddcmulBackward0 / AddcdivBackward0's tangent: ts + value (t1' t2 + t1 t2') for addcmul,
-  // ts + value (t1' / t2 - t1 t2' / t2^2) for addcdiv.
   fwd::propagate(op, result, {self, t1, t2}, [&](const auto& t) {
-    Tensor term;
-    if (t[1].defined()) term = is_div ? t[1] / t2 : t[1] * t2;
-    if (t[2].defined()) {
-      Tensor other = is_div ? (t[2] * t1).neg() / (t2 * t2) : t[2] * t1;
-      term = term.defined() ? term + other : other;
-    }
-    if (term.defined()) term = term * value;
-    if (!t[0].defined()) return term;
-    return term.defined() ? term + t[0] : t[0];
+    return AddcBackward::jvp(is_div, t1, t2, value, t[0], t[1], t[2]);
   });
   if (compute_requires_grad_has_jvp(self, t1, t2) && is_floating_point(compute)) {
     set_history(result, make_addc_node(is_div, self, t1, t2, value, /*in_place=*/false));
@@ -225,7 +246,7 @@ Tensor addc(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2,
 
 void addc_(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value,
            const MutationSite& site) {
-  const bool requires_grad = compute_requires_grad(is_div ? "addcdiv_" : "addcmul_", self, t1, t2);
+  const bool requires_grad = compute_requires_grad_has_jvp(self, t1, t2);
   check_inplace(self, requires_grad);
   const ScalarType compute = addc_dtype(site.op, is_div, self, t1, t2, value);
   check_shape_into(
@@ -233,6 +254,10 @@ void addc_(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2, 
       broadcast_shapes(broadcast_shapes(self.sizes(), t1.sizes(), site.op), t2.sizes(), site.op));
   check_cast_into(site.op, self, compute);
   native::assert_no_internal_overlap(self, site.op);
+  // Note [Tangents under mutation]: computed before the write, from the operands' old values.
+  fwd::PendingTangents tangents = fwd::inplace_tangents(self, {t1, t2}, [&](const auto& t) {
+    return AddcBackward::jvp(is_div, t1, t2, value, t[0], t[1], t[2]);
+  });
   std::shared_ptr<Node> node;
   if (requires_grad && self.is_floating_point()) {
     node = make_addc_node(is_div, self, t1, t2, value, /*in_place=*/true);
@@ -245,12 +270,14 @@ void addc_(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2, 
       native::addcmul_inplace(self, t1, t2, value.to<double>(), &site);  // bumps once, writes
     }
     if (node) rebase_history(self, node);
+    fwd::write_tangents(self, std::move(tangents), site.op);
     return;
   }
   // Computed before the write: the operands may alias self.
   const Tensor result = addc_value(is_div, self, t1, t2, value, compute);
   native::copy_(self, result, &site);  // checks, bumps once, writes
   if (node) rebase_history(self, node);
+  fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 void check_lerp_dtypes(const char* op, const Tensor& self, const Tensor& end,
@@ -321,13 +348,18 @@ void lerp_impl_(const Tensor& self, const Tensor& end, const Scalar* weight_scal
                 const Tensor* weight, const MutationSite& site) {
   const Tensor no_weight;
   const Tensor& w = weight != nullptr ? *weight : no_weight;
-  const bool requires_grad = compute_requires_grad("lerp_", self, end, w);
+  const bool requires_grad = compute_requires_grad_has_jvp(self, end, w);
   check_inplace(self, requires_grad);
   check_lerp_dtypes(site.op, self, end, weight);
   DimVector shape = broadcast_shapes(self.sizes(), end.sizes(), site.op);
   if (weight != nullptr) shape = broadcast_shapes(shape, weight->sizes(), site.op);
   check_shape_into(site.op, self, shape);
   native::assert_no_internal_overlap(self, site.op);
+  // Note [Tangents under mutation]: computed before the write, from the operands' old values.
+  fwd::PendingTangents tangents = fwd::inplace_tangents(self, {end, w}, [&](const auto& t) {
+    return weight != nullptr ? LerpBackward1::jvp(self, end, *weight, t[0], t[1], t[2])
+                             : LerpBackward0::jvp(*weight_scalar, t[0], t[1]);
+  });
   std::shared_ptr<Node> node;
   if (requires_grad) {
     if (weight != nullptr) {
@@ -343,6 +375,7 @@ void lerp_impl_(const Tensor& self, const Tensor& end, const Scalar* weight_scal
       weight != nullptr ? lerp_value(self, end, *weight) : lerp_value(self, end, *weight_scalar);
   native::copy_(self, value, &site);  // checks, bumps once, writes
   if (node) rebase_history(self, node);
+  fwd::write_tangents(self, std::move(tangents), site.op);
 }
 
 }  // namespace
@@ -376,13 +409,8 @@ Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
 Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight) {
   autograd::check_lerp_dtypes("lerp", self, end, nullptr);
   Tensor result = autograd::lerp_value(self, end, weight);
-  // LerpBackward0's tangent: (1 - weight) ts + weight te.
   autograd::fwd::propagate("lerp", result, {self, end}, [&](const auto& t) {
-    const double w = weight.to<double>();
-    Tensor out;
-    if (t[0].defined()) out = t[0] * (1.0 - w);
-    if (t[1].defined()) out = out.defined() ? out + t[1] * w : t[1] * w;
-    return out;
+    return autograd::LerpBackward0::jvp(weight, t[0], t[1]);
   });
   if (autograd::compute_requires_grad_has_jvp(self, end)) {
     auto node = std::make_shared<autograd::LerpBackward0>(weight);
@@ -395,12 +423,8 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight) {
 Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
   autograd::check_lerp_dtypes("lerp", self, end, &weight);
   Tensor result = autograd::lerp_value(self, end, weight);
-  // LerpBackward1's tangent: ts + weight (te - ts) + tw (end - self).
   autograd::fwd::propagate("lerp", result, {self, end, weight}, [&](const auto& t) {
-    const Tensor ts = autograd::fwd::tangent_or_zeros(t[0], self);
-    Tensor out = ts + weight * (autograd::fwd::tangent_or_zeros(t[1], end) - ts);
-    if (t[2].defined()) out = out + t[2] * (end - self);
-    return out;
+    return autograd::LerpBackward1::jvp(self, end, weight, t[0], t[1], t[2]);
   });
   if (autograd::compute_requires_grad_has_jvp(self, end, weight)) {
     autograd::set_history(result,
