@@ -1,0 +1,228 @@
+// func::verify, func::alias_report and the pictures (func/render.h), against hand-derived
+// expectations; verify catches a deliberately broken functionalize
+// (func::testing::drop_view_regeneration). On the CPU and (func_test_cuda) the CUDA device.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "func/func.h"
+#include "mutagrad.h"
+#include "tests/tensor/test_device.h"
+
+namespace mutagrad {
+namespace {
+
+using func::Program;
+using testing_device::on_test_device;
+
+Tensor vec(std::vector<float> v) {
+  const auto n = static_cast<int64_t>(v.size());
+  return on_test_device(from_vector<float>(std::move(v), {n}));
+}
+
+// Two overlapping views of an intermediate; a write through one; a read of the other (which
+// functionalize must regenerate); a write to the input; a view of the input returned.
+//   %1 = clone(%0)  %2 = slice(%1, 0, 0, 2)  %3 = slice(%1, 0, 1, 3)  %4 = mul_(%2, 2.0)
+//   %5 = add(%3, 1.0)  %6 = add_(%0, 1.0)  %7 = t(%0)        return (%1, %3, %5, %7)
+std::vector<Tensor> two_views(const std::vector<Tensor>& in) {
+  Tensor y = in[0].clone();
+  Tensor a = y.slice(0, 0, 2);
+  Tensor b = y.slice(0, 1, 3);
+  a.mul_(2.0);
+  Tensor c = b + 1.0;
+  Tensor x = in[0];
+  x.add_(1.0);
+  return {y, b, c, x.t()};
+}
+
+TEST(AliasReportTest, TwoViewsOfAnIntermediate) {
+  func::Graph g = func::capture(two_views, {vec({1, 2, 3, 4})});
+  ASSERT_EQ(g.nodes.size(), 7u) << g.code();
+  const func::AliasReport r = func::alias_report(g);
+  EXPECT_EQ(r.mutated_inputs, std::vector<int64_t>{0});
+  ASSERT_EQ(r.writes.size(), 2u);
+  EXPECT_EQ(r.writes[0].node, 3);
+  EXPECT_EQ(r.writes[0].op, "mul_");
+  EXPECT_EQ(r.writes[0].value, 2);
+  EXPECT_EQ(r.writes[0].storage, 1);
+  EXPECT_EQ(r.writes[0].chain, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(r.writes[0].seen_by, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(r.writes[1].node, 5);
+  EXPECT_EQ(r.writes[1].op, "add_");
+  EXPECT_EQ(r.writes[1].chain, std::vector<int64_t>{0});
+  EXPECT_TRUE(r.writes[1].seen_by.empty());
+  ASSERT_EQ(r.outputs.size(), 4u);
+  EXPECT_EQ(r.outputs[0].storage, 1);
+  EXPECT_EQ(r.outputs[0].input, -1);
+  EXPECT_EQ(r.outputs[0].other_outputs, std::vector<int64_t>{1});
+  EXPECT_EQ(r.outputs[1].value, 3);
+  EXPECT_EQ(r.outputs[1].other_outputs, std::vector<int64_t>{0});
+  EXPECT_TRUE(r.outputs[2].other_outputs.empty());
+  EXPECT_EQ(r.outputs[3].value, 7);
+  EXPECT_EQ(r.outputs[3].input, 0);
+  ASSERT_EQ(r.regenerated.size(), 1u);
+  EXPECT_EQ(r.regenerated[0].value, 3);
+  EXPECT_EQ(r.regenerated[0].node, 4);
+  EXPECT_EQ(r.regenerated[0].write, 0);
+  EXPECT_EQ(r.text(),
+            "mutated inputs: 0\n"
+            "write 0: node 3, mul_ writes %2 through %1 -> %2, in the storage of %1; seen by %1, "
+            "%3\n"
+            "write 1: node 5, add_ writes %0, in the storage of input 0; seen by no other value\n"
+            "output 0: %1, in the storage of %1; aliases output 1\n"
+            "output 1: %3, in the storage of %1; aliases output 0\n"
+            "output 2: %5, in the storage of %5\n"
+            "output 3: %7, in the storage of input 0\n"
+            "regenerated %3 before node 4, after write 0\n");
+}
+
+TEST(AliasReportTest, WriteIntoAViewOfAnIntermediate) {
+  Program f = [](const std::vector<Tensor>& in) {
+    Tensor y = in[0].clone();
+    y.slice(0, 1, 3).mul_(2.0);
+    return std::vector<Tensor>{y};
+  };
+  const func::AliasReport r = func::alias_report(func::capture(f, {vec({0, 1, 2, 3})}));
+  EXPECT_EQ(r.text(),
+            "mutated inputs: none\n"
+            "write 0: node 2, mul_ writes %2 through %1 -> %2, in the storage of %1; seen by %1\n"
+            "output 0: %1, in the storage of %1\n"
+            "regenerated views: none\n");
+}
+
+// A view of a view read after a write through a third view: both are regenerated, the parent
+// first; a view made after the write is not.
+TEST(AliasReportTest, StaleViewOfAViewRegeneratesItsParent) {
+  Program f = [](const std::vector<Tensor>& in) {
+    Tensor y = in[0].clone();         // %1
+    Tensor a = y.slice(0, 0, 3);      // %2
+    Tensor b = a.slice(0, 1, 3);      // %3
+    y.select(0, 2).fill_(0.5);        // %4 = select, %5 = fill_
+    Tensor later = y.slice(0, 2, 4);  // %6
+    return std::vector<Tensor>{b, later};
+  };
+  const func::AliasReport r = func::alias_report(func::capture(f, {vec({1, 2, 3, 4})}));
+  ASSERT_EQ(r.regenerated.size(), 2u) << r.text();
+  EXPECT_EQ(r.regenerated[0].value, 2);
+  EXPECT_EQ(r.regenerated[1].value, 3);
+  EXPECT_EQ(r.regenerated[0].node, -1);  // at the return
+  EXPECT_EQ(r.writes[0].seen_by, (std::vector<int64_t>{1, 2, 3})) << r.text();
+  EXPECT_NE(r.text().find("regenerated %3 before the return, after write 0"), std::string::npos);
+}
+
+TEST(VerifyTest, AgreesOnCorrectPrograms) {
+  const func::VerifyResult r = func::verify(two_views, {vec({1, 2, 3, 4})});
+  EXPECT_TRUE(r.ok()) << r.summary();
+  EXPECT_EQ(r.first_divergent_node, -1);
+  EXPECT_NO_THROW(r.check());
+  EXPECT_EQ(r.summary(), "verify: ok (eager, replayed and functionalized agree bit for bit)\n");
+  Program setitem = [](const std::vector<Tensor>& in) {
+    using namespace indexing;
+    Tensor y = in[0].clone();
+    y.set_item_({Slice(1, None)}, in[1].slice(0, 0, 3));
+    Tensor idx = on_test_device(from_vector<int64_t>({0, 2, 0}, {3}));
+    y.index_put_(std::vector<Tensor>{idx}, in[1].slice(0, 1, 4), /*accumulate=*/true);
+    Tensor x = in[1];
+    x.masked_fill_(y > 2.0, -1.0);
+    return std::vector<Tensor>{y};
+  };
+  for (func::Remove remove : {func::Remove::kMutations, func::Remove::kMutationsAndViews}) {
+    const func::VerifyResult s =
+        func::verify(setitem, {vec({1, 2, 3, 4}), vec({5, 6, 7, 8})}, remove);
+    EXPECT_TRUE(s.ok()) << s.summary();
+  }
+}
+
+TEST(VerifyTest, CatchesADroppedViewRegeneration) {
+  const func::VerifyResult r =
+      func::verify(two_views, {vec({1, 2, 3, 4})}, &func::testing::drop_view_regeneration);
+  ASSERT_FALSE(r.ok());
+  // y = [2, 4, 3, 4]: b = y[1:3] is [4, 3], the stale b [2, 3]; c = b + 1 likewise.
+  ASSERT_EQ(r.differences.size(), 2u) << r.summary();
+  EXPECT_EQ(r.differences[0].run, "functionalized");
+  EXPECT_EQ(r.differences[0].what, "output 1");
+  EXPECT_EQ(r.differences[0].detail.rfind("element 0 (flat) is 2", 0), 0u) << r.summary();
+  EXPECT_EQ(r.differences[1].what, "output 2");
+  EXPECT_EQ(r.differences[1].detail.rfind("element 0 (flat) is 3", 0), 0u) << r.summary();
+  EXPECT_EQ(r.first_divergent_node, 4) << r.summary();
+  EXPECT_EQ(r.first_divergent_code.rfind("%5 = add(%3, 1.0", 0), 0u) << r.summary();
+  EXPECT_THROW(r.check(), func::VerifyError);
+  try {
+    r.check();
+  } catch (const func::VerifyError& e) {
+    EXPECT_NE(std::string(e.what()).find("first divergent node: 4"), std::string::npos);
+  }
+  // A program without a regenerated view is untouched by the broken pass: verify agrees.
+  Program f = [](const std::vector<Tensor>& in) {
+    Tensor y = in[0].clone();
+    y.slice(0, 1, 3).mul_(2.0);
+    return std::vector<Tensor>{y};
+  };
+  EXPECT_TRUE(func::verify(f, {vec({1, 2, 3, 4})}, &func::testing::drop_view_regeneration).ok());
+}
+
+TEST(VerifyTest, CatchesAPassThatDropsTheInputWrite) {
+  // A pass that forgets the final copy_ into the input: the input differs and is not written.
+  auto no_epilogue = [](const func::Graph& g) {
+    func::Graph pure = func::functionalize(g);
+    while (!pure.nodes.empty() && pure.nodes.back().op == "copy_") pure.nodes.pop_back();
+    return pure;
+  };
+  const func::VerifyResult r = func::verify(two_views, {vec({1, 2, 3, 4})}, no_epilogue);
+  ASSERT_EQ(r.differences.size(), 2u) << r.summary();
+  EXPECT_EQ(r.differences[0].what, "input 0");
+  EXPECT_EQ(r.differences[0].detail.rfind("element 0 (flat) is 1, eager 2", 0), 0u);
+  EXPECT_EQ(r.differences[1].what, "input 0");
+  EXPECT_EQ(r.differences[1].detail, "written by eager only");
+  EXPECT_EQ(r.first_divergent_node, 5) << r.summary();  // add_ into the input
+}
+
+TEST(PictureTest, SideBySideDotMarksStoragesWritesViewsAndRegenerations) {
+  func::Graph g = func::capture(two_views, {vec({1, 2, 3, 4})});
+  func::Graph pure = func::functionalize(g);
+  const std::string dot = func::side_by_side_dot(g, pure);
+  auto has = [&](const std::string& s) { return dot.find(s) != std::string::npos; };
+  EXPECT_TRUE(has("subgraph cluster_program {")) << dot;
+  EXPECT_TRUE(has("subgraph cluster_functional {"));
+  // The storage of %1 (y, a, b) is one frame; the input's (x, x.t()) another.
+  EXPECT_TRUE(has("subgraph cluster_ps1 {\n      label=\"storage of %1\""));
+  EXPECT_TRUE(has("subgraph cluster_ps0 {\n      label=\"storage of %0\""));
+  EXPECT_TRUE(has("pv0 [shape=ellipse, label=\"%0\\ninput 0 (mutated)\\nfloat32[4]\", color=red"));
+  EXPECT_TRUE(has("pv1 -> pv2 [style=dashed, label=\"slice\"];"));
+  EXPECT_TRUE(has("pv2 -> pv4 [color=red, penwidth=2, fontcolor=red, label=\"writes\"];"));
+  EXPECT_TRUE(
+      has("pv4 [shape=box, label=\"%4 = mul_(%2, 2.0)\\nfloat32[2]\\nwrite 0\", color=red"));
+  EXPECT_TRUE(
+      has("pv3 [shape=box, label=\"%3 = slice(%1, 0, 1, 3, 1)\\nfloat32[2]\\nregenerated x1\", "
+          "color=blue"));
+  EXPECT_TRUE(has("pv3 -> pv5;"));
+  EXPECT_TRUE(has("pv1 -> preturn [label=\"0\"];"));
+  EXPECT_TRUE(has("pv7 -> preturn [label=\"3\"];"));
+  // The functional form: the write scattered back (orange), the input written by copy_.
+  EXPECT_TRUE(has("fv4 [shape=box, label=\"%4 = mul(%2, 2.0)\\nfloat32[2]\"];"));
+  EXPECT_TRUE(
+      has("fv5 [shape=box, label=\"%5 = slice_scatter(%1, %4, 0, 0, 2, 1)\\nfloat32[4]\", "
+          "style=filled, fillcolor=\"#ffe0b2\""));
+  EXPECT_TRUE(has("fv1 -> fv5;"));
+  EXPECT_TRUE(has("fv4 -> fv5;"));
+  EXPECT_EQ(dot.find("mul_", dot.find("cluster_functional")), std::string::npos);
+
+  const std::string one = func::to_dot(g, "two views");
+  EXPECT_EQ(one.rfind("digraph program {", 0), 0u);
+  EXPECT_NE(one.find("label=\"two views\""), std::string::npos);
+
+  const std::string path = ::testing::TempDir() + "/side_by_side.svg";
+  func::render_side_by_side(g, pure, path);
+  std::ifstream in(path);
+  std::stringstream svg;
+  svg << in.rdbuf();
+  EXPECT_NE(svg.str().find("<svg"), std::string::npos);
+  EXPECT_NE(svg.str().find("storage of %1"), std::string::npos);
+  std::remove(path.c_str());
+  EXPECT_THROW(func::render_side_by_side(g, pure, ::testing::TempDir() + "/noext"), ValueError);
+}
+
+}  // namespace
+}  // namespace mutagrad
