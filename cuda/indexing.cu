@@ -344,14 +344,16 @@ struct PutLast : SortedWrites<T> {
 
 // With accumulate: the first position of each group folds the group's values into the
 // destination in index order with `combine` (math::AddValues, MulValues, Max/MinValues).
+// With `start`, the group folds into *start instead (IndexPutDescriptor::start).
 template <typename T, typename Combine>
 struct AccumulateGroup : SortedWrites<T> {
   Combine combine;
+  const T* start;
   MG_HOST_DEVICE void operator()(int64_t p) const {
     const int64_t* keys = this->keys;
     if (p > 0 && keys[p - 1] == keys[p]) return;
     const int64_t key = keys[p];
-    T acc = this->dst[key];
+    T acc = start != nullptr ? *start : this->dst[key];
     for (int64_t q = p; q < this->n && keys[q] == key; ++q) {
       int64_t s, o;
       this->g.offsets(this->order[q], &s, &o);
@@ -405,6 +407,8 @@ void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, con
   const IndexGeometry g = geometry(dst, indices, values);
   const int64_t n = loop_numel(g);
   if (n == 0) return;
+  MG_INTERNAL_ASSERT(desc.start == nullptr || desc.accumulate,
+                     "index_put_: start without accumulate");
   const int64_t span = element_span(dst);
   if (!desc.accumulate && winner_pass_fits(span, n)) {
     if (n < int64_t{0xffffffff}) {
@@ -460,8 +464,10 @@ void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, con
     const T* v = reinterpret_cast<const T*>(device_data(values));
     const SortedWrites<T> writes{d, v, keys, order, n, g};
     if (desc.accumulate) {
+      const T* start =
+          desc.start != nullptr ? reinterpret_cast<const T*>(device_data(*desc.start)) : nullptr;
       native::dispatch_combine(desc.reduce, [&](auto combine) {
-        launch("index_put_", n, AccumulateGroup<T, decltype(combine)>{writes, combine});
+        launch("index_put_", n, AccumulateGroup<T, decltype(combine)>{writes, combine, start});
       });
     } else {
       launch("index_put_", n, PutLast<T>{writes});

@@ -26,6 +26,7 @@
 
 #include "cuda/kernel_util.h"
 #include "cuda/kernels.h"
+#include "tensor/blocked_order.h"
 #include "tensor/element_math.h"
 #include "tensor/native/index_ops.h"
 
@@ -355,7 +356,8 @@ void argmax_kernel(const Tensor& out, const Tensor& in, int64_t dim) {
 namespace {
 
 // One thread per line along the scanned dim, folding it in order in the CPU's accumulator type
-// (double for floating dtypes), so the result is the CPU backend's, bit for bit.
+// (double for floating dtypes): a line of at most one block (Note [Blocked association order]
+// in tensor/blocked_order.h), the CPU backend's bits.
 template <typename T, typename Combine>
 struct ScanLines {
   using A = std::conditional_t<std::is_floating_point_v<T>, double, T>;
@@ -378,6 +380,87 @@ struct ScanLines {
   }
 };
 
+// A longer line in the blocked order's three passes, over items (line, block) = line * nb +
+// block: the same association as the CPU's (tensor/cpu/scan.cc), so the same bits.
+template <typename T, typename Combine>
+struct BlockedScanPass {
+  using A = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+  char* out;
+  const char* in;
+  OffsetCalc<2> calc;  // over the line starts
+  int64_t len;
+  int64_t nb;
+  int64_t out_step;  // bytes
+  int64_t in_step;
+  A init;
+  Combine combine;
+  A* carry;  // per item: the block's partial, then (from block 1) its carry
+  MG_HOST_DEVICE A load(const int64_t* off, int64_t i) const {
+    return static_cast<A>(at<T>(in, off[1] + i * in_step));
+  }
+  MG_HOST_DEVICE void store(const int64_t* off, int64_t i, A v) const {
+    at<T>(out, off[0] + i * out_step) = static_cast<T>(v);
+  }
+};
+
+// Pass 1: each block's partial; block 0 folded from init.
+template <typename T, typename Combine>
+struct ScanPartials : BlockedScanPass<T, Combine> {
+  MG_HOST_DEVICE void operator()(int64_t item) const {
+    using A = typename BlockedScanPass<T, Combine>::A;
+    int64_t off[2];
+    this->calc.get(item / this->nb, off);
+    const int64_t b = item % this->nb * blocked::kBlock;
+    const int64_t e = b + blocked::kBlock < this->len ? b + blocked::kBlock : this->len;
+    A acc = b == 0 ? this->combine(this->init, this->load(off, 0)) : this->load(off, b);
+    for (int64_t i = b + 1; i < e; ++i) acc = this->combine(acc, this->load(off, i));
+    this->carry[item] = acc;
+  }
+};
+
+// Pass 2, one thread per line: the partials become carries, in order.
+template <typename T, typename Combine>
+struct ScanCarries : BlockedScanPass<T, Combine> {
+  MG_HOST_DEVICE void operator()(int64_t line) const {
+    using A = typename BlockedScanPass<T, Combine>::A;
+    A* c = this->carry + line * this->nb;
+    A acc = c[0];
+    for (int64_t j = 1; j < this->nb; ++j) {
+      const A partial = c[j];
+      c[j] = acc;
+      acc = this->combine(acc, partial);
+    }
+  }
+};
+
+// Pass 3: each block rescanned from its carry (block 0 from init, in order).
+template <typename T, typename Combine>
+struct ScanOutputs : BlockedScanPass<T, Combine> {
+  MG_HOST_DEVICE void operator()(int64_t item) const {
+    using A = typename BlockedScanPass<T, Combine>::A;
+    int64_t off[2];
+    this->calc.get(item / this->nb, off);
+    const int64_t j = item % this->nb;
+    const int64_t b = j * blocked::kBlock;
+    const int64_t e = b + blocked::kBlock < this->len ? b + blocked::kBlock : this->len;
+    if (j == 0) {
+      A acc = this->init;
+      for (int64_t i = 0; i < e; ++i) {
+        acc = this->combine(acc, this->load(off, i));
+        this->store(off, i, acc);
+      }
+      return;
+    }
+    const A c = this->carry[item];
+    A l = this->load(off, b);
+    this->store(off, b, this->combine(c, l));
+    for (int64_t i = b + 1; i < e; ++i) {
+      l = this->combine(l, this->load(off, i));
+      this->store(off, i, this->combine(c, l));
+    }
+  }
+};
+
 }  // namespace
 
 void scan_kernel(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim) {
@@ -388,15 +471,37 @@ void scan_kernel(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim) 
   const Tensor in_starts = restride(in, line_sizes, in.strides());
   const OffsetCalc<2> calc = make_offset_calc<2>({&out_starts, &in_starts});
   const int64_t lines = out_starts.numel();
+  const int64_t len = in.sizes()[d];
+  const int64_t nb = blocked::num_blocks(len);
+  const int64_t out_step = out.strides()[d] * out.element_size();
+  const int64_t in_step = in.strides()[d] * in.element_size();
   dispatch_compute_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     native::dispatch_combine(op, [&](auto combine) {
-      using Functor = ScanLines<T, decltype(combine)>;
-      using A = typename Functor::A;
-      launch("scan", lines,
-             Functor{device_data(out), device_data(in), calc, in.sizes()[d],
-                     out.strides()[d] * out.element_size(), in.strides()[d] * in.element_size(),
-                     op == ReduceOp::kProd ? A(1) : A(0), combine});
+      using Combine = decltype(combine);
+      using A = typename ScanLines<T, Combine>::A;
+      const A init = op == ReduceOp::kProd ? A(1) : A(0);
+      if (nb == 1) {
+        launch("scan", lines,
+               ScanLines<T, Combine>{device_data(out), device_data(in), calc, len, out_step,
+                                     in_step, init, combine});
+        return;
+      }
+      const Tensor carry_buf =
+          device_buffer(lines * nb * static_cast<int64_t>(sizeof(A)), kUInt8, out.device());
+      const BlockedScanPass<T, Combine> pass{device_data(out),
+                                             device_data(in),
+                                             calc,
+                                             len,
+                                             nb,
+                                             out_step,
+                                             in_step,
+                                             init,
+                                             combine,
+                                             reinterpret_cast<A*>(device_data(carry_buf))};
+      launch("scan", lines * nb, ScanPartials<T, Combine>{pass});
+      launch("scan", lines, ScanCarries<T, Combine>{pass});
+      launch("scan", lines * nb, ScanOutputs<T, Combine>{pass});
     });
   });
 }

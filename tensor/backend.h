@@ -127,6 +127,11 @@ struct IndexPutDescriptor {
   // The write's version bump (null: none), fired by the kernel once its temporaries exist and
   // before it writes dst (Note [Allocate before the bump] in tensor/version_counter.h).
   const PendingBump* bump = nullptr;
+  // Accumulating only. Null: each written destination starts from its own value; else a 0-dim
+  // tensor of dst's dtype and device that each written destination starts from instead
+  // (scatter_reduce_ without include_self: the reduction's identity), in the same call, so no
+  // temporary is allocated between the two (Note [Allocate before the bump]).
+  const Tensor* start = nullptr;
   void before_write() const {
     if (bump != nullptr) bump->fire();
   }
@@ -184,7 +189,8 @@ class Backend {
                       const std::vector<bool>& reduce_dim) = 0;
   // out = the running sum (kSum) or product (kProd) of `in` along `dim`, inclusive; `in` has
   // out's shape and dtype. Floating values accumulate in double, integers wrap (PyTorch's CPU
-  // cumsum/cumprod); each line is folded in order, so every backend gives the same bits.
+  // cumsum/cumprod); each line is folded in the order of Note [Blocked association order]
+  // (tensor/blocked_order.h: in order up to 1024 elements), so every backend gives the same bits.
   virtual void scan(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim);
   // values, indices (int64), both of in's shape = each line of `in` along `dim` sorted stably
   // (ties keep index order), ascending or descending, NaN greater than every number (last

@@ -248,7 +248,8 @@ struct ScatterPlan {
   Tensor values;
   native::AdvancedIndex adv;
   Tensor identity;  // kReduce without include_self: what the destinations start from
-  Tensor count;     // "mean": how many values each destination averages
+  Tensor count;     // "mean": how many values each destination averages, in opmath dtype
+  Tensor quotient;  // "mean" on a dtype without kernels: the division's result, in opmath dtype
 };
 
 ScatterPlan plan(const ScatterWrite& w, const Tensor& self) {
@@ -260,9 +261,9 @@ ScatterPlan plan(const ScatterWrite& w, const Tensor& self) {
   p.values = w.kind == Kind::kScatterValue
                  ? native::wrap_scalar(w.value, dtype, self.device(), w.op)
                  : narrow_to(as_nonempty(native::detach(w.src)), index.sizes());
-  // scatter_reduce_ writes with p.adv twice (its identity, then its values): src is read before
-  // the first (the index is copied by prepare_index_put: Note [Operands read before the write]
-  // in tensor/native/index_ops.cc), and the write is not staged.
+  // scatter_reduce_ writes with p.adv, then ("mean") divides: src is read before the write (the
+  // index is copied by prepare_index_put: Note [Operands read before the write] in
+  // tensor/native/index_ops.cc), and the write is not staged.
   if (native::may_overlap(p.self, p.values)) p.values = native::clone(p.values);
   const bool accumulate = w.kind == Kind::kAdd || w.kind == Kind::kReduce;
   const native::KnownIndices known = coordinate_known(index.dim(), w.dim, w.index_known);
@@ -274,42 +275,40 @@ ScatterPlan plan(const ScatterWrite& w, const Tensor& self) {
     p.identity = native::wrap_scalar(identity_of(w.reduce, dtype), dtype, self.device(), w.op);
   }
   if (w.reduce == ReduceOp::kMean) {
-    p.count = full(p.self.sizes(), w.include_self ? 1 : 0, dtype, self.device());
+    Tensor count = full(p.self.sizes(), w.include_self ? 1 : 0, dtype, self.device());
     const Tensor one = native::wrap_scalar(1, dtype, self.device(), w.op);
-    native::index_put_(p.count, list, one, /*accumulate=*/true,
+    native::index_put_(count, list, one, /*accumulate=*/true,
                        coordinate_known(index.dim(), w.dim, /*index_known=*/true));
-    native::masked_fill_(p.count, native::binary(BinaryOp::kEq, p.count, Scalar(0)), 1);
+    native::masked_fill_(count, native::binary(BinaryOp::kEq, count, Scalar(0)), 1);
+    p.count = native::to_opmath(count);  // Note [Reduced dtypes]
+    if (!has_kernels(dtype)) p.quotient = empty_like(count, opmath_dtype(dtype));
   }
   return p;
 }
 
-// a / b in place for integers, rounded toward negative infinity (b > 0), as PyTorch's "mean"
-// (div_ with rounding_mode="floor"); the backend's integer division truncates.
-void floor_divide_positive_(const Tensor& a, const Tensor& b) {
-  Tensor q = empty_like(a, opmath_dtype(a.dtype()));  // Note [Reduced dtypes]
-  backend_for(a.device())
-      .binary(BinaryOp::kDiv, q, native::to_opmath(native::contiguous(a)), native::to_opmath(b));
-  Tensor r = native::binary(BinaryOp::kSub, a, native::binary(BinaryOp::kMul, q, b));
-  Tensor negative = native::to(native::binary(BinaryOp::kLt, r, Scalar(0)), a.dtype());
-  native::copy_(a, native::binary(BinaryOp::kSub, q, negative));
-}
-
-// `bump`: self's (Note [Allocate before the bump]); fired by the first pass.
+// `bump`: self's (Note [Allocate before the bump]). Every temporary exists (plan()): one
+// index_put pass, which fires the bump, and for "mean" a division in place (in opmath dtype
+// through p.quotient), which allocates nothing. PyTorch's integer "mean" rounds toward negative
+// infinity (div_ with rounding_mode="floor"; every count is positive).
 void run(const ScatterWrite& w, const ScatterPlan& p, const PendingBump* bump = nullptr) {
   if (w.kind != Kind::kReduce) {
     native::index_put_validated(p.self, p.adv, p.values, w.kind == Kind::kAdd, bump);
     return;
   }
-  if (p.identity.defined()) native::index_put_validated(p.self, p.adv, p.identity, false, bump);
   IndexPutDescriptor desc{true, w.reduce == ReduceOp::kMean ? ReduceOp::kSum : w.reduce};
   desc.bump = bump;
+  if (p.identity.defined()) desc.start = &p.identity;
   native::index_put_validated(p.self, p.adv, p.values, desc);
-  if (w.reduce != ReduceOp::kMean) return;
-  if (is_floating_point(p.self.dtype())) {
-    native::binary_out(BinaryOp::kDiv, p.self, p.self, p.count);
-  } else {
-    floor_divide_positive_(p.self, p.count);
+  if (w.reduce != ReduceOp::kMean || p.self.numel() == 0) return;
+  const BinaryOp div = is_floating_point(p.self.dtype()) ? BinaryOp::kDiv : BinaryOp::kFloorDivide;
+  Backend& backend = backend_for(p.self.device());
+  if (!p.quotient.defined()) {
+    backend.binary(div, p.self, p.self, p.count);
+    return;
   }
+  backend.copy(p.quotient, p.self);
+  backend.binary(div, p.quotient, p.quotient, p.count);
+  backend.copy(p.self, p.quotient);
 }
 
 Tensor write_copy(const ScatterWrite& w, const Tensor& self);

@@ -27,6 +27,7 @@
 #include "tensor/cpu/parallel.h"
 #include "tensor/element_math.h"
 #include "tensor/native/index_ops.h"
+#include "tensor/native/views.h"
 #include "tensor/shape.h"
 
 namespace mutagrad::cpu {
@@ -501,7 +502,18 @@ bool index_put_checked_kernel(const Tensor& dst, const std::vector<Tensor>& indi
 void CpuBackend::index_put(const Tensor& dst, const std::vector<Tensor>& indices,
                            const Tensor& values, const IndexPutDescriptor& desc) {
   desc.before_write();  // the CPU kernel's buffers are host memory (std::bad_alloc)
-  index_put_kernel(dst, indices, values, desc);
+  if (desc.start == nullptr) {
+    index_put_kernel(dst, indices, values, desc);
+    return;
+  }
+  // Each written destination starts from *desc.start: written first (the last write wins, all
+  // equal), then the values fold into it as into any destination.
+  IndexPutDescriptor first{false};
+  first.nonnegative = desc.nonnegative;
+  index_put_kernel(dst, indices, native::expand(*desc.start, values.sizes()), first);
+  IndexPutDescriptor rest = desc;
+  rest.start = nullptr;
+  index_put_kernel(dst, indices, values, rest);
 }
 
 bool CpuBackend::index_put_checked(const Tensor& dst, const std::vector<Tensor>& indices,

@@ -220,42 +220,6 @@ void CpuBackend::argmax(const Tensor& out, const Tensor& in, int64_t dim) {
   });
 }
 
-// Each line along `dim` is folded in order by one thread; scan_kernel (cuda/reduce.cu) folds a
-// line the same way, so both backends give the same bits.
-void CpuBackend::scan(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim) {
-  if (out.numel() == 0) return;
-  const size_t d = static_cast<size_t>(dim);
-  const int64_t len = in.sizes()[d];
-  const int64_t in_step = in.strides()[d] * in.element_size();
-  const int64_t out_step = out.strides()[d] * out.element_size();
-  DimVector line_sizes(out.sizes());
-  line_sizes[d] = 1;
-  // out and in seen with one element per line: the start of each line.
-  Tensor out_starts =
-      make_cpu_tensor(out.storage(), line_sizes, out.strides(), out.storage_offset(), out.dtype());
-  Tensor in_starts =
-      make_cpu_tensor(in.storage(), line_sizes, in.strides(), in.storage_offset(), in.dtype());
-  StridedLoop<2> it({&out_starts, &in_starts});
-  dispatch_compute_dtype(in.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using A = std::conditional_t<std::is_floating_point_v<T>, double, T>;
-    native::dispatch_combine(op, [&](auto combine) {
-      const A init = op == ReduceOp::kProd ? A(1) : A(0);
-      parallel_for(it.numel(), [&](int64_t begin, int64_t end) {
-        it.run(begin, end, [&](char** p, const int64_t* s, int64_t n) {
-          for (int64_t k = 0; k < n; ++k) {
-            char* o = p[0] + k * s[0];
-            const char* x = p[1] + k * s[1];
-            A acc = init;
-            for (int64_t i = 0; i < len; ++i) {
-              acc = combine(acc, static_cast<A>(*reinterpret_cast<const T*>(x + i * in_step)));
-              *reinterpret_cast<T*>(o + i * out_step) = static_cast<T>(acc);
-            }
-          }
-        });
-      });
-    });
-  });
-}
+// CpuBackend::scan (cumsum/cumprod) is in scan.cc.
 
 }  // namespace mutagrad::cpu

@@ -1,7 +1,9 @@
 // cumsum, cumprod, all, any, count_nonzero, var, std, norm, logsumexp: values against naive
-// loops (cumsum/cumprod bit for bit: each line folded in order in double, as PyTorch's CPU),
+// loops (cumsum/cumprod bit for bit: each line folded in double, in order up to 1024 elements as
+// PyTorch's CPU, in the blocked order beyond),
 // gradcheck + gradgradcheck (cumprod through zeros too), PyTorch's node names and errors. Runs
 // on the CPU and, as statistics_ops_test_cuda, on the CUDA device.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -68,6 +70,84 @@ TEST(StatisticsOps, ScansFoldEachLineInOrderInDouble) {
   // Through a non-contiguous view.
   const Tensor m = dev(arange(6, kFloat64).view({2, 3})).t();
   EXPECT_EQ(values(m.cumsum(0)), (std::vector<double>{0, 3, 1, 7, 3, 12}));
+}
+
+// Note [Blocked association order] (tensor/blocked_order.h) written out naively, in double:
+// block 0 (1024 elements) folded in order from init, each later block from its own first
+// element and offset by the carry (y at the previous block's end).
+std::vector<double> blocked_scan(const std::vector<double>& x, bool prod) {
+  constexpr size_t kBlock = 1024;
+  auto op = [prod](double a, double b) { return prod ? a * b : a + b; };
+  std::vector<double> y(x.size());
+  double carry = prod ? 1 : 0;
+  for (size_t b = 0; b < x.size(); b += kBlock) {
+    const size_t e = std::min(x.size(), b + kBlock);
+    double l = b == 0 ? op(carry, x[0]) : x[b];
+    y[b] = b == 0 ? l : op(carry, l);
+    for (size_t i = b + 1; i < e; ++i) {
+      l = op(l, x[i]);
+      y[i] = b == 0 ? l : op(carry, l);
+    }
+    carry = y[e - 1];
+  }
+  return y;
+}
+
+// The first index where a and b differ (bitwise for doubles that are not NaN), or -1.
+int64_t first_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+TEST(StatisticsOps, LongScansFoldInTheBlockedOrderOnEveryDevice) {
+  // Lines around block boundaries, odd sizes and 1M elements; several lines, strided ones too.
+  Generator gen(7);
+  for (int64_t len : {1023, 1024, 1025, 2047, 2048, 2049, 4097, 9999, 1 << 20}) {
+    SCOPED_TRACE(testing::Message() << "length " << len);
+    const Tensor x = randn({len}, gen, kFloat64);
+    const Tensor f = x / 1000.0 + 1.0;  // products that neither overflow nor vanish
+    for (bool prod : {false, true}) {
+      const Tensor in = dev(prod ? f : x);
+      const std::vector<double> want = blocked_scan(values(in), prod);
+      if (len == (1 << 20)) {
+        // The order matters here: a kernel folding in order (as before it) fails this test.
+        std::vector<double> in_order = values(in);
+        for (size_t i = 1; i < in_order.size(); ++i) {
+          in_order[i] = prod ? in_order[i - 1] * in_order[i] : in_order[i - 1] + in_order[i];
+        }
+        EXPECT_NE(first_difference(in_order, want), -1);
+      }
+      const Tensor got = prod ? in.cumprod(0) : in.cumsum(0);
+      const int64_t at = first_difference(values(got), want);
+      EXPECT_EQ(at, -1) << (prod ? "cumprod" : "cumsum") << " differs at " << at;
+      // The CPU's bits (the same as above on the CPU; the device's against the CPU's).
+      const Tensor on_cpu = prod ? in.cpu().cumprod(0) : in.cpu().cumsum(0);
+      EXPECT_EQ(first_difference(values(got), values(on_cpu)), -1);
+    }
+    // float32 accumulates in double and rounds each element.
+    std::vector<double> want32 = blocked_scan(values(x.to(kFloat32)), false);
+    for (double& v : want32) v = static_cast<float>(v);
+    EXPECT_EQ(first_difference(values(dev(x.to(kFloat32)).cumsum(0)), want32), -1);
+    // Integers are associative: the running sums themselves.
+    const Tensor k = dev((x * 1000).to(kInt64));
+    std::vector<double> want64 = values(k);
+    for (size_t i = 1; i < want64.size(); ++i) want64[i] += want64[i - 1];
+    EXPECT_EQ(first_difference(values(k.cumsum(0)), want64), -1);
+  }
+  // Three lines of 5000 along dim 1, contiguous and transposed (lines with a stride).
+  const Tensor m = randn({3, 5000}, gen, kFloat64);
+  for (const Tensor& t : {dev(m), dev(m.t().contiguous()).t()}) {
+    const Tensor got = t.cumsum(1);
+    for (int64_t r = 0; r < 3; ++r) {
+      SCOPED_TRACE(testing::Message() << "line " << r);
+      const int64_t at =
+          first_difference(values(got.select(0, r)), blocked_scan(values(m.select(0, r)), false));
+      EXPECT_EQ(at, -1) << "differs at " << at;
+    }
+  }
 }
 
 TEST(StatisticsOps, AllAnyCountNonzero) {

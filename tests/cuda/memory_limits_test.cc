@@ -202,6 +202,28 @@ std::vector<WriteCase> write_cases() {
          Tensor x = dst(d), i = idx(d), v = vals(d);
          return std::make_pair(x, Write([=]() mutable { x.scatter_add_(0, i, v); }));
        }},
+      {"scatter_reduce_ amax without include_self",
+       [=](Device d) {
+         Tensor x = dst(d), i = idx(d), v = vals(d);
+         return std::make_pair(x,
+                               Write([=]() mutable { x.scatter_reduce_(0, i, v, "amax", false); }));
+       }},
+      {"scatter_reduce_ mean of int64",
+       [=](Device d) {
+         Tensor x = arange(N, kInt64).to(d), i = idx(d), v = (arange(K, kInt64) - 300).to(d);
+         return std::make_pair(x, Write([=]() mutable { x.scatter_reduce_(0, i, v, "mean"); }));
+       }},
+      {"scatter_reduce_ mean of int32 without include_self",
+       [=](Device d) {
+         Tensor x = arange(N, kInt32).to(d), i = idx(d), v = (arange(K, kInt32) - 300).to(d);
+         return std::make_pair(x,
+                               Write([=]() mutable { x.scatter_reduce_(0, i, v, "mean", false); }));
+       }},
+      {"scatter_reduce_ mean of float16",
+       [=](Device d) {
+         Tensor x = dst(d).to(kFloat16), i = idx(d), v = vals(d).to(kFloat16);
+         return std::make_pair(x, Write([=]() mutable { x.scatter_reduce_(0, i, v, "mean"); }));
+       }},
       {"index_add_",
        [=](Device d) {
          Tensor x = dst(d), i = idx(d), v = vals(d);

@@ -1,0 +1,200 @@
+// CPU cumsum/cumprod (Backend::scan): each line along the dim folded in the order of Note
+// [Blocked association order] (tensor/blocked_order.h), in double for floating dtypes, as
+// PyTorch's CPU kernel accumulates. scan_kernel (cuda/reduce.cu) folds in the same order: both
+// backends give the same bits.
+//
+// A line of at most one block is folded in order by one thread, the lines split between the
+// threads. A longer line runs the order's three passes over (line, block) items: each block's
+// partial, the carries chained per line, each block rescanned from its carry. The items split
+// between the threads, and a thread folds kLanes full blocks of a line at once: independent
+// chains of the accumulator's adds (or multiplies) that the core overlaps, where one chain
+// waits on each add's latency.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "tensor/blocked_order.h"
+#include "tensor/cpu/cpu_backend.h"
+#include "tensor/cpu/parallel.h"
+#include "tensor/cpu/strided_loop.h"
+#include "tensor/element_math.h"
+#include "tensor/native/index_ops.h"
+#include "tensor/tensor.h"
+
+namespace mutagrad::cpu {
+namespace {
+
+using blocked::kBlock;
+
+constexpr int64_t kLanes = 4;
+
+Tensor line_starts(const Tensor& t, IntArrayRef line_sizes) {
+  return Tensor(std::make_shared<TensorImpl>(t.storage(), DimVector(line_sizes),
+                                             DimVector(t.strides()), t.storage_offset(), t.dtype(),
+                                             VersionCounter()));
+}
+
+// One scanned line: element i of `in` at in + i * in_step (bytes), of `out` likewise.
+template <typename T, typename A>
+struct Line {
+  const char* in;
+  char* out;
+  int64_t in_step;
+  int64_t out_step;
+  A load(int64_t i) const { return static_cast<A>(*reinterpret_cast<const T*>(in + i * in_step)); }
+  void store(int64_t i, A v) const {
+    *reinterpret_cast<T*>(out + i * out_step) = static_cast<T>(v);
+  }
+};
+
+template <typename T, typename A, typename Combine>
+struct BlockedScan {
+  const std::vector<Line<T, A>>& lines;
+  int64_t len;
+  int64_t nb;  // blocks per line
+  A init;
+  Combine combine;
+  A* carry;  // per (line, block): the block's partial, then (from block 1) its carry
+
+  // Pass 1 over items [begin, end): each block's partial; block 0 folded from init.
+  void partials(int64_t begin, int64_t end) const {
+    for (int64_t item = begin; item < end;) {
+      const Line<T, A>& x = lines[static_cast<size_t>(item / nb)];
+      const int64_t j = item % nb;
+      if (j == 0) {
+        A acc = init;
+        for (int64_t i = 0; i < std::min(len, kBlock); ++i) acc = combine(acc, x.load(i));
+        carry[item++] = acc;
+      } else if (item + kLanes <= end && (j + kLanes) * kBlock <= len) {
+        A l[kLanes];
+        for (int64_t k = 0; k < kLanes; ++k) l[k] = x.load((j + k) * kBlock);
+        for (int64_t i = 1; i < kBlock; ++i) {
+          for (int64_t k = 0; k < kLanes; ++k) l[k] = combine(l[k], x.load((j + k) * kBlock + i));
+        }
+        for (int64_t k = 0; k < kLanes; ++k) carry[item + k] = l[k];
+        item += kLanes;
+      } else {
+        const int64_t b = j * kBlock;
+        const int64_t e = std::min(len, b + kBlock);
+        A l = x.load(b);
+        for (int64_t i = b + 1; i < e; ++i) l = combine(l, x.load(i));
+        carry[item++] = l;
+      }
+    }
+  }
+
+  // Pass 2 over lines [begin, end): partials become carries, in order.
+  void carries(int64_t begin, int64_t end) const {
+    for (int64_t line = begin; line < end; ++line) {
+      A* c = carry + line * nb;
+      A acc = c[0];
+      for (int64_t j = 1; j < nb; ++j) {
+        const A partial = c[j];
+        c[j] = acc;
+        acc = combine(acc, partial);
+      }
+    }
+  }
+
+  // Pass 3 over items [begin, end): the outputs.
+  void outputs(int64_t begin, int64_t end) const {
+    for (int64_t item = begin; item < end;) {
+      const Line<T, A>& x = lines[static_cast<size_t>(item / nb)];
+      const int64_t j = item % nb;
+      if (j == 0) {
+        A acc = init;
+        for (int64_t i = 0; i < std::min(len, kBlock); ++i) {
+          acc = combine(acc, x.load(i));
+          x.store(i, acc);
+        }
+        ++item;
+      } else if (item + kLanes <= end && (j + kLanes) * kBlock <= len) {
+        A l[kLanes];
+        for (int64_t k = 0; k < kLanes; ++k) {
+          l[k] = x.load((j + k) * kBlock);
+          x.store((j + k) * kBlock, combine(carry[item + k], l[k]));
+        }
+        for (int64_t i = 1; i < kBlock; ++i) {
+          for (int64_t k = 0; k < kLanes; ++k) {
+            const int64_t at = (j + k) * kBlock + i;
+            l[k] = combine(l[k], x.load(at));
+            x.store(at, combine(carry[item + k], l[k]));
+          }
+        }
+        item += kLanes;
+      } else {
+        const int64_t b = j * kBlock;
+        const int64_t e = std::min(len, b + kBlock);
+        const A c = carry[item++];
+        A l = x.load(b);
+        x.store(b, combine(c, l));
+        for (int64_t i = b + 1; i < e; ++i) {
+          l = combine(l, x.load(i));
+          x.store(i, combine(c, l));
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void CpuBackend::scan(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim) {
+  if (out.numel() == 0) return;
+  const size_t d = static_cast<size_t>(dim);
+  const int64_t len = in.sizes()[d];
+  const int64_t in_step = in.strides()[d] * in.element_size();
+  const int64_t out_step = out.strides()[d] * out.element_size();
+  DimVector line_sizes(out.sizes());
+  line_sizes[d] = 1;
+  // out and in seen with one element per line: the start of each line.
+  const Tensor out_starts = line_starts(out, line_sizes);
+  const Tensor in_starts = line_starts(in, line_sizes);
+  StridedLoop<2> it({&out_starts, &in_starts});
+  const int64_t nb = blocked::num_blocks(len);
+  dispatch_compute_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+    native::dispatch_combine(op, [&](auto combine) {
+      const A init = op == ReduceOp::kProd ? A(1) : A(0);
+      if (nb == 1) {  // every line in order, one thread each
+        parallel_for(it.numel(), [&](int64_t begin, int64_t end) {
+          it.run(begin, end, [&](char** p, const int64_t* s, int64_t n) {
+            for (int64_t k = 0; k < n; ++k) {
+              const Line<T, A> x{p[1] + k * s[1], p[0] + k * s[0], in_step, out_step};
+              A acc = init;
+              for (int64_t i = 0; i < len; ++i) {
+                acc = combine(acc, x.load(i));
+                x.store(i, acc);
+              }
+            }
+          });
+        });
+        return;
+      }
+      std::vector<Line<T, A>> lines;
+      lines.reserve(static_cast<size_t>(it.numel()));
+      it.run(0, it.numel(), [&](char** p, const int64_t* s, int64_t n) {
+        for (int64_t k = 0; k < n; ++k) {
+          lines.push_back(Line<T, A>{p[1] + k * s[1], p[0] + k * s[0], in_step, out_step});
+        }
+      });
+      const int64_t items = static_cast<int64_t>(lines.size()) * nb;
+      std::unique_ptr<A[]> carry(new A[static_cast<size_t>(items)]);
+      const BlockedScan<T, A, decltype(combine)> scan{lines, len, nb, init, combine, carry.get()};
+      // Work in elements, as parallel_for's threshold counts them.
+      const int64_t items_threshold = std::max<int64_t>(1, kParallelThreshold / kBlock);
+      parallel_for(
+          items, [&](int64_t b, int64_t e) { scan.partials(b, e); }, items_threshold);
+      parallel_for(
+          static_cast<int64_t>(lines.size()), [&](int64_t b, int64_t e) { scan.carries(b, e); },
+          std::max<int64_t>(1, kParallelThreshold / nb));
+      parallel_for(
+          items, [&](int64_t b, int64_t e) { scan.outputs(b, e); }, items_threshold);
+    });
+  });
+}
+
+}  // namespace mutagrad::cpu
