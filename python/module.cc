@@ -5,8 +5,9 @@
 #include "python/bindings.h"
 
 namespace mutagrad::python {
-void bind_serialize(py::module_& m);  // bindings_serialize.cc: checkpoints
-void bind_func(py::module_& m);       // bindings_func.cc: func.capture / functionalize
+void bind_serialize(py::module_& m);   // bindings_serialize.cc: checkpoints
+void bind_func(py::module_& m);        // bindings_func.cc: func.capture / functionalize
+void bind_func_tools(py::module_& m);  // bindings_func_tools.cc: func.verify / reports
 }  // namespace mutagrad::python
 
 PYBIND11_MODULE(_C, m) {
@@ -35,5 +36,6 @@ PYBIND11_MODULE(_C, m) {
   bind_out(m);                 // _write_out, for mutagrad/_out.py
   bind_serialize(m);           // mutagrad.save / load and mutagrad.safetensors
   bind_func(m);                // mutagrad.func (func/)
+  bind_func_tools(m);          // after bind_func: verify, reports, pictures
   install_argument_errors(m);  // last: it wraps every function defined above
 }

@@ -50,6 +50,27 @@ class Graph:
         out = self._graph(*inputs)
         return out[0] if self._single else tuple(out)
 
+    # Pictures and the report (docs/functionalization.md, func/render.h, func/report.h).
+    @property
+    def dot(self):
+        """The DOT text of the graph's picture (Note [Graph pictures])."""
+        return _func.to_dot(self._graph)
+
+    def picture(self):
+        """The graph's picture (a GraphPicture: .source, .render(path), inline in Jupyter)."""
+        return _tools.GraphPicture(self.dot)
+
+    def side_by_side(self, functional=None):
+        """This graph and its functional form (default: self.functionalize()) in one picture."""
+        return _tools.side_by_side(self, functional)
+
+    def report(self):
+        """The alias/mutation report (a Report): mutated inputs, writes, aliases, regenerations."""
+        return _tools.report(self)
+
+    def _repr_svg_(self):
+        return _tools._svg(self.dot)
+
 
 def _check_remove(remove):
     if remove not in _REMOVE:
@@ -96,4 +117,24 @@ def functionalize(f, remove="mutations"):
     return wrapped
 
 
-__all__ = ["CaptureError", "Graph", "capture", "functionalize"]
+def report(f, *inputs):
+    """The alias/mutation report of ``f`` on ``inputs`` (captured on copies): see Graph.report."""
+    return capture(f, *[_copy_for_capture(t) for t in inputs]).report()
+
+
+def verify(f, *inputs, remove="mutations", transform=None):
+    """Runs ``f`` eagerly, captured-then-replayed and functionalized (or ``transform(graph)``,
+    a Graph -> Graph pass), each on fresh copies of ``inputs``, and compares every output and
+    every input afterwards bit for bit, the inputs' versions and the outputs' aliasing
+    (Note [What verify compares] in func/verify.h). Returns a VerifyResult; .check() raises
+    VerifyError naming what differs and the first node the pass gets wrong."""
+    _check_remove(remove)
+    return _tools.verify(f, inputs, remove, transform, lambda raw: Graph(raw, False))
+
+
+from mutagrad.func import _tools  # noqa: E402  (after Graph: _tools wraps graphs in it)
+from mutagrad.func._tools import (  # noqa: E402
+    Report, VerifyError, VerifyResult, side_by_side)
+
+__all__ = ["CaptureError", "Graph", "Report", "VerifyError", "VerifyResult", "capture",
+           "functionalize", "report", "side_by_side", "verify"]
