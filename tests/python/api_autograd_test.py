@@ -254,12 +254,30 @@ FUNCTIONAL_ERRORS = {
     "vjp v None": lambda F, lib: F.vjp(lambda a: a * 2, lib.ones(2)),
     "hvp non-scalar": lambda F, lib: F.hvp(lambda a: a * 2, lib.ones(2), lib.ones(2)),
     "vjp bad v size": lambda F, lib: F.vjp(lambda a: a * 2, lib.ones(2), lib.ones(3)),
+    # torch 1.13 computes forward-mode Jacobians only with vectorize=True.
+    "jacobian forward-mode default vectorize": lambda F, lib: F.jacobian(
+        lambda a: a.sin(), lib.ones(2), strategy="forward-mode"),
+    "jacobian forward-mode vectorize=False": lambda F, lib: F.jacobian(
+        lambda a: a.sin(), (lib.ones(2), lib.ones(2)), vectorize=False, strategy="forward-mode"),
+    "hessian forward-mode vectorize=False": lambda F, lib: F.hessian(
+        lambda a: a.sin().sum(), lib.ones(2), outer_jacobian_strategy="forward-mode"),
 }
 
 
 @pytest.mark.parametrize("name", list(FUNCTIONAL_ERRORS), ids=list(FUNCTIONAL_ERRORS))
 def test_functional_errors_match_torch(name):
     assert same_outcome(lambda lib: FUNCTIONAL_ERRORS[name](TF if lib is torch else MF, lib)) != "ok"
+
+
+def test_forward_mode_jacobian_without_vectorize_message_matches_torch():
+    calls = [lambda F, lib: F.jacobian(lambda a: a * 2, lib.ones(2), strategy="forward-mode"),
+             lambda F, lib: F.hessian(lambda a: (a * a).sum(), lib.ones(2), vectorize=False,
+                                      outer_jacobian_strategy="forward-mode")]
+    for call in calls:
+        with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
+            call(TF, torch)
+        with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
+            call(MF, mg)
 
 
 def test_functional_signatures_match_torch():

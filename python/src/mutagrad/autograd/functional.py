@@ -62,6 +62,14 @@ def _reject_strict(strict, fn_name):
                                   "not depend on the inputs give zero results")
 
 
+def _require_vectorize(strategy, vectorize):
+    # torch 1.13 batches forward-mode columns with vmap and refuses vectorize=False; we compute
+    # them one jvp at a time either way, but accept and refuse the same arguments.
+    if strategy == "forward-mode" and not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
+                                  "Hessian is only implemented for `vectorize=True`.")
+
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(*inputs), v^T J): the products have the structure of `inputs`."""
     _reject_strict(strict, "vjp")
@@ -117,12 +125,14 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
              strategy="reverse-mode"):
     """J[i][j] = d outputs[i] / d inputs[j], of shape outputs[i].shape + inputs[j].shape.
     A Tensor when inputs and outputs are Tensors; a tuple over the tuple side(s) otherwise.
-    strategy="forward-mode": a forward-mode jvp per input element (torch's; it also works
-    without vectorize=True, which torch requires); vectorize is accepted and changes nothing."""
+    strategy="forward-mode" requires vectorize=True, as torch 1.13's (NotImplementedError
+    otherwise); the columns are still computed one forward-mode jvp per input element (no vmap:
+    a tangent has its primal's shape). With strategy="reverse-mode", vectorize changes nothing."""
     _reject_strict(strict, "jacobian")
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError(f"jacobian(): strategy must be 'reverse-mode' or 'forward-mode', got "
                          f"{strategy!r}")
+    _require_vectorize(strategy, vectorize)
     ins, ins_tuple = _as_tuple(inputs, "inputs", "jacobian")
     f = _Recorded(func, "jacobian")
     rows = _C._jacobian(f, list(ins), create_graph, strategy == "forward-mode")
@@ -135,11 +145,12 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     """H[i][j] = d^2 func / d inputs[i] d inputs[j] for a func returning one single-element
     tensor. A Tensor for a Tensor input; a tuple of tuples for a tuple of inputs.
     outer_jacobian_strategy="forward-mode": forward-over-reverse (a forward-mode H v per input
-    element)."""
+    element; requires vectorize=True, as torch 1.13's)."""
     _reject_strict(strict, "hessian")
     if outer_jacobian_strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError(f"hessian(): outer_jacobian_strategy must be 'reverse-mode' or "
                          f"'forward-mode', got {outer_jacobian_strategy!r}")
+    _require_vectorize(outer_jacobian_strategy, vectorize)
     ins, ins_tuple = _as_tuple(inputs, "inputs", "hessian")
     f = _Recorded(func, "hessian")
     rows = _C._hessian(f, list(ins), create_graph, outer_jacobian_strategy == "forward-mode")
