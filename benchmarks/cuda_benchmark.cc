@@ -12,8 +12,15 @@
 // device every case reports the reason and is skipped.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "cuda/allocator.h"
 #include "mutagrad.h"
 
 namespace mutagrad {
@@ -170,6 +177,38 @@ void BM_CudaCumsum1M(benchmark::State& state) {
 }
 BENCHMARK(BM_CudaCumsum1M)->Unit(benchmark::kMicrosecond);
 
+// The same line on the CPU backend (Note [Blocked association order] in tensor/blocked_order.h),
+// and, as the baseline of the same run, the loop the CPU ran before that order: one thread
+// folding the line in order in double. CPU figures in every build.
+void BM_CpuCumsum1M(benchmark::State& state) {
+  Generator gen(46);
+  Tensor x = rand({k1M}, gen, kFloat32);
+  for (auto _ : state) {
+    Tensor y = x.cumsum(0);
+    benchmark::DoNotOptimize(y.data_ptr<float>());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
+}
+BENCHMARK(BM_CpuCumsum1M)->Unit(benchmark::kMicrosecond);
+
+void BM_CpuCumsum1MInOrder(benchmark::State& state) {
+  Generator gen(46);
+  Tensor x = rand({k1M}, gen, kFloat32);
+  for (auto _ : state) {
+    Tensor y = empty({k1M}, kFloat32);
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    double acc = 0;
+    for (int64_t i = 0; i < k1M; ++i) {
+      acc += static_cast<double>(in[i]);
+      out[i] = static_cast<float>(acc);
+    }
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * k1M);
+}
+BENCHMARK(BM_CpuCumsum1MInOrder)->Unit(benchmark::kMicrosecond);
+
 // x.sum() over 4M float32 (the chunked deterministic reduction).
 void BM_CudaSum4M(benchmark::State& state) {
   if (!have_device(state)) return;
@@ -234,6 +273,98 @@ void BM_CudaConv2dForwardBackward(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * 3 * 64 * 64 * 32 * 32 * 27);
 }
 BENCHMARK(BM_CudaConv2dForwardBackward)->Unit(benchmark::kMicrosecond);
+
+// The caching allocator's bookkeeping alone (no device: a simulated one hands out addresses),
+// allocate/free churn of a training step's sizes: 64 live tensors, each iteration frees one
+// and allocates one of sizes from 4 B to 12 MiB. Arg 0: the allocator (Note [Caching
+// allocator]: rounding to 512, two pools, split and merge); arg 1: the exact-bin free lists it
+// replaced (issue 39, item 9), kept here as the baseline. Counters: segments asked of the
+// device per 1,000 iterations, and the peak reserved bytes / peak live bytes.
+class ChurnDevice final : public cuda::SegmentSource {
+ public:
+  void* malloc(size_t nbytes) override {
+    ++mallocs;
+    used += nbytes;
+    peak = std::max(peak, used);
+    const uintptr_t p = next;
+    next += nbytes + 4096;
+    return reinterpret_cast<void*>(p);
+  }
+  void free(void*, size_t nbytes) override { used -= nbytes; }
+  std::string device_text() override { return "churn"; }
+  int64_t mallocs = 0;
+  size_t used = 0, peak = 0;
+  uintptr_t next = uintptr_t{1} << 40;
+};
+
+// The previous allocator: bins of 512 bytes below 1 MiB, four per power of two above, one free
+// list per bin, no splitting or merging.
+class BinAllocator {
+ public:
+  explicit BinAllocator(ChurnDevice& device) : device_(device) {}
+  static size_t round(size_t n) {
+    n = std::max<size_t>(n, 1);
+    if (n < (size_t{1} << 20)) return (n + 511) / 512 * 512;
+    size_t pow2 = size_t{1} << 20;
+    while (pow2 * 2 <= n) pow2 *= 2;
+    return (n + pow2 / 4 - 1) / (pow2 / 4) * (pow2 / 4);
+  }
+  void* allocate(size_t n) {
+    const size_t size = round(n);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& list = free_[size];
+    if (!list.empty()) {
+      void* p = list.back();
+      list.pop_back();
+      return p;
+    }
+    return device_.malloc(size);
+  }
+  void free(void* p, size_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_[round(n)].push_back(p);
+  }
+
+ private:
+  ChurnDevice& device_;
+  std::mutex mutex_;
+  std::map<size_t, std::vector<void*>> free_;
+};
+
+void BM_AllocatorChurn(benchmark::State& state) {
+  const bool bins = state.range(0) == 1;
+  ChurnDevice device;
+  cuda::CachingAllocator caching(&device);
+  BinAllocator old(device);
+  uint64_t rng = 42;
+  auto next = [&] { return rng = rng * 6364136223846793005ull + 1442695040888963407ull; };
+  const size_t kinds[] = {4, 1000, 4096, 50000, 300000, size_t{3} << 20, size_t{12} << 20};
+  std::vector<std::pair<void*, size_t>> live(64);
+  size_t live_bytes = 0, peak_live = 0;
+  auto alloc = [&](size_t n) {
+    live_bytes += n;
+    peak_live = std::max(peak_live, live_bytes);
+    return bins ? old.allocate(n) : caching.allocate_raw(n);
+  };
+  for (auto& [p, n] : live) p = alloc(n = kinds[(next() >> 33) % 7] + (next() >> 33) % 4096);
+  for (auto _ : state) {
+    auto& [p, n] = live[(next() >> 33) % live.size()];
+    if (bins) {
+      old.free(p, n);
+    } else {
+      caching.free_raw(p);
+    }
+    live_bytes -= n;
+    n = kinds[(next() >> 33) % 7] + (next() >> 33) % 4096;
+    p = alloc(n);
+  }
+  state.counters["mallocs_per_1k"] =
+      1000.0 * static_cast<double>(device.mallocs) / static_cast<double>(state.iterations());
+  state.counters["peak_reserved_over_live"] =
+      static_cast<double>(device.peak) / static_cast<double>(peak_live);
+  state.SetLabel(bins ? "exact bins (before)" : "split/merge (now)");
+}
+BENCHMARK(BM_AllocatorChurn)->Arg(0)->Arg(1)->Iterations(200000)->Unit(benchmark::kNanosecond);
 
 }  // namespace
 }  // namespace mutagrad

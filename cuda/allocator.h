@@ -1,28 +1,45 @@
-// CachingAllocator: device memory for CUDA tensors, kept in size-binned free lists so that the
-// next tensor of a similar size reuses a block instead of paying for cudaMalloc/cudaFree (each
-// of which synchronizes the device).
+// CachingAllocator: device memory for CUDA tensors. Segments obtained from the runtime are cut
+// into blocks and kept after the tensors die, so that the next tensor reuses a block instead of
+// paying for cudaMalloc/cudaFree (each of which synchronizes the device).
 //
 //   CachingAllocator& a = caching_allocator();
-//   std::shared_ptr<void> p = a.allocate(1000);   // a 1024-byte block; freed into its bin
-//   a.stats().allocated;                          // 1024 while p lives
+//   std::shared_ptr<void> p = a.allocate(1000);   // a 1024-byte block of a 2 MiB segment
+//   a.stats().allocated;                          // 1024 while p lives; reserved 2 MiB
 //
 // Note [Caching allocator]
-// Sizes round up to a bin: multiples of 512 bytes below 1 MiB, then four bins per power of two
-// (2^k, 1.25, 1.5, 1.75 * 2^k), so at most 25% of a large block is unused. A freed block goes
-// to its bin's free list; allocate() takes from the exact bin or calls the runtime. Blocks are
-// never split or merged (simpler than PyTorch's best-fit with splitting; the cost is memory
-// held in bins that the next sizes do not use: empty_cache() returns it). When the runtime is
-// out of memory, the cache is emptied and the allocation retried once; if that fails too,
-// OutOfMemoryError. Stream order: all kernels run on the runtime's one stream, so a block
-// freed while a kernel that uses it is queued may be handed to a later kernel on that stream
-// at once; only empty_cache() (cudaFree, which synchronizes) gives memory back.
+// PyTorch's design, with its constants:
+// - Sizes round up to a multiple of 512 bytes (round_size; at least 512).
+// - Two pools: requests up to 1 MiB are served from "small" segments of 2 MiB, larger ones from
+//   "large" segments of 20 MiB (requests under 10 MiB) or of the request rounded up to 2 MiB.
+//   A block never moves between pools.
+// - allocate() takes the smallest free block of its pool that fits (best fit, lowest address
+//   among equals) and splits it when the rest is worth keeping: at least 512 bytes in the small
+//   pool, more than 1 MiB in the large pool (a smaller rest stays part of the block and counts
+//   as allocated). Only when no free block fits is a new segment asked for.
+// - Freeing a block merges it with free neighbours of its segment, so a segment whose blocks are
+//   all free is one free block again.
+// - empty_cache() returns every free whole segment to the runtime (cudaFree); a segment with a
+//   live block stays, its free blocks with it.
+// - Out of memory: the cache is emptied and the segment asked for again; if the device cannot
+//   hold a whole segment, a segment of exactly the rounded request is tried (PyTorch stops
+//   there; on a nearly full device this keeps small tensors possible); then OutOfMemoryError,
+//   with nothing allocated.
+// - stats(): `allocated` is the bytes of live blocks (rounded sizes, plus any unsplit rest),
+//   `reserved` the bytes of segments held, so reserved - allocated is what the cache holds.
+// Stream order: blocks carry no stream. Kernels run on the runtime's one stream, so a block
+// freed while a queued kernel uses it may go to a later kernel of that stream at once. Other
+// streams (NCCL's, Note [NCCL on its own stream] in distributed/nccl_process_group.cc) never
+// free memory they may still use: a collective holds its tensors until its event completed.
+// Only empty_cache() (cudaFree, which synchronizes) gives memory back.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cuda/runtime.h"
@@ -30,34 +47,82 @@
 
 namespace mutagrad::cuda {
 
+// Where the allocator's segments come from: the runtime (malloc/free of Runtime), or a test's
+// simulation.
+class SegmentSource {
+ public:
+  virtual ~SegmentSource() = default;
+  // nullptr when the device is out of memory.
+  virtual void* malloc(size_t nbytes) = 0;
+  virtual void free(void* ptr, size_t nbytes) = 0;
+  // What the OutOfMemoryError names: "cuda:0 (NVIDIA H100 ...)".
+  virtual std::string device_text() = 0;
+};
+
 class CachingAllocator : public Allocator {
  public:
   struct Stats {
-    int64_t allocated = 0;      // bytes in live blocks
-    int64_t max_allocated = 0;  // peak of `allocated` since the last reset
-    int64_t reserved = 0;       // bytes obtained from the runtime: live + cached
+    int64_t allocated = 0;       // bytes in live blocks
+    int64_t max_allocated = 0;   // peak of `allocated` since the last reset
+    int64_t reserved = 0;        // bytes of segments obtained from the runtime: live + cached
+    int64_t segments = 0;        // how many segments are held
+    int64_t device_mallocs = 0;  // segments asked for since construction (successful)
+    int64_t device_frees = 0;    // segments returned since construction
   };
+  // One block of a segment, in address order.
+  struct BlockInfo {
+    size_t offset;  // from the segment's start
+    size_t size;
+    bool allocated;
+  };
+  struct SegmentInfo {
+    size_t size;
+    bool small;  // the small pool's
+    std::vector<BlockInfo> blocks;
+  };
+
+  // `source` null: the runtime's memory (and DeviceError when no device is usable).
+  explicit CachingAllocator(SegmentSource* source = nullptr);
+  ~CachingAllocator() override;
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
 
   // DeviceError when no device is usable, OutOfMemoryError when the device is full.
   std::shared_ptr<void> allocate(size_t nbytes) override;
-  // The same block without an owner, for Thrust's and CUB's temporary storage: give it back
-  // with free_raw(ptr, nbytes) (the same nbytes). Counted in stats() as tensors are.
+  // A block without an owner, for Thrust's and CUB's temporary storage: give it back with
+  // free_raw(ptr). Counted in stats() as tensors are.
   void* allocate_raw(size_t nbytes);
-  void free_raw(void* ptr, size_t nbytes);
+  void free_raw(void* ptr, size_t nbytes = 0);
   Stats stats() const;
   void reset_peak();
-  // Frees every cached block through the runtime.
+  // Returns every free whole segment to the runtime.
   void empty_cache();
+  // Every segment held, in address order (PyTorch's memory_snapshot, reduced).
+  std::vector<SegmentInfo> snapshot() const;
 
-  // The size a request is served with (Note [Caching allocator]).
+  // The size a request is served with: a multiple of 512, at least 512.
   static size_t round_size(size_t nbytes);
+  // The segment a new block of `rounded` bytes comes with (Note [Caching allocator]).
+  static size_t segment_size(size_t rounded);
 
  private:
-  void release(void* ptr, size_t size);
-  void empty_cache_locked();
+  struct Block;
+  struct BySize {
+    bool operator()(const Block* a, const Block* b) const;
+  };
+  using Pool = std::set<Block*, BySize>;
 
+  void release(void* ptr);
+  Block* new_segment(size_t rounded, bool small);
+  void empty_cache_locked();
+  Pool& pool_of(bool small) { return small ? small_pool_ : large_pool_; }
+
+  SegmentSource* source_;
+  bool on_runtime_;
   mutable std::mutex mutex_;
-  std::map<size_t, std::vector<void*>> free_blocks_;  // bin size -> cached blocks
+  Pool small_pool_, large_pool_;            // free blocks
+  std::unordered_map<void*, Block*> live_;  // allocated blocks by address
+  std::set<Block*> segments_;               // every segment's first block
   Stats stats_;
 };
 

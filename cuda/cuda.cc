@@ -1,10 +1,15 @@
 // The public CUDA queries (cuda.h) and the runtime registry (runtime.h).
 #include "cuda/cuda.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "cuda/allocator.h"
+#include "cuda/host_allocator.h"
 #include "cuda/runtime.h"
+#include "tensor/native/copy.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
 
 namespace mutagrad::cuda {
 namespace {
@@ -42,6 +47,15 @@ class NoCudaRuntime final : public Runtime {
   }
   void synchronize() override {}
   void* stream() override { return nullptr; }
+  void* create_event() override { return nullptr; }
+  void destroy_event(void*) override {}
+  void record_event(void*, void*) override {}
+  bool query_event(void*) override { return true; }
+  void* host_alloc(size_t) override { return nullptr; }
+  void host_free(void*) override {}
+  void memcpy_async(void*, const void*, size_t, CopyKind) override {
+    MG_INTERNAL_ASSERT(false, "memcpy_async without a CUDA runtime");
+  }
 };
 
 Runtime*& slot() {
@@ -173,6 +187,30 @@ int64_t max_memory_allocated() { return caching_allocator().stats().max_allocate
 int64_t memory_reserved() { return caching_allocator().stats().reserved; }
 void reset_peak_memory_stats() { caching_allocator().reset_peak(); }
 void empty_cache() { caching_allocator().empty_cache(); }
+
+bool is_pinned(const Tensor& self) {
+  if (!self.defined() || !self.device().is_cpu() || runtime().device_count(nullptr) == 0) {
+    return false;
+  }
+  const Storage& storage = self.unsafe_impl()->storage();
+  return storage.data() != nullptr &&
+         host_allocator().contains(storage.data(), std::max<size_t>(storage.nbytes(), 1));
+}
+
+Tensor pin_memory(const Tensor& self) {
+  if (!self.device().is_cpu()) {
+    throw DeviceError(str("pin_memory(): cannot pin a tensor on ", self.device(),
+                          ": only CPU tensors can be pinned (it is device memory already)"));
+  }
+  check_available();
+  if (is_pinned(self)) return self;
+  const size_t nbytes = static_cast<size_t>(self.numel() * self.element_size());
+  std::shared_ptr<void> block = host_allocator().allocate(nbytes);
+  Tensor out =
+      from_blob(block.get(), self.sizes(), contiguous_strides(self.sizes()), self.dtype(), block);
+  if (out.numel() > 0) native::copy_(out, self);
+  return out;
+}
 
 Generator& default_generator() { return mutagrad::default_generator(kCUDA); }
 

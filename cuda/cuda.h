@@ -56,6 +56,15 @@ void reset_peak_memory_stats();
 // Returns cached, unused blocks to the device.
 void empty_cache();
 
+// A CPU tensor in page-locked ("pinned") host memory, which non-blocking transfers copy from
+// and into without waiting (torch's Tensor.pin_memory(): self when already pinned, else a
+// contiguous copy; Note [Pinned host blocks] in cuda/host_allocator.h). DeviceError for a
+// tensor not on the CPU, or without a CUDA device.
+Tensor pin_memory(const Tensor& self);
+// Whether a tensor's memory is pinned host memory (views of a pinned tensor are); false for
+// device tensors and without a CUDA device.
+bool is_pinned(const Tensor& self);
+
 // DeviceError naming the reason when no CUDA device is usable; called before a CUDA tensor is
 // created.
 void check_available();

@@ -5,9 +5,11 @@
 
 #include "cuda/allocator.h"
 #include "cuda/cuda.h"
+#include "cuda/host_allocator.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
 #include "tensor/native/factories.h"
+#include "tensor/shape.h"
 #include "tensor/tensor.h"
 
 namespace mutagrad::cuda {
@@ -26,13 +28,45 @@ size_t nbytes(const Tensor& t) { return static_cast<size_t>(t.numel() * t.elemen
 // (convert_value), so the values do not depend on the direction. An expanded CPU source is
 // materialized before the upload. When dst is contiguous and of src's dtype, the memcpy goes
 // straight into it.
+//
+// Note [Non-blocking transfers]
+// Inside a NonBlockingTransfer scope (to(..., non_blocking=true), copy_(src, true); Note
+// [Non-blocking transfers scope] in tensor/storage.h), as in torch:
+// - host -> device is queued on the stream (memcpy_async) and not waited for. Its host side is
+//   pinned: the source itself when it is a contiguous pinned tensor, else a pinned staging
+//   block the source is copied into on the CPU first. The block is marked used
+//   (record_use), so it is not handed out again, to a later staging copy or a new pinned
+//   tensor, until an event recorded on the stream after the copy completed.
+// - device -> host straight into a contiguous pinned destination of src's dtype is queued too:
+//   the values are there once the stream passed it (cuda::synchronize()), which the caller
+//   must wait for before reading, as in torch; the destination block is marked used. Into
+//   pageable memory, or when the CPU must convert or scatter the downloaded block, the copy
+//   is synchronous: our own code never reads a host buffer a queued copy still writes.
+// Without the scope every transfer returns when the copy is done. The host-run runtime runs
+// memcpy_async to completion, so there the scope changes which path runs, not the values.
+// A contiguous copy of a CPU tensor in a pinned block.
+Tensor pinned_copy(const Tensor& src) {
+  std::shared_ptr<void> block = host_allocator().allocate(nbytes(src));
+  Tensor out =
+      from_blob(block.get(), src.sizes(), contiguous_strides(src.sizes()), src.dtype(), block);
+  backend_for(kCPU).copy(out, src);
+  return out;
+}
+
 void upload(const Tensor& dst, const Tensor& src) {
-  Tensor host = src.is_contiguous() ? src : empty(src.sizes(), src.dtype());
-  if (!src.is_contiguous()) backend_for(kCPU).copy(host, src);
   const bool direct = dst.is_contiguous() && dst.dtype() == src.dtype();
   Tensor staging =
       direct ? dst : empty(src.sizes(), TensorOptions(src.dtype()).device(dst.device()));
-  runtime().memcpy(address(staging), address(host), nbytes(host), CopyKind::kHostToDevice);
+  const size_t n = nbytes(src);
+  if (NonBlockingTransfer::active()) {
+    Tensor host = src.is_contiguous() && is_pinned(src) ? src : pinned_copy(src);
+    runtime().memcpy_async(address(staging), address(host), n, CopyKind::kHostToDevice);
+    host_allocator().record_use(address(host));
+  } else {
+    Tensor host = src.is_contiguous() ? src : empty(src.sizes(), src.dtype());
+    if (!src.is_contiguous()) backend_for(kCPU).copy(host, src);
+    runtime().memcpy(address(staging), address(host), n, CopyKind::kHostToDevice);
+  }
   if (!direct) copy_kernel(dst, staging);
 }
 
@@ -43,6 +77,11 @@ void download(const Tensor& dst, const Tensor& src) {
     copy_kernel(device, src);
   }
   const bool direct = dst.is_contiguous() && dst.dtype() == src.dtype();
+  if (direct && NonBlockingTransfer::active() && is_pinned(dst)) {
+    runtime().memcpy_async(address(dst), address(device), nbytes(device), CopyKind::kDeviceToHost);
+    host_allocator().record_use(address(dst));
+    return;
+  }
   Tensor host = direct ? dst : empty(src.sizes(), src.dtype());
   runtime().memcpy(address(host), address(device), nbytes(device), CopyKind::kDeviceToHost);
   if (!direct) backend_for(kCPU).copy(dst, host);

@@ -111,6 +111,25 @@ class Runtime {
   virtual void synchronize() = 0;
   // The stream kernels are launched on (a cudaStream_t); nullptr in the host-run build.
   virtual void* stream() = 0;
+
+  // Note [Streams and events]
+  // Events are handles (cudaEvent_t) recorded on a stream; query_event() says whether the
+  // stream has passed the point where it was recorded. The host-run runtime runs every kernel
+  // and copy to completion on the calling thread, so its events are complete when recorded;
+  // the device build calls cudaEventCreateWithFlags (no timing), cudaEventRecord,
+  // cudaEventQuery, cudaEventDestroy.
+  virtual void* create_event() = 0;
+  virtual void destroy_event(void* event) = 0;
+  virtual void record_event(void* event, void* stream) = 0;
+  virtual bool query_event(void* event) = 0;
+  // Page-locked host memory (cudaHostAlloc), for CachingHostAllocator only; nullptr when none
+  // is left. The host-run runtime hands out ordinary host memory (outside its device arena).
+  virtual void* host_alloc(size_t nbytes) = 0;
+  virtual void host_free(void* ptr) = 0;
+  // Queues the copy on the stream and returns at once (cudaMemcpyAsync): host memory must be
+  // pinned and must not be touched until an event recorded after the copy completed (Note
+  // [Non-blocking transfers] in cuda/cuda_backend.cc). The host-run runtime copies at once.
+  virtual void memcpy_async(void* dst, const void* src, size_t nbytes, CopyKind kind) = 0;
   // Whether gemm() is there: cuBLAS in the device build; the host-run runtime has no BLAS (its
   // matmul is the Thrust kernel).
   virtual bool has_blas() const { return false; }

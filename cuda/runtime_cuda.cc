@@ -102,6 +102,53 @@ class CudaRuntime final : public Runtime {
     }
   }
 
+  // Note [Streams and events] in cuda/runtime.h.
+  void* create_event() override {
+    activate();
+    cudaEvent_t event = nullptr;
+    check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    return event;
+  }
+  void destroy_event(void* event) override {
+    check(cudaEventDestroy(static_cast<cudaEvent_t>(event)), "cudaEventDestroy");
+  }
+  void record_event(void* event, void* stream) override {
+    activate();
+    check(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)),
+          "cudaEventRecord");
+  }
+  bool query_event(void* event) override {
+    const cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    if (err == cudaErrorNotReady) {
+      (void)cudaGetLastError();  // not an error: still queued
+      return false;
+    }
+    check(err, "cudaEventQuery");
+    return true;
+  }
+
+  void* host_alloc(size_t nbytes) override {
+    activate();
+    void* p = nullptr;
+    const cudaError_t err = cudaHostAlloc(&p, nbytes, cudaHostAllocDefault);
+    if (err == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    check(err, "cudaHostAlloc");
+    return p;
+  }
+  void host_free(void* ptr) override { check(cudaFreeHost(ptr), "cudaFreeHost"); }
+
+  void memcpy_async(void* dst, const void* src, size_t nbytes, CopyKind kind) override {
+    if (nbytes == 0) return;
+    activate();
+    const cudaMemcpyKind k = kind == CopyKind::kHostToDevice   ? cudaMemcpyHostToDevice
+                             : kind == CopyKind::kDeviceToHost ? cudaMemcpyDeviceToHost
+                                                               : cudaMemcpyDeviceToDevice;
+    check(cudaMemcpyAsync(dst, src, nbytes, k, stream_), "cudaMemcpyAsync");
+  }
+
   void synchronize() override {
     activate();
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");

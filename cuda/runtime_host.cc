@@ -93,7 +93,7 @@ class Arena {
   void free(void* ptr, size_t nbytes) {
     const size_t need = round(nbytes) + kRedZone;
     char* p = static_cast<char*>(ptr);
-    if (need >= kReleaseBytes) madvise(p, need, MADV_DONTNEED);  // give the pages back
+    if (need >= kReleaseBytes) release_pages(p, need);
     MG_ARENA_POISON(p, need);
     std::lock_guard<std::mutex> lock(mutex_);
     size_t offset = static_cast<size_t>(p - base_), size = need;
@@ -118,6 +118,15 @@ class Arena {
 
  private:
   static size_t round(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+  // Gives back the whole pages inside [p, p + n) only: MADV_DONTNEED zeroes every page it
+  // touches, and a block's first or last page may hold a neighbouring block's bytes (blocks
+  // are 256-byte aligned, pages 4 KiB).
+  static void release_pages(char* p, size_t n) {
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  }
 #if defined(__SANITIZE_ADDRESS__)
   static constexpr size_t kRedZone = kAlignment;
 #else
@@ -202,6 +211,20 @@ class HostRunRuntime final : public Runtime {
   }
   void synchronize() override {}
   void* stream() override { return nullptr; }
+  // Note [Streams and events]: every copy and kernel is done when its call returns.
+  void* create_event() override { return new char(0); }
+  void destroy_event(void* event) override { delete static_cast<char*>(event); }
+  void record_event(void*, void*) override {}
+  bool query_event(void*) override { return true; }
+  // "Pinned" memory is plain host memory, outside the arena: kernels refuse it as they would
+  // refuse any host pointer.
+  void* host_alloc(size_t nbytes) override {
+    return std::aligned_alloc(kAlignment, (nbytes + kAlignment - 1) / kAlignment * kAlignment);
+  }
+  void host_free(void* ptr) override { std::free(ptr); }
+  void memcpy_async(void* dst, const void* src, size_t nbytes, CopyKind kind) override {
+    memcpy(dst, src, nbytes, kind);
+  }
   // No BLAS, unless MUTAGRAD_HOST_RUN_BLAS=1: then the column-major reference of the call the
   // device build makes to cuBLAS (Note [cuBLAS from row-major tensors] in cuda/gemm.h).
   bool has_blas() const override { return reference_blas_; }

@@ -17,12 +17,13 @@
 // bucket_cap_bytes. A post-hook on each parameter's AccumulateGrad node marks it ready; when a
 // bucket's parameters are all ready its gradients are copied into the bucket's flat buffer and
 // an all_reduce_async_(AVG) of the buffer starts, while backward goes on with the other
-// layers. Buckets start in index order on every rank (a ready bucket waits for the earlier
-// ones), as torch's Reducer, so that the ranks' collectives match. When the last bucket has
-// started, the hook waits for all of them and writes the averages back into each .grad (one
-// tracked write per gradient, op "DataParallel.all_reduce_", at the line that constructed the
-// DataParallel). So when backward() returns, every rank holds the same averaged gradients.
-// Every parameter must receive a gradient in every backward (torch's
+// layers (with "nccl", on NCCL's own stream, so the transfer overlaps the backward kernels:
+// Note [NCCL on its own stream] in distributed/nccl_process_group.cc). Buckets start in index order
+// on every rank (a ready bucket waits for the earlier ones), as torch's Reducer, so that the ranks'
+// collectives match. When the last bucket has started, the hook waits for all of them and writes
+// the averages back into each .grad (one tracked write per gradient, op "DataParallel.all_reduce_",
+// at the line that constructed the DataParallel). So when backward() returns, every rank holds the
+// same averaged gradients. Every parameter must receive a gradient in every backward (torch's
 // find_unused_parameters=False); one that does not leaves its bucket unreduced, and the next
 // backward raises naming it.
 // Exactness: with two ranks, (a + b) / 2 is computed the same on both ranks, so the replicas

@@ -134,6 +134,9 @@ class NcclProcessGroup final : public MpiProcessGroup {
     // The process's device (Note [One device per process] in cuda/runtime.h): fixed and made
     // current here, so NCCL, the stream and every tensor share it.
     (void)cuda::runtime().stream();
+    check_cuda(cudaStreamCreateWithFlags(&nccl_stream_, cudaStreamNonBlocking),
+               "cudaStreamCreateWithFlags(NCCL stream)");
+    check_cuda(cudaEventCreateWithFlags(&inputs_ready_, cudaEventDisableTiming), "cudaEventCreate");
     ncclUniqueId id;
     if (rank() == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
     check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, this->comm()), "MPI_Bcast(ncclUniqueId)");
@@ -142,9 +145,9 @@ class NcclProcessGroup final : public MpiProcessGroup {
     enqueued(ncclCommInitRankConfig(&nccl_, size(), id, rank(), &config), "ncclCommInitRank");
   }
   ~NcclProcessGroup() override {
-    if (nccl_ == nullptr) return;
-    if (aborted_) return;  // ncclCommAbort freed it
-    ncclCommDestroy(nccl_);
+    if (nccl_ != nullptr && !aborted_) ncclCommDestroy(nccl_);  // ncclCommAbort freed it
+    if (inputs_ready_ != nullptr) cudaEventDestroy(inputs_ready_);
+    if (nccl_stream_ != nullptr) cudaStreamDestroy(nccl_stream_);
   }
 
   const char* backend_name() const override { return "nccl"; }
@@ -152,27 +155,28 @@ class NcclProcessGroup final : public MpiProcessGroup {
 
   std::unique_ptr<Work::Request> raw_all_reduce(Buffer buf, ReduceOp op, bool async) override {
     enqueued(ncclAllReduce(buf.data, buf.data, static_cast<size_t>(buf.numel), nccl_type(buf.dtype),
-                           nccl_op(buf.dtype, op), nccl_, stream()),
+                           nccl_op(buf.dtype, op), nccl_, nccl_stream()),
              "ncclAllReduce");
     return finish(async, "ncclAllReduce");
   }
   std::unique_ptr<Work::Request> raw_broadcast(Buffer buf, int root, bool async) override {
     enqueued(ncclBroadcast(buf.data, buf.data, static_cast<size_t>(buf.numel), nccl_type(buf.dtype),
-                           root, nccl_, stream()),
+                           root, nccl_, nccl_stream()),
              "ncclBroadcast");
     return finish(async, "ncclBroadcast");
   }
   std::unique_ptr<Work::Request> raw_all_gather(Buffer send, Buffer recv, bool async) override {
     enqueued(ncclAllGather(send.data, recv.data, static_cast<size_t>(send.numel),
-                           nccl_type(send.dtype), nccl_, stream()),
+                           nccl_type(send.dtype), nccl_, nccl_stream()),
              "ncclAllGather");
     return finish(async, "ncclAllGather");
   }
   std::unique_ptr<Work::Request> raw_reduce_scatter(Buffer send, Buffer recv, ReduceOp op,
                                                     bool async) override {
-    enqueued(ncclReduceScatter(send.data, recv.data, static_cast<size_t>(recv.numel),
-                               nccl_type(send.dtype), nccl_op(send.dtype, op), nccl_, stream()),
-             "ncclReduceScatter");
+    enqueued(
+        ncclReduceScatter(send.data, recv.data, static_cast<size_t>(recv.numel),
+                          nccl_type(send.dtype), nccl_op(send.dtype, op), nccl_, nccl_stream()),
+        "ncclReduceScatter");
     return finish(async, "ncclReduceScatter");
   }
 
@@ -181,13 +185,18 @@ class NcclProcessGroup final : public MpiProcessGroup {
     refuse_if_aborted(what);
     NcclPoll poll(nccl_, event, &aborted_);
     wait_or_abort(poll, timeout_seconds(), what, rank());
+    consume(event);
   }
   // Whether `event` completed; DistributedError (after the abort) when the communicator failed.
   bool query_event(cudaEvent_t event, const char* what) {
     refuse_if_aborted(what);
     NcclPoll poll(nccl_, event, &aborted_);
     const std::string error = poll.async_error();
-    if (error.empty()) return poll.finished();
+    if (error.empty()) {
+      if (!poll.finished()) return false;
+      consume(event);
+      return true;
+    }
     wait_or_abort(poll, timeout_seconds(), what, rank());  // raises at once
     return true;
   }
@@ -202,8 +211,28 @@ class NcclProcessGroup final : public MpiProcessGroup {
   }
 
  private:
-  // The library's stream (cuda/runtime.h): the kernels that wrote the tensor ran on it.
-  static cudaStream_t stream() { return static_cast<cudaStream_t>(cuda::runtime().stream()); }
+  // Note [NCCL on its own stream]
+  // Collectives run on a stream of their own, so that DataParallel's all-reduce of one bucket
+  // overlaps the backward kernels that produce the next buckets' gradients on the library's
+  // stream (cuda/runtime.h). Order is kept by events, as in torch: before each collective the
+  // compute stream records `inputs_ready_` and the NCCL stream waits on it (the kernels that
+  // wrote the inputs run first); after it, the request's event is recorded on the NCCL stream,
+  // and once wait()/test() saw it complete the compute stream waits on it too (consume), so
+  // the kernels that read the result are queued after the collective even if a later change
+  // stops waiting on the host. Memory: a Work holds its tensors and staging buffers until
+  // wait() returned (process_group.cc), so the caching allocator (which knows one stream)
+  // never hands a block the NCCL stream may still use to the compute stream.
+  static cudaStream_t compute_stream() {
+    return static_cast<cudaStream_t>(cuda::runtime().stream());
+  }
+  cudaStream_t nccl_stream() {
+    check_cuda(cudaEventRecord(inputs_ready_, compute_stream()), "cudaEventRecord");
+    check_cuda(cudaStreamWaitEvent(nccl_stream_, inputs_ready_, 0), "cudaStreamWaitEvent");
+    return nccl_stream_;
+  }
+  void consume(cudaEvent_t event) {
+    check_cuda(cudaStreamWaitEvent(compute_stream(), event, 0), "cudaStreamWaitEvent");
+  }
 
   // ncclCommAbort freed the communicator: nothing may hand `nccl_` to NCCL again, neither a
   // later collective nor the wait of another Work still pending when the first one failed (its
@@ -227,7 +256,7 @@ class NcclProcessGroup final : public MpiProcessGroup {
   }
 
   std::unique_ptr<Work::Request> finish(bool async, const char* call) {
-    auto request = std::make_unique<NcclRequest>(this, stream(), call);
+    auto request = std::make_unique<NcclRequest>(this, nccl_stream_, call);
     if (async) return request;
     request->wait();
     return nullptr;
@@ -235,6 +264,8 @@ class NcclProcessGroup final : public MpiProcessGroup {
 
   ncclComm_t nccl_ = nullptr;
   bool aborted_ = false;
+  cudaStream_t nccl_stream_ = nullptr;  // Note [NCCL on its own stream]
+  cudaEvent_t inputs_ready_ = nullptr;
 };
 
 NcclRequest::NcclRequest(NcclProcessGroup* group, cudaStream_t stream, const char* call)

@@ -2,12 +2,13 @@
 // Bootstraps over MPI: rank 0's ncclUniqueId is broadcast with MPI_Bcast, then every rank joins
 // with ncclCommInitRankConfig (non-blocking, Note [NCCL failures raise] in watchdog.h) on the
 // process's device (Note [One device per process] in cuda/runtime.h). The agreement exchange of
-// Note [Every rank raises] stays on MPI (host metadata); the payload goes through NCCL on the
-// library's CUDA stream, so it is ordered after the kernels that produced the tensor.
+// Note [Every rank raises] stays on MPI (host metadata); the payload goes through NCCL on a
+// stream of its own, ordered by events after the kernels that produced the tensor and before
+// those that read the result (Note [NCCL on its own stream] in nccl_process_group.cc).
 //
 //   auto& pg = distributed::init_process_group("nccl");   // under mpirun, one rank per GPU
 //   Tensor g = mutagrad::ones({1024}).cuda();
-//   pg.all_reduce_(g);                                    // ncclAllReduce on the stream
+//   pg.all_reduce_(g);                                    // ncclAllReduce, NCCL's stream
 #pragma once
 
 #include <memory>

@@ -181,6 +181,13 @@ void bind_device(py::module_& m) {
           py::arg("device") = py::none(), py::arg("non_blocking") = false)
       .def("cpu",
            [](py::object self) { return same_or_new(self, self.cast<const Tensor&>().cpu()); })
+      // Page-locked host memory (cuda/host_allocator.h): a CPU tensor that non_blocking
+      // transfers copy from and into without waiting. Needs a CUDA device.
+      .def("pin_memory",
+           [](py::object self) {
+             return same_or_new(self, cuda::pin_memory(self.cast<const Tensor&>()));
+           })
+      .def("is_pinned", [](const Tensor& s) { return cuda::is_pinned(s); })
       .def_property_readonly("is_cuda", [](const Tensor& s) { return s.device().is_cuda(); })
       // torch: -1 for a CPU tensor, the device index for a CUDA one.
       .def("get_device",

@@ -113,11 +113,11 @@ void bind_operators(py::module_& m) {
           py::arg("value"))
       .def(
           "copy_",
-          [](Self self, const Tensor& src) {
-            self.cast<Tensor&>().copy_(src, python_call_site());
+          [](Self self, const Tensor& src, bool non_blocking) {
+            self.cast<Tensor&>().copy_(src, non_blocking, python_call_site());
             return self;
           },
-          py::arg("src"))
+          py::arg("src"), py::arg("non_blocking").noconvert() = false)
       .def(
           "masked_fill_",
           [](Self self, const Tensor& mask, py::handle value) {

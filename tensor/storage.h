@@ -19,6 +19,24 @@ class Allocator {
   virtual std::shared_ptr<void> allocate(size_t nbytes) = 0;
 };
 
+// Note [Non-blocking transfers scope]
+// to(device, dtype, non_blocking=true) and copy_(src, non_blocking=true) run their copies with
+// NonBlockingTransfer active on the calling thread; a device backend may then leave a transfer
+// between pinned host memory and the device queued on its stream (torch's semantics: docs/
+// cuda.md, Note [Non-blocking transfers] in cuda/cuda_backend.cc). Every other copy blocks.
+class NonBlockingTransfer {
+ public:
+  explicit NonBlockingTransfer(bool on) : saved_(active_) { active_ = active_ || on; }
+  ~NonBlockingTransfer() { active_ = saved_; }
+  NonBlockingTransfer(const NonBlockingTransfer&) = delete;
+  NonBlockingTransfer& operator=(const NonBlockingTransfer&) = delete;
+  static bool active() { return active_; }
+
+ private:
+  bool saved_;
+  static inline thread_local bool active_ = false;
+};
+
 // Alignment of every CPU allocation: a cache line, and enough for any SIMD load.
 constexpr size_t kCpuAlignment = 64;
 

@@ -228,8 +228,10 @@ class Tensor {
   Tensor to(ScalarType dtype) const;
   // A copy on `device` (converted to `dtype` when given), or self when nothing changes:
   // x.to(kCPU), x.to(Device(DeviceType::CUDA, 0)). Differentiable (ToCopyBackward0: the
-  // gradient goes back to self's device). non_blocking is accepted as in PyTorch; the copy has
-  // completed when this returns.
+  // gradient goes back to self's device). non_blocking as in PyTorch: a transfer from pinned
+  // host memory to the device, or from the device into pinned memory, may still be queued on
+  // the device's stream when this returns (cuda::synchronize() before reading such a CPU
+  // result; docs/cuda.md); every other copy has completed.
   Tensor to(Device device, std::optional<ScalarType> dtype = std::nullopt,
             bool non_blocking = false) const;
   Tensor cuda(int8_t index = -1) const;  // to(Device(DeviceType::CUDA, index)); -1: the current
@@ -276,6 +278,8 @@ class Tensor {
   // `site` is the caller's file:line (filled in by default), reported if the write makes a
   // saved tensor stale.
   Tensor& copy_(const Tensor& src, CallSite site = CallSite::current());
+  // non_blocking as to()'s.
+  Tensor& copy_(const Tensor& src, bool non_blocking, CallSite site = CallSite::current());
   Tensor& fill_(const Scalar& value, CallSite site = CallSite::current());
   Tensor& fill_(const Tensor& value, CallSite site = CallSite::current());
   Tensor& zero_(CallSite site = CallSite::current());

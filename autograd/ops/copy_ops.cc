@@ -158,7 +158,8 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) 
 Tensor Tensor::clone() const { return mutagrad::clone(*this); }
 Tensor Tensor::contiguous() const { return mutagrad::contiguous(*this); }
 Tensor Tensor::to(ScalarType dtype) const { return mutagrad::to(*this, dtype); }
-Tensor Tensor::to(Device device, std::optional<ScalarType> dtype, bool /*non_blocking*/) const {
+Tensor Tensor::to(Device device, std::optional<ScalarType> dtype, bool non_blocking) const {
+  NonBlockingTransfer scope(non_blocking);  // Note [Non-blocking transfers scope]
   return mutagrad::to(*this, device, dtype);
 }
 Tensor Tensor::cuda(int8_t index) const {

@@ -346,6 +346,12 @@ Tensor& Tensor::copy_(const Tensor& src, CallSite site) {
   return *this;
 }
 
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking, CallSite site) {
+  NonBlockingTransfer scope(non_blocking);  // Note [Non-blocking transfers scope]
+  autograd::copy_(*this, src, site_of("copy_", site));
+  return *this;
+}
+
 Tensor& Tensor::fill_(const Scalar& value, CallSite site) {
   autograd::fill_(*this, value, site_of("fill_", site));
   return *this;

@@ -7,6 +7,7 @@
 // kernel_pointers_test.cc).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "cuda/allocator.h"
 #include "cuda/cuda_backend.h"
+#include "cuda/runtime.h"
 #include "mutagrad.h"
 #include "tensor/native/pointwise.h"
 #include "tests/tensor/test_util.h"
@@ -90,21 +92,42 @@ struct WriteCase {
   std::function<std::pair<Tensor, std::function<void()>>(Device)> make;
 };
 
-// Holds the device's memory until destroyed, all but `left` bytes (a multiple of 512): after
-// empty_cache(), blocks that add up to the rest of the capacity (below 1 MiB the bins are
-// multiples of 512 bytes, so the count is exact).
+// Holds the device's memory until destroyed, all but `left` bytes (a multiple of 512): the
+// caching allocator's free blocks are taken by tensors (the smallest first, at most 1 MiB at a
+// time from the small pool, so best fit hands out exactly that block or a piece of it), and
+// the rest of the device straight from the runtime. So the next allocation must come from the
+// runtime's `left` bytes: a segment, or when none fits, exactly the request (Note [Caching
+// allocator] in cuda/allocator.h).
 struct Ballast {
   std::vector<Tensor> blocks;
+  void* raw = nullptr;
+  size_t raw_bytes = 0;
   explicit Ballast(int64_t left) {
     cuda::empty_cache();
-    int64_t fill = capacity() - cuda::memory_reserved() - left;
-    for (int64_t block = int64_t{1} << 20; fill >= 512; block = std::min(block, fill)) {
-      if (block > fill) continue;
-      const int64_t bytes = block >= (int64_t{1} << 20) ? block : block / 512 * 512;
-      blocks.push_back(empty({bytes}, TensorOptions(kUInt8).device(kCUDA)));
-      fill -= bytes;
+    for (;;) {
+      size_t smallest = 0;
+      bool small = false;
+      for (const auto& s : cuda::caching_allocator().snapshot()) {
+        for (const auto& b : s.blocks) {
+          if (!b.allocated && (smallest == 0 || b.size < smallest)) {
+            smallest = b.size;
+            small = s.small;
+          }
+        }
+      }
+      if (smallest == 0) break;
+      const size_t bytes = small ? std::min(smallest, size_t{1} << 20) : smallest;
+      blocks.push_back(empty({static_cast<int64_t>(bytes)}, TensorOptions(kUInt8).device(kCUDA)));
     }
+    raw_bytes = static_cast<size_t>(capacity() - cuda::memory_reserved() - left);
+    if (raw_bytes > 0) raw = cuda::runtime().malloc(raw_bytes);
+    EXPECT_TRUE(raw_bytes == 0 || raw != nullptr);
   }
+  ~Ballast() {
+    if (raw != nullptr) cuda::runtime().free(raw, raw_bytes);
+  }
+  Ballast(const Ballast&) = delete;
+  Ballast& operator=(const Ballast&) = delete;
 };
 
 // Sizes make each kind of buffer a size of its own (the destination 8 KiB, K indices with

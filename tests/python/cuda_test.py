@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import mutagrad as mg
-from api_util import outcome, same
+from api_util import outcome, same, same_outcome
 
 CUDA_SPELLINGS = ["cuda", "cuda:0", mg.device("cuda"), mg.device("cuda", 0), torch.device("cuda"),
                   torch.device("cuda:0"), 0]
@@ -80,6 +80,31 @@ def test_cpu_tensors_take_no_cuda_memory():
     base = mg.cuda.memory_allocated()
     x = mg.zeros(10000)
     assert mg.cuda.memory_allocated() == base and x.numel() == 10000
+
+
+def test_pin_memory_and_non_blocking_copies():
+    # torch's names; torch here has no CUDA, so the values are checked against the source.
+    x = mg.arange(12.0).reshape(3, 4).t()
+    assert x.is_pinned() is False
+    p = x.pin_memory()
+    assert p.is_pinned() is True and p.device.type == "cpu" and p.is_contiguous()
+    assert p.tolist() == x.tolist()
+    assert p.pin_memory() is p and p[1].is_pinned()
+    g = p.to("cuda", non_blocking=True)
+    assert on_cuda(g).tolist() == x.tolist() and not g.is_pinned()
+    d = mg.zeros(4, 3).pin_memory()
+    assert d.copy_(g, non_blocking=True) is d
+    mg.cuda.synchronize()  # a non-blocking copy into pinned memory: synchronize, then read
+    assert d.tolist() == x.tolist() and d._version == 1
+    e = mg.zeros(4, 3)
+    e.copy_(g, True)
+    assert e.tolist() == x.tolist()
+    with pytest.raises(RuntimeError, match="pin_memory\\(\\): cannot pin a tensor on cuda:0"):
+        g.pin_memory()
+    for flag in [None, 1]:  # a bool only, as torch
+        assert same_outcome(lambda lib: lib.zeros(2).copy_(lib.ones(2), non_blocking=flag)) \
+            == "TypeError"
+    assert same_outcome(lambda lib: lib.zeros(2).copy_(lib.ones(2), non_blocking=True)) == "ok"
 
 
 @pytest.mark.parametrize("factory", ["rand", "randn"])
