@@ -6,6 +6,8 @@
     g.functionalize()                    # the pure graph: no in-place op but the final copy_
     pure_f = mutagrad.func.functionalize(f, remove="mutations")
     pure_f(x)                            # capture (on copies), functionalize, run: == f(x)
+    mutagrad.func.verify(f, x).check()   # eager, replayed, functionalized agree bit for bit
+    g.report(); g.side_by_side()         # writes and aliases; both programs in one picture
 """
 
 from mutagrad._C import _func
