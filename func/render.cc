@@ -1,5 +1,6 @@
 #include "func/render.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -89,8 +90,13 @@ void write_body(std::ostream& os, const Graph& g, const std::string& p) {
       os << "    " << decl[ids[0]] << "\n";
       continue;
     }
+    const auto input = std::find(g.inputs.begin(), g.inputs.end(), root);
+    const std::string owner = input != g.inputs.end()
+                                  ? str(" (input ", input - g.inputs.begin(), ")")
+                              : g.constants.count(root) != 0 ? std::string(" (constant)")
+                                                             : std::string();
     os << "    subgraph cluster_" << p << "s" << root << " {\n"
-       << "      label=\"storage of %" << root << "\"; style=filled; color=\"#999999\"; "
+       << "      label=\"storage of %" << root << owner << "\"; style=filled; color=\"#999999\"; "
        << "fillcolor=\"" << kStorageFills[color++ % 6] << "\";\n";
     for (int64_t id : ids) os << "      " << decl[id] << "\n";
     os << "    }\n";

@@ -188,7 +188,7 @@ TEST(PictureTest, SideBySideDotMarksStoragesWritesViewsAndRegenerations) {
   EXPECT_TRUE(has("subgraph cluster_functional {"));
   // The storage of %1 (y, a, b) is one frame; the input's (x, x.t()) another.
   EXPECT_TRUE(has("subgraph cluster_ps1 {\n      label=\"storage of %1\""));
-  EXPECT_TRUE(has("subgraph cluster_ps0 {\n      label=\"storage of %0\""));
+  EXPECT_TRUE(has("subgraph cluster_ps0 {\n      label=\"storage of %0 (input 0)\""));
   EXPECT_TRUE(has("pv0 [shape=ellipse, label=\"%0\\ninput 0 (mutated)\\nfloat32[4]\", color=red"));
   EXPECT_TRUE(has("pv1 -> pv2 [style=dashed, label=\"slice\"];"));
   EXPECT_TRUE(has("pv2 -> pv4 [color=red, penwidth=2, fontcolor=red, label=\"writes\"];"));
