@@ -25,14 +25,20 @@ namespace mutagrad::autograd::capture {
 // - Writes: an in-place write that no covered op reported (the version bump reaches
 //   observe_write at depth 0) is passed to Tracer::unrecorded_write, which refuses it when it
 //   touches a tensor the trace knows: a captured program never silently loses a write.
+// - Reads: a read of a tensor's memory outside every covered op (an uncovered op's kernel, or a
+//   host read such as item()) reaches Tracer::unrecorded_read through tensor/read_hook.h, which
+//   refuses it when the values vary from replay to replay (Note [Reads of traced values] in
+//   func/capture.cc).
+// - Several results: an op of several results (unbind, split, max(dim)) records each with
+//   done_as, as the single-result op that makes it.
 // - kAuto: the op is a view when its result shares its first argument's storage (reshape,
 //   flatten, contiguous, to), else functional; the tracer decides from the result.
 enum class OpKind : uint8_t { kFunctional, kView, kInPlace, kAuto };
 
 // An argument: None, a tensor (undefined = None inside a list), a number, an int list, a tensor
-// list (advanced indices), a dtype.
+// list (advanced indices), a dtype, a string (scatter_reduce's reduction, a device as "cuda:0").
 using Arg = std::variant<std::monostate, Tensor, Scalar, std::vector<int64_t>, std::vector<Tensor>,
-                         ScalarType>;
+                         ScalarType, std::string>;
 using Args = std::vector<Arg>;
 
 class Tracer {
@@ -42,6 +48,10 @@ class Tracer {
   virtual void record(const char* op, OpKind kind, Args args, const Tensor& result) = 0;
   // An in-place write no covered op reported; `written` may be null.
   virtual void unrecorded_write(const MutationSite& site, const TensorImpl* written) = 0;
+  // A read of `impl`'s memory outside every covered op (Note [Read hook] in tensor/read_hook.h):
+  // a host read of its values named `what` ("item", "tolist"), or (host_read false) an access by
+  // the kernel of an op the hook does not cover.
+  virtual void unrecorded_read(const TensorImpl& impl, const char* what, bool host_read) = 0;
 };
 
 namespace detail {
@@ -74,6 +84,12 @@ class OpScope {
   const Tensor& done(const Tensor& result, F&& make_args) {
     if (tracer_ != nullptr) tracer_->record(op_, kind_, make_args(), result);
     return result;
+  }
+  // An op of several results records each as the single-result op that makes it (unbind's
+  // i-th result as select(self, dim, i)).
+  template <typename F>
+  void done_as(const char* op, OpKind kind, const Tensor& result, F&& make_args) {
+    if (tracer_ != nullptr) tracer_->record(op, kind, make_args(), result);
   }
 
  private:

@@ -1,6 +1,8 @@
 #include "func/capture.h"
 
+#include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace mutagrad::func {
 
@@ -39,7 +41,10 @@ class GraphTracer final : public autograd::capture::Tracer {
     const int64_t id = graph.add_value(info_of(t));
     graph.inputs.push_back(id);
     remember(t, id);
-    if (key != nullptr) storages_[key] = id;
+    if (key != nullptr) {
+      storages_[key] = id;
+      varying_.insert(key);
+    }
   }
 
   // The value of `t`; a new constant when no recorded op made it.
@@ -79,6 +84,11 @@ class GraphTracer final : public autograd::capture::Tracer {
     Node node;
     node.op = name;
     const Tensor* self = nullptr;
+    bool varying = false;  // whether an argument's values vary from replay to replay
+    auto varies = [&](const Tensor& t) {
+      const void* key = storage_key(t);
+      varying = varying || (key != nullptr && varying_.count(key) != 0);
+    };
     for (const Arg& arg : args) {
       if (const auto* t = std::get_if<Tensor>(&arg)) {
         if (!t->defined()) {
@@ -87,9 +97,13 @@ class GraphTracer final : public autograd::capture::Tracer {
         }
         if (self == nullptr) self = t;
         node.args.emplace_back(ValueRef{id_of(*t, name)});
+        varies(*t);
       } else if (const auto* list = std::get_if<std::vector<Tensor>>(&arg)) {
         ValueList ids;
-        for (const Tensor& e : *list) ids.ids.push_back(e.defined() ? id_of(e, name) : -1);
+        for (const Tensor& e : *list) {
+          ids.ids.push_back(e.defined() ? id_of(e, name) : -1);
+          if (e.defined()) varies(e);
+        }
         node.args.emplace_back(std::move(ids));
       } else if (const auto* s = std::get_if<Scalar>(&arg)) {
         node.args.emplace_back(*s);
@@ -97,6 +111,8 @@ class GraphTracer final : public autograd::capture::Tracer {
         node.args.emplace_back(*l);
       } else if (const auto* dt = std::get_if<ScalarType>(&arg)) {
         node.args.emplace_back(*dt);
+      } else if (const auto* text = std::get_if<std::string>(&arg)) {
+        node.args.emplace_back(*text);
       } else {
         node.args.emplace_back(std::monostate{});
       }
@@ -104,6 +120,12 @@ class GraphTracer final : public autograd::capture::Tracer {
     if (self != nullptr && result.is_same(*self) && kind != OpKind::kInPlace) return;  // identity
     if (kind == OpKind::kAuto) {
       kind = self != nullptr && result.is_alias_of(*self) ? OpKind::kView : OpKind::kFunctional;
+    }
+    if (name == "as_strided") check_as_strided(*self, result);
+    // Note [Reads of traced values]: a written storage varies (a replay writes it again).
+    const void* varying_key = kind == OpKind::kInPlace ? storage_key(*self) : storage_key(result);
+    if ((varying || kind == OpKind::kInPlace) && varying_key != nullptr) {
+      varying_.insert(varying_key);
     }
     node.kind = kind;
     node.output = graph.add_value(info_of(result));
@@ -113,6 +135,40 @@ class GraphTracer final : public autograd::capture::Tracer {
       if (kind == OpKind::kFunctional && key != nullptr) storages_[key] = node.output;
     }
     graph.nodes.push_back(std::move(node));
+  }
+
+  // Note [Reads of traced values]
+  // A read outside every covered op of a value that varies from replay to replay is refused:
+  // an input, a value a recorded op computed from one, a storage a recorded op wrote. A
+  // kernel's read is an op capture does not cover, whose result would be baked into the graph
+  // as a constant; a host read (item(), bool(), tolist()) is data-dependent control flow, which
+  // a straight-line graph cannot represent. Constants (closed-over tensors, factories' results)
+  // and what covered ops compute from them alone read the same on every replay.
+  void unrecorded_read(const TensorImpl& impl, const char* what, bool host_read) override {
+    const void* key = impl.storage().data();
+    if (key == nullptr || varying_.count(key) == 0) return;
+    auto it = storages_.find(key);
+    if (it == storages_.end()) return;
+    const ValueInfo info = info_of_impl(impl);
+    std::ostringstream value;
+    auto exact = ids_.find(&impl);
+    value << "%" << (exact != ids_.end() ? exact->second : it->second) << " ("
+          << dtype_name(info.dtype) << IntArrayRef(info.shape)
+          << ", computed from the program's inputs)";
+    if (host_read) {
+      throw CaptureError(
+          what, str("capture(): ", what, "() reads the value of ", value.str(),
+                    " on the host: data-dependent control flow, which a captured graph cannot "
+                    "represent (it would replay the path these example inputs took for every "
+                    "input). Compute with tensors instead (where(), masked_fill(), clamp()), or "
+                    "read the value outside the captured program"));
+    }
+    throw CaptureError(
+        "an op not covered",
+        str("capture(): an op that func::capture does not cover read ", value.str(),
+            "; its result would be baked into the graph as a constant. Use the covered ops "
+            "(docs/functionalization.md lists them), or compute that value outside the "
+            "captured program and pass it in as an input"));
   }
 
   void unrecorded_write(const MutationSite& site, const TensorImpl* written) override {
@@ -135,8 +191,36 @@ class GraphTracer final : public autograd::capture::Tracer {
     keep_.push_back(t);  // keeps the TensorImpl (and the storage) alive: the keys stay unique
   }
 
+  static ValueInfo info_of_impl(const TensorImpl& impl) {
+    ValueInfo info;
+    info.shape.assign(impl.sizes().begin(), impl.sizes().end());
+    info.dtype = impl.dtype();
+    info.device = impl.device();
+    return info;
+  }
+
+  // as_strided addresses the storage: replayed on another layout it would address other
+  // elements, so capture takes it on a contiguous tensor at storage offset 0 whose elements hold
+  // every one the view reaches (where storage offsets are the tensor's own).
+  static void check_as_strided(const Tensor& self, const Tensor& result) {
+    int64_t last = result.storage_offset();
+    for (int64_t d = 0; d < result.dim(); ++d) {
+      if (result.size(d) == 0) return;  // no element reached
+      last += (result.size(d) - 1) * result.stride(d);
+    }
+    if (self.is_contiguous() && self.storage_offset() == 0 && last < self.numel()) return;
+    throw CaptureError(
+        "as_strided", str("capture(): as_strided on a tensor of shape ", self.sizes(), ", strides ",
+                          self.strides(), " and storage offset ", self.storage_offset(),
+                          " reaching storage element ", last,
+                          " is not supported: capture takes as_strided on a contiguous tensor "
+                          "at offset 0 within its elements; call .contiguous() first or use "
+                          "the view ops (narrow, diagonal, view, transpose, ...)"));
+  }
+
   std::unordered_map<const TensorImpl*, int64_t> ids_;
   std::unordered_map<const void*, int64_t> storages_;
+  std::unordered_set<const void*> varying_;  // Note [Reads of traced values]
   std::vector<Tensor> keep_;
 };
 

@@ -25,9 +25,11 @@ using Program = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 // - A tensor the program reads but no recorded op made (a closed-over parameter, a factory's
 //   result) becomes a constant of the graph.
 // - Refused, with a CaptureError naming the op: an op outside the covered set whose result or
-//   write reaches a traced tensor (an op not covered that writes a traced storage; a view of a
-//   traced tensor, or a tensor with autograd history, that no recorded op made); inputs that
-//   share a storage.
+//   write reaches a traced tensor (an op not covered that writes a traced storage or reads a
+//   value computed from the inputs; a view of a traced tensor, or a tensor with autograd
+//   history, that no recorded op made); a host read of such a value (item(), bool(), tolist():
+//   data-dependent control flow, CaptureError::op() names the read); inputs that share a
+//   storage. Note [Reads of traced values] in func/capture.cc.
 // - The program runs once, for real, on `example_inputs` (writes to them happen).
 Graph capture(const Program& f, const std::vector<Tensor>& example_inputs);
 

@@ -103,7 +103,7 @@ class Functionalizer {
   // The dtype of the out-of-place form of an in-place node (the promoted type of a binary op).
   ScalarType functional_dtype(const Node& node, const std::string& op) const {
     const ValueInfo& self = g_.values[std::get<ValueRef>(node.args[0]).id];
-    if (op != "add" && op != "sub" && op != "mul" && op != "div") return self.dtype;
+    if (op != "add" && op != "sub" && op != "mul" && op != "div" && op != "pow") return self.dtype;
     auto probe = [](const ValueInfo& info) {
       return empty(std::vector<int64_t>(info.shape.size(), 1), TensorOptions(info.dtype));
     };
@@ -164,7 +164,7 @@ class Functionalizer {
     int64_t value = emit(op, OpKind::kFunctional, synced_args(node), result_info);
     if (result_info.dtype != info.dtype) {
       value =
-          emit("to", OpKind::kFunctional, {ValueRef{value}, info.dtype, Scalar(int64_t{1})}, info);
+          emit("to", OpKind::kFunctional, {ValueRef{value}, info.dtype, str(info.device)}, info);
     }
     // Scatter back up the view chain, into the root.
     std::vector<std::pair<int64_t, int64_t>> updated{{self, value}};

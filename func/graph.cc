@@ -57,6 +57,8 @@ void print_arg(std::ostream& os, const NodeArg& arg) {
     os << "]";
   } else if (const auto* dt = std::get_if<ScalarType>(&arg)) {
     os << dtype_name(*dt);
+  } else if (const auto* text = std::get_if<std::string>(&arg)) {
+    os << '"' << *text << '"';
   }
 }
 
@@ -160,6 +162,8 @@ std::vector<Tensor> Graph::operator()(const std::vector<Tensor>& args) const {
         rt.emplace_back(*l);
       } else if (const auto* dt = std::get_if<ScalarType>(&arg)) {
         rt.emplace_back(*dt);
+      } else if (const auto* text = std::get_if<std::string>(&arg)) {
+        rt.emplace_back(*text);
       } else {
         rt.emplace_back(std::monostate{});
       }

@@ -46,9 +46,10 @@ struct ValueList {
 struct ValueRef {
   int64_t id = 0;
 };
-// A node's argument: None, a value, a number, an int list, a list of values, a dtype.
-using NodeArg =
-    std::variant<std::monostate, ValueRef, Scalar, std::vector<int64_t>, ValueList, ScalarType>;
+// A node's argument: None, a value, a number, an int list, a list of values, a dtype, a string
+// (scatter_reduce's reduction, to()'s device).
+using NodeArg = std::variant<std::monostate, ValueRef, Scalar, std::vector<int64_t>, ValueList,
+                             ScalarType, std::string>;
 
 struct Node {
   std::string op;  // "mul_", "slice", "slice_scatter", ...

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "python/bindings.h"
+#include "tensor/read_hook.h"
 
 namespace mutagrad::python {
 namespace {
@@ -218,8 +219,16 @@ void bind_tensor(py::module_& m) {
       .def("byte", [](const Tensor& s) { return s.to(kUInt8); })
       .def("bool", [](const Tensor& s) { return s.to(kBool); })
       .def("__repr__", &tensor_repr)
-      .def("__float__", [](const Tensor& s) { return s.item<double>(); })
-      .def("__int__", [](const Tensor& s) { return s.item<int64_t>(); })
+      .def("__float__",
+           [](const Tensor& s) {
+             notify_host_read(*s.unsafe_impl(), "float");
+             return s.item<double>();
+           })
+      .def("__int__",
+           [](const Tensor& s) {
+             notify_host_read(*s.unsafe_impl(), "int");
+             return s.item<int64_t>();
+           })
       .def("__index__",
            [](const Tensor& s) {
              if (s.is_floating_point() || s.numel() != 1) {
@@ -228,9 +237,11 @@ void bind_tensor(py::module_& m) {
                        "a Python index; this one is ",
                        dtype_name(s.dtype()), " with ", s.numel(), " elements"));
              }
+             notify_host_read(*s.unsafe_impl(), "__index__");
              return s.item<int64_t>();
            })
       .def("__bool__", [](const Tensor& s) {
+        notify_host_read(*s.unsafe_impl(), "bool");  // data-dependent control flow
         if (s.numel() != 1) {
           throw Error(str("bool() of a tensor with ", s.numel(),
                           " elements is ambiguous; reduce it first with .all() or .any(), or "

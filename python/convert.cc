@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "python/bindings.h"
+#include "tensor/read_hook.h"
 
 namespace mutagrad::python {
 namespace {
@@ -348,6 +349,7 @@ Tensor from_numpy(py::array array, const char* fn) {
 }
 
 py::array to_numpy(const Tensor& t) {
+  notify_host_read(*t.unsafe_impl(), "numpy");  // Note [Read hook] in tensor/read_hook.h
   if (!t.device().is_cpu()) {  // torch's TypeError, checked before requires_grad as torch does
     throw py::type_error(str("can't convert ", t.device(),
                              " device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
@@ -368,6 +370,7 @@ py::array to_numpy(const Tensor& t) {
 }
 
 py::object to_list(const Tensor& t) {
+  notify_host_read(*t.unsafe_impl(), "tolist");  // Note [Read hook] in tensor/read_hook.h
   // A device tensor comes to the host in one copy (host code never reads device memory).
   Tensor c = t.device().is_cpu() ? native::contiguous(t) : native::to(t, kCPU);
   if (c.dim() == 0) {

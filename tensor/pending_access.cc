@@ -8,6 +8,7 @@
 
 #include "tensor/error.h"
 #include "tensor/pending.h"
+#include "tensor/read_hook.h"
 #include "tensor/tensor_impl.h"
 
 namespace mutagrad {
@@ -124,6 +125,10 @@ bool find_refusing(const Storage& storage, PendingAccess access, Refusal* out) {
 namespace detail {
 
 void check_pending_slow(const TensorImpl& impl, PendingAccess access, const char* what) {
+  // Note [Read hook]: an access of the memory (a bump, PendingAccess::kWrite, has its own hook).
+  if (ReadHook hook = g_read_hook.load(std::memory_order_acquire)) {
+    if (access == PendingAccess::kRead) hook(impl, what, /*host_read=*/false);
+  }
   Refusal m{};
   if (!find_refusing(impl.storage(), access, &m)) return;
   const char* file = m.file != nullptr ? m.file : "?";
@@ -142,6 +147,17 @@ void check_pending_slow(const TensorImpl& impl, PendingAccess access, const char
 }
 
 }  // namespace detail
+
+ReadHook set_read_hook(ReadHook hook) {
+  // Note [Read hook]: a set hook counts as one pending mark, so data() takes the slow path.
+  const ReadHook previous = detail::g_read_hook.exchange(hook, std::memory_order_acq_rel);
+  if (previous == nullptr && hook != nullptr) {
+    detail::g_num_pending_marks.fetch_add(1, std::memory_order_release);
+  } else if (previous != nullptr && hook == nullptr) {
+    detail::g_num_pending_marks.fetch_sub(1, std::memory_order_release);
+  }
+  return previous;
+}
 
 bool is_pending(const TensorImpl& impl, PendingAccess access) {
   return any_pending_marks() && find_refusing(impl.storage(), access, nullptr);

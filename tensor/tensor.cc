@@ -3,6 +3,7 @@
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/views.h"
+#include "tensor/read_hook.h"
 #include "tensor/shape.h"
 
 namespace mutagrad {
@@ -16,6 +17,7 @@ int64_t Tensor::stride(int64_t dim) const {
 }
 
 Scalar Tensor::item() const {
+  notify_host_read(*impl_, "item");  // Note [Read hook]
   if (numel() != 1) {
     throw ValueError(str("item(): a Tensor with ", numel(), " elements (shape ", sizes(),
                          ") cannot be converted to a Scalar; only one-element tensors can. "

@@ -666,6 +666,7 @@ Tensor div(const Tensor& self, const Scalar& other) {
 }
 
 Tensor pow(const Tensor& self, const Tensor& exponent) {
+  autograd::capture::OpScope cap("pow", autograd::capture::OpKind::kFunctional);
   Tensor result = native::binary(BinaryOp::kPow, self, exponent);
   autograd::fwd::propagate("pow", result, {self, exponent}, [&](const auto& t) {
     return autograd::PowBackward1::jvp(self, exponent, result, t[0], t[1]);
@@ -677,10 +678,11 @@ Tensor pow(const Tensor& self, const Tensor& exponent) {
     set_history(result, node);
     if (node->next_edge(1).is_valid()) node->result_ = SavedVariable(result, true);
   }
-  return result;
+  return cap.done(result, [&] { return autograd::capture::Args{self, exponent}; });
 }
 
 Tensor pow(const Scalar& self, const Tensor& exponent) {
+  autograd::capture::OpScope cap("pow", autograd::capture::OpKind::kFunctional);
   Tensor result = native::binary(BinaryOp::kPow, wrap(self, exponent, "pow"), exponent);
   autograd::fwd::propagate("pow", result, {exponent}, [&](const auto& t) {
     return autograd::PowBackward2::jvp(self, exponent, result, t[0]);
@@ -692,7 +694,7 @@ Tensor pow(const Scalar& self, const Tensor& exponent) {
     set_history(result, node);
     node->result_ = SavedVariable(result, true);
   }
-  return result;
+  return cap.done(result, [&] { return autograd::capture::Args{self, exponent}; });
 }
 
 namespace {
@@ -713,13 +715,20 @@ Tensor max_or_min(BinaryOp op, const Tensor& self, const Tensor& other) {
 }  // namespace
 
 Tensor maximum(const Tensor& self, const Tensor& other) {
-  return max_or_min(BinaryOp::kMaximum, self, other);
+  autograd::capture::OpScope cap("maximum", autograd::capture::OpKind::kFunctional);
+  return cap.done(max_or_min(BinaryOp::kMaximum, self, other), [&] {
+    return autograd::capture::Args{self, other};
+  });
 }
 Tensor minimum(const Tensor& self, const Tensor& other) {
-  return max_or_min(BinaryOp::kMinimum, self, other);
+  autograd::capture::OpScope cap("minimum", autograd::capture::OpKind::kFunctional);
+  return cap.done(max_or_min(BinaryOp::kMinimum, self, other), [&] {
+    return autograd::capture::Args{self, other};
+  });
 }
 
 Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  autograd::capture::OpScope cap("where", autograd::capture::OpKind::kFunctional);
   Tensor result = native::where(condition, self, other);
   autograd::fwd::propagate("where", result, {self, other}, [&](const auto& t) {
     return autograd::WhereBackward0::jvp(condition, self, other, t[0], t[1]);
@@ -729,7 +738,7 @@ Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
     node->condition_ = SavedVariable(condition, false);
     set_history(result, node);
   }
-  return result;
+  return cap.done(result, [&] { return autograd::capture::Args{condition, self, other}; });
 }
 Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other) {
   return where(condition, self, native::wrap_scalar(other, self.dtype(), self.device(), "where"));

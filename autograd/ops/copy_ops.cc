@@ -100,10 +100,9 @@ Tensor to(const Tensor& self, Device device, std::optional<ScalarType> dtype) {
     node->self_device_ = self.device();
     set_history(result, node);
   }
+  // The device as its name ("cuda:0"): the copy's destination, the source's device when equal.
   return cap.done(result, [&] {
-    return autograd::capture::Args{self, dtype.value_or(self.dtype()),
-                                   Scalar(int64_t{device.type() == self.device().type() &&
-                                                  device.index() == self.device().index()})};
+    return autograd::capture::Args{self, dtype.value_or(self.dtype()), str(result.device())};
   });
 }
 

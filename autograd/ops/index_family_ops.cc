@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "autograd/capture_hook.h"
 #include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
@@ -347,47 +348,72 @@ Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
 
 Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source,
                            const Scalar& alpha, CallSite site) {
+  autograd::capture::OpScope cap("index_add", autograd::capture::OpKind::kInPlace);
   autograd::index_add_(*this, dim, index, source, alpha, site_of("index_add_", site));
+  cap.done(*this, [&] { return autograd::capture::Args{*this, dim, index, source, alpha}; });
   return *this;
 }
 
 Tensor& Tensor::index_copy_(int64_t dim, const Tensor& index, const Tensor& source, CallSite site) {
+  autograd::capture::OpScope cap("index_copy", autograd::capture::OpKind::kInPlace);
   autograd::index_copy_(*this, dim, index, source, site_of("index_copy_", site));
+  cap.done(*this, [&] { return autograd::capture::Args{*this, dim, index, source}; });
   return *this;
 }
 
 Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Scalar& value, CallSite site) {
+  autograd::capture::OpScope cap("index_fill", autograd::capture::OpKind::kInPlace);
   autograd::index_fill_(*this, dim, index, value, site_of("index_fill_", site));
+  cap.done(*this, [&] { return autograd::capture::Args{*this, dim, index, value}; });
   return *this;
 }
 
 Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source,
                          const Scalar& alpha) const {
-  return autograd::write_copy(
-      autograd::validate("index_add", autograd::Kind::kAdd, *this, dim, index, source, 0, alpha),
-      *this);
+  autograd::capture::OpScope cap("index_add", autograd::capture::OpKind::kFunctional);
+  return cap.done(autograd::write_copy(autograd::validate("index_add", autograd::Kind::kAdd, *this,
+                                                          dim, index, source, 0, alpha),
+                                       *this),
+                  [&] {
+                    return autograd::capture::Args{*this, dim, index, source, alpha};
+                  });
 }
 
 Tensor Tensor::index_copy(int64_t dim, const Tensor& index, const Tensor& source) const {
-  return autograd::write_copy(
-      autograd::validate("index_copy", autograd::Kind::kCopy, *this, dim, index, source, 0, 1),
-      *this);
+  autograd::capture::OpScope cap("index_copy", autograd::capture::OpKind::kFunctional);
+  return cap.done(autograd::write_copy(autograd::validate("index_copy", autograd::Kind::kCopy,
+                                                          *this, dim, index, source, 0, 1),
+                                       *this),
+                  [&] {
+                    return autograd::capture::Args{*this, dim, index, source};
+                  });
 }
 
 Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Tensor& value, CallSite site) {
+  autograd::capture::OpScope cap("index_fill", autograd::capture::OpKind::kInPlace);
   autograd::index_fill_(*this, dim, index, value, site_of("index_fill_", site));
+  cap.done(*this, [&] { return autograd::capture::Args{*this, dim, index, value}; });
   return *this;
 }
 
 Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Tensor& value) const {
-  return autograd::write_copy(
-      autograd::validate_fill_tensor("index_fill", *this, dim, index, value), *this);
+  autograd::capture::OpScope cap("index_fill", autograd::capture::OpKind::kFunctional);
+  return cap.done(
+      autograd::write_copy(autograd::validate_fill_tensor("index_fill", *this, dim, index, value),
+                           *this),
+      [&] {
+        return autograd::capture::Args{*this, dim, index, value};
+      });
 }
 
 Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Scalar& value) const {
-  return autograd::write_copy(autograd::validate("index_fill", autograd::Kind::kFill, *this, dim,
-                                                 index, Tensor(), value, 1),
-                              *this);
+  autograd::capture::OpScope cap("index_fill", autograd::capture::OpKind::kFunctional);
+  return cap.done(autograd::write_copy(autograd::validate("index_fill", autograd::Kind::kFill,
+                                                          *this, dim, index, Tensor(), value, 1),
+                                       *this),
+                  [&] {
+                    return autograd::capture::Args{*this, dim, index, value};
+                  });
 }
 
 }  // namespace mutagrad

@@ -1,6 +1,7 @@
 // Matrix products: forward functions and their backward nodes (see linalg_ops.h for naming).
 #include "autograd/ops/linalg_ops.h"
 
+#include "autograd/capture_hook.h"
 #include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/reduce_ops.h"
@@ -112,11 +113,14 @@ Tensor mm(const Tensor& self, const Tensor& other) {
   detail::check_matrix("mm", "self", self);
   detail::check_matrix("mm", "mat2", other);
   detail::check_same_dtype("mm", self, other);
-  return mm_unchecked(self, other);
+  autograd::capture::OpScope cap("mm", autograd::capture::OpKind::kFunctional);
+  return cap.done(mm_unchecked(self, other), [&] { return autograd::capture::Args{self, other}; });
 }
 
 Tensor matmul(const Tensor& self, const Tensor& other) {
-  if (self.dim() == 2 && other.dim() == 2) return mm_unchecked(self, other);
+  autograd::capture::OpScope cap("matmul", autograd::capture::OpKind::kFunctional);
+  auto args = [&] { return autograd::capture::Args{self, other}; };
+  if (self.dim() == 2 && other.dim() == 2) return cap.done(mm_unchecked(self, other), args);
   Tensor result = native::matmul(self, other);
   // MatmulBackward0's tangent: matmul is bilinear.
   autograd::fwd::propagate("matmul", result, {self, other}, [&](const auto& t) {
@@ -130,7 +134,7 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
     node->other_ = SavedVariable(other, false);
     set_history(result, node);
   }
-  return result;
+  return cap.done(result, args);
 }
 
 Tensor Tensor::matmul(const Tensor& other) const { return mutagrad::matmul(*this, other); }

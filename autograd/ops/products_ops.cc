@@ -6,6 +6,7 @@
 #include <array>
 #include <vector>
 
+#include "autograd/capture_hook.h"
 #include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
@@ -119,6 +120,7 @@ Scalar in_dtype(const Scalar& s, ScalarType dtype) {
 }  // namespace
 
 Tensor bmm(const Tensor& self, const Tensor& mat2) {
+  autograd::capture::OpScope cap("bmm", autograd::capture::OpKind::kFunctional);
   if (self.dim() != 3 || mat2.dim() != 3) {
     const bool first = self.dim() != 3;
     throw ShapeError(str("bmm(): ", first ? "batch1" : "batch2", " must be a 3D tensor, got ",
@@ -145,7 +147,7 @@ Tensor bmm(const Tensor& self, const Tensor& mat2) {
     if (node->next_edge(1).is_valid()) node->self_ = SavedVariable(self, false);
     set_history(result, node);
   }
-  return result;
+  return cap.done(result, [&] { return autograd::capture::Args{self, mat2}; });
 }
 
 Tensor mv(const Tensor& self, const Tensor& vec) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "autograd/capture_hook.h"
 #include "autograd/forward_ad.h"
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
@@ -299,6 +300,7 @@ std::pair<Tensor, Tensor> extremum_dim_impl(ReduceOp op, const Tensor& self, int
 }  // namespace
 
 Tensor sum(const Tensor& self) {
+  autograd::capture::OpScope cap("sum", autograd::capture::OpKind::kFunctional);
   Tensor result = native::reduce(ReduceOp::kSum, self, {}, false);
   // SumBackward0's tangent: sum is linear, the sum of the tangent.
   autograd::fwd::propagate("sum", result, {self}, [](const auto& t) { return t[0].sum(); });
@@ -307,10 +309,11 @@ Tensor sum(const Tensor& self) {
     node->self_sizes_ = DimVector(self.sizes());
     set_history(result, node);
   }
-  return result;
+  return cap.done(result, [&] { return autograd::capture::Args{self}; });
 }
 
 Tensor sum(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  autograd::capture::OpScope cap("sum", autograd::capture::OpKind::kFunctional);
   Tensor result = native::reduce(ReduceOp::kSum, self, dims, keepdim);
   // SumBackward1's tangent: the same sum of the tangent (linear).
   autograd::fwd::propagate("sum", result, {self},
@@ -320,10 +323,13 @@ Tensor sum(const Tensor& self, IntArrayRef dims, bool keepdim) {
     node->info_ = make_info(self, dims, keepdim, "sum");
     set_history(result, node);
   }
-  return result;
+  return cap.done(result, [&] {
+    return autograd::capture::Args{self, autograd::capture::ints(dims), keepdim};
+  });
 }
 
 Tensor mean(const Tensor& self) {
+  autograd::capture::OpScope cap("mean", autograd::capture::OpKind::kFunctional);
   Tensor result = native::reduce(ReduceOp::kMean, self, {}, false);
   // MeanBackward0's tangent: the mean of the tangent (linear).
   autograd::fwd::propagate("mean", result, {self}, [](const auto& t) { return t[0].mean(); });
@@ -333,10 +339,11 @@ Tensor mean(const Tensor& self) {
     node->count_ = self.numel();
     set_history(result, node);
   }
-  return result;
+  return cap.done(result, [&] { return autograd::capture::Args{self}; });
 }
 
 Tensor mean(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  autograd::capture::OpScope cap("mean", autograd::capture::OpKind::kFunctional);
   Tensor result = native::reduce(ReduceOp::kMean, self, dims, keepdim);
   // MeanBackward1's tangent: the same mean of the tangent (linear).
   autograd::fwd::propagate("mean", result, {self},
@@ -346,33 +353,61 @@ Tensor mean(const Tensor& self, IntArrayRef dims, bool keepdim) {
     node->info_ = make_info(self, dims, keepdim, "mean");
     set_history(result, node);
   }
-  return result;
+  return cap.done(result, [&] {
+    return autograd::capture::Args{self, autograd::capture::ints(dims), keepdim};
+  });
 }
 
-Tensor prod(const Tensor& self) { return prod_impl(self, {}, false, true); }
+Tensor prod(const Tensor& self) {
+  autograd::capture::OpScope cap("prod", autograd::capture::OpKind::kFunctional);
+  return cap.done(prod_impl(self, {}, false, true), [&] { return autograd::capture::Args{self}; });
+}
 Tensor prod(const Tensor& self, IntArrayRef dims, bool keepdim) {
-  return prod_impl(self, dims, keepdim, false);
+  autograd::capture::OpScope cap("prod", autograd::capture::OpKind::kFunctional);
+  return cap.done(prod_impl(self, dims, keepdim, false), [&] {
+    return autograd::capture::Args{self, autograd::capture::ints(dims), keepdim};
+  });
 }
 Tensor max(const Tensor& self) {
-  return extremum_impl(ReduceOp::kMax, self, {}, false, "MaxBackward1");
+  autograd::capture::OpScope cap("max", autograd::capture::OpKind::kFunctional);
+  return cap.done(extremum_impl(ReduceOp::kMax, self, {}, false, "MaxBackward1"),
+                  [&] { return autograd::capture::Args{self}; });
 }
 Tensor min(const Tensor& self) {
-  return extremum_impl(ReduceOp::kMin, self, {}, false, "MinBackward1");
+  autograd::capture::OpScope cap("min", autograd::capture::OpKind::kFunctional);
+  return cap.done(extremum_impl(ReduceOp::kMin, self, {}, false, "MinBackward1"),
+                  [&] { return autograd::capture::Args{self}; });
 }
 Tensor amax(const Tensor& self, IntArrayRef dims, bool keepdim) {
-  return extremum_impl(ReduceOp::kMax, self, dims, keepdim, "AmaxBackward0");
+  autograd::capture::OpScope cap("amax", autograd::capture::OpKind::kFunctional);
+  return cap.done(extremum_impl(ReduceOp::kMax, self, dims, keepdim, "AmaxBackward0"), [&] {
+    return autograd::capture::Args{self, autograd::capture::ints(dims), keepdim};
+  });
 }
 Tensor amin(const Tensor& self, IntArrayRef dims, bool keepdim) {
-  return extremum_impl(ReduceOp::kMin, self, dims, keepdim, "AminBackward0");
+  autograd::capture::OpScope cap("amin", autograd::capture::OpKind::kFunctional);
+  return cap.done(extremum_impl(ReduceOp::kMin, self, dims, keepdim, "AminBackward0"), [&] {
+    return autograd::capture::Args{self, autograd::capture::ints(dims), keepdim};
+  });
 }
 Tensor max(const Tensor& self, IntArrayRef dims, bool keepdim) { return amax(self, dims, keepdim); }
 Tensor min(const Tensor& self, IntArrayRef dims, bool keepdim) { return amin(self, dims, keepdim); }
 
 std::pair<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  return extremum_dim_impl(ReduceOp::kMax, self, dim, keepdim, "MaxBackward0");
+  autograd::capture::OpScope cap("max", autograd::capture::OpKind::kFunctional);
+  auto result = extremum_dim_impl(ReduceOp::kMax, self, dim, keepdim, "MaxBackward0");
+  auto args = [&] { return autograd::capture::Args{self, dim, keepdim}; };
+  cap.done_as("max_values", autograd::capture::OpKind::kFunctional, result.first, args);
+  cap.done_as("max_indices", autograd::capture::OpKind::kFunctional, result.second, args);
+  return result;
 }
 std::pair<Tensor, Tensor> min_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  return extremum_dim_impl(ReduceOp::kMin, self, dim, keepdim, "MinBackward0");
+  autograd::capture::OpScope cap("min", autograd::capture::OpKind::kFunctional);
+  auto result = extremum_dim_impl(ReduceOp::kMin, self, dim, keepdim, "MinBackward0");
+  auto args = [&] { return autograd::capture::Args{self, dim, keepdim}; };
+  cap.done_as("min_values", autograd::capture::OpKind::kFunctional, result.first, args);
+  cap.done_as("min_indices", autograd::capture::OpKind::kFunctional, result.second, args);
+  return result;
 }
 
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {

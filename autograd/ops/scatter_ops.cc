@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/capture_hook.h"
 #include "autograd/errors.h"
 #include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
@@ -758,35 +759,57 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
   return autograd::gather(*this, dim, index);
 }
 Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src) const {
-  return mutagrad::scatter(*this, dim, index, src);
+  autograd::capture::OpScope cap("scatter", autograd::capture::OpKind::kFunctional);
+  return cap.done(mutagrad::scatter(*this, dim, index, src), [&] {
+    return autograd::capture::Args{*this, dim, index, src};
+  });
 }
 Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value) const {
-  return mutagrad::scatter(*this, dim, index, value);
+  autograd::capture::OpScope cap("scatter", autograd::capture::OpKind::kFunctional);
+  return cap.done(mutagrad::scatter(*this, dim, index, value), [&] {
+    return autograd::capture::Args{*this, dim, index, value};
+  });
 }
 Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
-  return mutagrad::scatter_add(*this, dim, index, src);
+  autograd::capture::OpScope cap("scatter_add", autograd::capture::OpKind::kFunctional);
+  return cap.done(mutagrad::scatter_add(*this, dim, index, src), [&] {
+    return autograd::capture::Args{*this, dim, index, src};
+  });
 }
 Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src,
                               std::string_view reduce, bool include_self) const {
-  return mutagrad::scatter_reduce(*this, dim, index, src, reduce, include_self);
+  autograd::capture::OpScope cap("scatter_reduce", autograd::capture::OpKind::kFunctional);
+  return cap.done(mutagrad::scatter_reduce(*this, dim, index, src, reduce, include_self), [&] {
+    return autograd::capture::Args{*this, dim, index, src, std::string(reduce), include_self};
+  });
 }
 
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src, CallSite site) {
+  autograd::capture::OpScope cap("scatter", autograd::capture::OpKind::kInPlace);
   autograd::scatter_(*this, dim, index, src, site_of("scatter_", site));
+  cap.done(*this, [&] { return autograd::capture::Args{*this, dim, index, src}; });
   return *this;
 }
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value, CallSite site) {
+  autograd::capture::OpScope cap("scatter", autograd::capture::OpKind::kInPlace);
   autograd::scatter_(*this, dim, index, value, site_of("scatter_", site));
+  cap.done(*this, [&] { return autograd::capture::Args{*this, dim, index, value}; });
   return *this;
 }
 Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src, CallSite site) {
+  autograd::capture::OpScope cap("scatter_add", autograd::capture::OpKind::kInPlace);
   autograd::scatter_add_(*this, dim, index, src, site_of("scatter_add_", site));
+  cap.done(*this, [&] { return autograd::capture::Args{*this, dim, index, src}; });
   return *this;
 }
 Tensor& Tensor::scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src,
                                 std::string_view reduce, bool include_self, CallSite site) {
+  autograd::capture::OpScope cap("scatter_reduce", autograd::capture::OpKind::kInPlace);
   autograd::scatter_reduce_(*this, dim, index, src, reduce, include_self,
                             site_of("scatter_reduce_", site));
+  cap.done(*this, [&] {
+    return autograd::capture::Args{*this, dim, index, src, std::string(reduce), include_self};
+  });
   return *this;
 }
 

@@ -636,6 +636,7 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
 }
 
 Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  autograd::capture::OpScope cap("diagonal", autograd::capture::OpKind::kView);
   Tensor result = native::diagonal(self, offset, dim1, dim2);
   auto node = node_if_needed<autograd::DiagonalBackward0>(self);
   if (node) {
@@ -644,9 +645,13 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
     node->dim1_ = wrap_dim(dim1, self.dim(), "diagonal");
     node->dim2_ = wrap_dim(dim2, self.dim(), "diagonal");
   }
-  return record_view(self, result, node, [offset, dim1, dim2](const Tensor& b) {
-    return mutagrad::diagonal(b, offset, dim1, dim2);
-  });
+  return cap.done(record_view(self, result, node,
+                              [offset, dim1, dim2](const Tensor& b) {
+                                return mutagrad::diagonal(b, offset, dim1, dim2);
+                              }),
+                  [&] {
+                    return autograd::capture::Args{self, offset, dim1, dim2};
+                  });
 }
 
 Tensor unfold(const Tensor& self, int64_t dim, int64_t size, int64_t step) {
@@ -701,6 +706,7 @@ Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
 
 Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
                   std::optional<int64_t> storage_offset) {
+  autograd::capture::OpScope cap("as_strided", autograd::capture::OpKind::kView);
   Tensor result = native::as_strided(self, sizes, strides, storage_offset);
   auto node = node_if_needed<autograd::AsStridedBackward0>(self);
   if (node) {
@@ -708,7 +714,11 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
     node->output_ = {DimVector(result.sizes()), DimVector(result.strides()),
                      result.storage_offset()};
   }
-  return record_view(self, result, node, nullptr);
+  return cap.done(record_view(self, result, node, nullptr), [&] {
+    return autograd::capture::Args{self, autograd::capture::ints(sizes),
+                                   autograd::capture::ints(strides),
+                                   autograd::capture::opt(storage_offset)};
+  });
 }
 
 Tensor alias(const Tensor& self) {
@@ -719,22 +729,60 @@ Tensor alias(const Tensor& self) {
                   [&] { return autograd::capture::Args{self}; });
 }
 
+namespace {
+// Capture records the results of unbind (stacked) and split/chunk as the select/narrow views
+// that make them, one node each (Note [Capture hook]).
+std::vector<Tensor> captured_pieces(autograd::capture::OpScope& cap, const Tensor& self,
+                                    std::vector<Tensor> views, bool stacked, int64_t dim) {
+  if (!cap) return views;
+  const int64_t d = wrap_dim(dim, self.dim(), stacked ? "unbind" : "split");
+  int64_t start = 0;
+  for (size_t i = 0; i < views.size(); ++i) {
+    const Tensor& v = views[i];
+    if (stacked) {
+      cap.done_as("select", autograd::capture::OpKind::kView, v, [&] {
+        return autograd::capture::Args{self, d, static_cast<int64_t>(i)};
+      });
+    } else {
+      cap.done_as("narrow", autograd::capture::OpKind::kView, v, [&] {
+        return autograd::capture::Args{self, d, start, v.size(d)};
+      });
+      start += v.size(d);
+    }
+  }
+  return views;
+}
+}  // namespace
+
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
-  return record_multi_view(self, native::unbind(self, dim), "UnbindBackward0", true, dim);
+  autograd::capture::OpScope cap("unbind", autograd::capture::OpKind::kView);
+  return captured_pieces(
+      cap, self, record_multi_view(self, native::unbind(self, dim), "UnbindBackward0", true, dim),
+      true, dim);
 }
 
 std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
-  return record_multi_view(self, native::split(self, split_size, dim), "SplitBackward0", false,
-                           dim);
+  autograd::capture::OpScope cap("split", autograd::capture::OpKind::kView);
+  return captured_pieces(
+      cap, self,
+      record_multi_view(self, native::split(self, split_size, dim), "SplitBackward0", false, dim),
+      false, dim);
 }
 
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
-  return record_multi_view(self, native::split_with_sizes(self, split_sizes, dim),
-                           "SplitWithSizesBackward0", false, dim);
+  autograd::capture::OpScope cap("split_with_sizes", autograd::capture::OpKind::kView);
+  return captured_pieces(cap, self,
+                         record_multi_view(self, native::split_with_sizes(self, split_sizes, dim),
+                                           "SplitWithSizesBackward0", false, dim),
+                         false, dim);
 }
 
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
-  return record_multi_view(self, native::chunk(self, chunks, dim), "SplitBackward0", false, dim);
+  autograd::capture::OpScope cap("chunk", autograd::capture::OpKind::kView);
+  return captured_pieces(
+      cap, self,
+      record_multi_view(self, native::chunk(self, chunks, dim), "SplitBackward0", false, dim),
+      false, dim);
 }
 
 Tensor as_strided_scatter(const Tensor& self, const Tensor& src, IntArrayRef sizes,

@@ -6,7 +6,8 @@ mutagrad functionalized and captured-then-replayed. Every result and every input
 equal bit for bit; the functionalized graph has no in-place op but the final copy_ into each
 written input. mutagrad runs on the CPU and the host-run CUDA device; torch on the CPU. The
 element-wise ops are the exactly rounded ones (add, sub, mul, div, neg, relu), so the two
-libraries agree bit for bit."""
+libraries agree bit for bit; the steps also apply clamp_, pow_(2), where, amax, unbind, split,
+diagonal, index_add_/index_copy_/index_fill_ and scatter_/scatter_add_ (exact in both)."""
 
 import random
 import struct
@@ -28,11 +29,15 @@ def bits(lib, t):
     return [struct.pack("<f", v) if isinstance(v, float) else v for v in values], list(t.shape)
 
 
+STEP_KINDS = ["clone", "slice", "select", "transpose", "view", "add_", "mul_", "sub_", "div_",
+              "neg_", "relu_", "copy_", "setitem_basic", "setitem_adv", "index_put_acc",
+              "masked_fill_", "add_other", "clamp_", "pow_", "where", "amax", "unbind", "split",
+              "diagonal", "index_add_", "index_copy_", "index_fill_", "scatter_", "scatter_add_"]
+
+
 def make_step(rng):
     """One random step: a function (lib, pool, dev) that may append to the pool."""
-    kind = rng.choice(["clone", "slice", "select", "transpose", "view", "add_", "mul_", "sub_",
-                       "div_", "neg_", "relu_", "copy_", "setitem_basic", "setitem_adv",
-                       "index_put_acc", "masked_fill_", "add_other"])
+    kind = rng.choice(STEP_KINDS)
     a = rng.randrange(1000)
     b = rng.randrange(1000)
     s = rng.choice([0.5, 2.0, -1.25, 3.0])
@@ -80,6 +85,34 @@ def make_step(rng):
             t.index_put_((idx,), lib.tensor(s, **dev), accumulate=True)
         elif kind == "masked_fill_":
             t.masked_fill_(t > 0.25, s)
+        elif kind == "clamp_":
+            t.clamp_(-0.75, 1.5) if i < 2 else t.clamp_(min=-s)
+        elif kind == "pow_":
+            t.pow_(2.0)
+        elif kind == "where":
+            pool.append(lib.where(t > 0, t, u))
+        elif kind == "amax":
+            pool.append(t.amax(dim=-1, keepdim=i < 2))
+        elif kind == "unbind":
+            pool.append(t.unbind(i % 2)[i % 2])
+        elif kind == "split":
+            pool.append(t.split(2, dim=-1)[i % 2])
+        elif kind == "diagonal":
+            pool.append(t.diagonal(i % 2 - 1 if i < 2 else 0))
+        elif kind in ("index_add_", "index_copy_"):
+            if list(u[:2].shape) != [2] + list(t.shape[1:]):
+                raise ValueError("a source of another shape (a step make_program drops)")
+            if kind == "index_add_":
+                t.index_add_(0, lib.tensor([i % 2 + 1, 0], **dev), u[:2])
+            else:
+                t.index_copy_(0, lib.tensor([0, i % 2 + 1], **dev), u[1:3])
+        elif kind == "index_fill_":
+            t.index_fill_(-1, lib.tensor([i % 2], **dev), s)
+        elif kind == "scatter_":
+            t.scatter_(0, lib.tensor([[1, 0], [0, 1]], **dev), u)
+        elif kind == "scatter_add_":
+            t.scatter_add_(-1, lib.tensor([[1, 0], [0, 1]], **dev), u)
+    step.kind = kind
     return step
 
 
@@ -92,7 +125,12 @@ def make_program(seed):
         x, w = inputs(torch, "cpu", seed)
         try:
             run(torch, candidate, "cpu", x, w)
-        except (RuntimeError, IndexError, ValueError):
+            # functorch must take it too (its functionalize has no rule for a few cases), and
+            # mutagrad (torch 1.13 lets a few shape mismatches through, e.g. in scatter_add_).
+            torch_functionalize(lambda a, b: run(torch, candidate, "cpu", a, b))(
+                *inputs(torch, "cpu", seed))
+            run(mg, candidate, "cpu", *inputs(mg, "cpu", seed))
+        except (RuntimeError, IndexError, ValueError, TypeError):
             continue
         steps = candidate
     return steps
@@ -117,8 +155,10 @@ def inputs(lib, device, seed):
 @pytest.mark.parametrize("device", DEVICES)
 def test_random_programs_agree_with_functorch(device):
     checked_writes = 0
+    kinds = set()
     for seed in range(NUM_PROGRAMS):
         steps = make_program(seed)
+        kinds |= {step.kind for step in steps}
 
         def torch_f(x, w):
             return run(torch, steps, "cpu", x, w)
@@ -164,6 +204,8 @@ def test_random_programs_agree_with_functorch(device):
             "mutations_and_views")
         assert not VIEW_OPS & set(no_views.ops()), no_views.code
     assert checked_writes > 0  # some programs wrote their inputs
+    # Every kind of step ran in some program that torch, functorch and mutagrad all took.
+    assert kinds == set(STEP_KINDS), set(STEP_KINDS) - kinds
 
 
 def test_write_into_a_view_of_an_intermediate_prints_as_code():
@@ -229,12 +271,42 @@ def test_unsupported_ops_raise_naming_the_op():
         y.clamp_(0.0, 1.0)
         return y
 
-    with pytest.raises(mg.func.CaptureError, match="clamp"):
-        mg.func.capture(f, mg.ones(3))
+    with pytest.raises(mg.func.CaptureError, match="atan2_"):
+        mg.func.capture(lambda x: x.clone().atan2_(x), mg.ones(3))
     with pytest.raises(ValueError, match="remove"):
         mg.func.functionalize(f, remove="views")
 
-    # sum is not covered yet: on inputs that require grad its result has history, and capture
-    # refuses it instead of baking it into the graph as a constant.
-    with pytest.raises(mg.func.CaptureError, match="SumBackward0"):
-        mg.func.functionalize(lambda x: (x * 2.0).sum())(mg.ones(3, requires_grad=True))
+    # cumsum is not covered: applied to a value computed from the inputs, with or without
+    # autograd history, capture refuses it instead of baking its result into the graph.
+    for requires_grad in (True, False):
+        with pytest.raises(mg.func.CaptureError, match="does not cover read %1"):
+            mg.func.functionalize(lambda x: (x * 2.0).cumsum(0))(
+                mg.ones(3, requires_grad=requires_grad))
+
+
+@pytest.mark.parametrize("read", ["item", "bool", "tolist", "float", "compare"])
+def test_host_reads_of_traced_values_raise_naming_the_read(read):
+    def f(x):
+        y = x * 2.0
+        if read == "item":
+            flag = y.sum().item() > 0
+        elif read == "bool":
+            flag = bool(y.sum() > 0)
+        elif read == "tolist":
+            flag = y.tolist()[0] > 0
+        elif read == "float":
+            flag = float(y[0]) > 0
+        else:
+            flag = y[0] > 0  # a tensor turned into a Python bool by `if`
+            if flag:
+                return y + 1.0
+        return y + 1.0 if flag else y
+
+    name = {"item": "item", "bool": "bool", "tolist": "tolist", "float": "float",
+            "compare": "bool"}[read]
+    with pytest.raises(mg.func.CaptureError, match=rf"{name}\(\) reads the value of %"):
+        mg.func.capture(f, mg.ones(3))
+    # A closed-over tensor's value is no input's: reading it is fine.
+    w = mg.tensor([0.5])
+    g = mg.func.capture(lambda x: x * w.item(), mg.ones(3))
+    assert g(mg.tensor([1.0, 2.0, 4.0])).tolist() == [0.5, 1.0, 2.0]
