@@ -100,6 +100,104 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const F& f
   });
 }
 
+// As binary_loop for float and double, but contiguous and scalar-broadcast runs of kVecMinRun or
+// more go through the build's vectorized kernel (vec_kernels.h; the same bits as f: Note
+// [Pointwise kernels per capability]); shorter runs (a broadcast's short rows) stay inline.
+constexpr int64_t kVecMinRun = 16;
+
+template <typename Out, typename T, typename Kernel, typename F>
+void binary_vec_loop(const Tensor& out, const Tensor& a, const Tensor& b, const Kernel& kernel,
+                     const F& f) {
+  StridedLoop<3> it({&out, &a, &b});
+  parallel_for(it.numel(), [&](int64_t begin, int64_t end) {
+    it.run(begin, end, [&](char** p, const int64_t* s, int64_t n) {
+      Out* o = reinterpret_cast<Out*>(p[0]);
+      const T* x = reinterpret_cast<const T*>(p[1]);
+      const T* y = reinterpret_cast<const T*>(p[2]);
+      const bool vec = n >= kVecMinRun && s[0] == sizeof(Out);
+      if (vec && s[1] == sizeof(T) && s[2] == sizeof(T)) {
+        kernel(VecBroadcast::kNone, o, x, y, n);
+      } else if (vec && s[1] == sizeof(T) && s[2] == 0) {
+        kernel(VecBroadcast::kScalarB, o, x, y, n);
+      } else if (vec && s[1] == 0 && s[2] == sizeof(T)) {
+        kernel(VecBroadcast::kScalarA, o, x, y, n);
+      } else {
+        for (int64_t k = 0; k < n; ++k) {
+          at<Out>(p[0], k, s[0]) = f(at<T>(p[1], k, s[1]), at<T>(p[2], k, s[2]));
+        }
+      }
+    });
+  });
+}
+
+template <typename T, typename F>
+void binary_vec(VecBinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const F& f) {
+  const VecKernels& vk = vec_kernels();
+  binary_vec_loop<T, T>(
+      out, a, b,
+      [&](VecBroadcast bc, T* o, const T* x, const T* y, int64_t n) {
+        if constexpr (std::is_same_v<T, float>)
+          vk.binary_f32(op, bc, o, x, y, n);
+        else
+          vk.binary_f64(op, bc, o, x, y, n);
+      },
+      f);
+}
+
+template <typename T, typename F>
+void compare_vec(VecCompareOp op, const Tensor& out, const Tensor& a, const Tensor& b, const F& f) {
+  const VecKernels& vk = vec_kernels();
+  binary_vec_loop<bool, T>(
+      out, a, b,
+      [&](VecBroadcast bc, bool* o, const T* x, const T* y, int64_t n) {
+        if constexpr (std::is_same_v<T, float>)
+          vk.compare_f32(op, bc, o, x, y, n);
+        else
+          vk.compare_f64(op, bc, o, x, y, n);
+      },
+      f);
+}
+
+// The float and double ops with a vectorized kernel; false for the others.
+template <typename T>
+bool binary_vectorized(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    switch (op) {
+      case BinaryOp::kAdd:
+        return binary_vec<T>(VecBinaryOp::kAdd, out, a, b, [](T x, T y) { return x + y; }), true;
+      case BinaryOp::kSub:
+        return binary_vec<T>(VecBinaryOp::kSub, out, a, b, [](T x, T y) { return x - y; }), true;
+      case BinaryOp::kMul:
+        return binary_vec<T>(VecBinaryOp::kMul, out, a, b, [](T x, T y) { return x * y; }), true;
+      case BinaryOp::kDiv:
+        return binary_vec<T>(VecBinaryOp::kDiv, out, a, b, [](T x, T y) { return x / y; }), true;
+      case BinaryOp::kMaximum:
+        return binary_vec<T>(VecBinaryOp::kMaximum, out, a, b,
+                             [](T x, T y) { return max_propagate_nan<T>(x, y); }),
+               true;
+      case BinaryOp::kMinimum:
+        return binary_vec<T>(VecBinaryOp::kMinimum, out, a, b,
+                             [](T x, T y) { return min_propagate_nan<T>(x, y); }),
+               true;
+      case BinaryOp::kEq:
+        return compare_vec<T>(VecCompareOp::kEq, out, a, b, [](T x, T y) { return x == y; }), true;
+      case BinaryOp::kNe:
+        return compare_vec<T>(VecCompareOp::kNe, out, a, b, [](T x, T y) { return x != y; }), true;
+      case BinaryOp::kLt:
+        return compare_vec<T>(VecCompareOp::kLt, out, a, b, [](T x, T y) { return x < y; }), true;
+      case BinaryOp::kLe:
+        return compare_vec<T>(VecCompareOp::kLe, out, a, b, [](T x, T y) { return x <= y; }), true;
+      case BinaryOp::kGt:
+        return compare_vec<T>(VecCompareOp::kGt, out, a, b, [](T x, T y) { return x > y; }), true;
+      case BinaryOp::kGe:
+        return compare_vec<T>(VecCompareOp::kGe, out, a, b, [](T x, T y) { return x >= y; }), true;
+      default:
+        break;
+    }
+  }
+  return false;
+}
+
 template <typename T>
 void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) {
   constexpr bool kFloat = std::is_floating_point_v<T>;
@@ -252,6 +350,7 @@ template <typename T>
 void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   constexpr bool kFloat = std::is_floating_point_v<T>;
   constexpr bool kBool = std::is_same_v<T, bool>;
+  if (binary_vectorized<T>(op, out, a, b)) return;
   switch (op) {
     case BinaryOp::kAdd:
       if constexpr (kBool)

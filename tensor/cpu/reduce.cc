@@ -12,6 +12,7 @@
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/cpu/parallel.h"
 #include "tensor/cpu/strided_loop.h"
+#include "tensor/cpu/vec_kernels.h"
 #include "tensor/element_math.h"
 #include "tensor/native/index_ops.h"
 #include "tensor/shape.h"
@@ -58,12 +59,52 @@ struct MinOp {
   static A combine(A a, A b) { return min_propagate_nan<A>(a, b); }
 };
 
+// Note [Reduction order]
+// A run folded into one accumulator (s[1] == 0) is summed as 8 partial results: element k of
+// the run into partial k % 8 while 8 remain, the rest into partial 0, then the partials
+// combined pairwise (0 with 4, 1 with 5, ...; 0 with 2, 1 with 3; 0 with 1) and the result
+// combined into the accumulator. The CPU builds all keep this order (float and double runs go
+// through vec_kernels' sum/extremum folds: Note [Pointwise kernels per capability]), so a sum's
+// bits do not depend on the CPU's vector width; they do depend on how the runs are cut (the
+// dims' memory order, and the two halves of a large reduction below).
+
 // Accumulates the elements [begin, end) (in memory order) of `in` (dtype T) into `acc` (dtype A,
 // in's shape with stride 0 on reduced dims); `it` walks {in, acc}.
 template <typename T, typename A, typename Op>
 void accumulate(const StridedLoop<2>& it, int64_t begin, int64_t end) {
-  it.run(begin, end, [](char** p, const int64_t* s, int64_t n) {
+  constexpr bool kFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  constexpr bool kSum = std::is_same_v<Op, SumOp<double>>;
+  constexpr bool kMax = std::is_same_v<Op, MaxOp<T>>;
+  constexpr bool kVec = kFloat && (kSum || kMax || std::is_same_v<Op, MinOp<T>>);
+  const VecKernels& vk = vec_kernels();
+  it.run(begin, end, [&vk](char** p, const int64_t* s, int64_t n) {
     A* a = reinterpret_cast<A*>(p[1]);
+    if constexpr (kVec) {
+      const T* x = reinterpret_cast<const T*>(p[0]);
+      const VecBinaryOp extremum = kMax ? VecBinaryOp::kMaximum : VecBinaryOp::kMinimum;
+      if (s[1] == 0 && s[0] == sizeof(T)) {  // one accumulator: the fold of Note [Reduction order]
+        if constexpr (kSum && std::is_same_v<T, float>)
+          *a = Op::combine(*a, vk.sum_f32(x, n));
+        else if constexpr (kSum)
+          *a = Op::combine(*a, vk.sum_f64(x, n));
+        else if constexpr (std::is_same_v<T, float>)
+          *a = Op::combine(*a, vk.extremum_f32(extremum, x, n));
+        else
+          *a = Op::combine(*a, vk.extremum_f64(extremum, x, n));
+        return;
+      }
+      if (s[1] == sizeof(A) && s[0] == sizeof(T)) {  // a row into a row of accumulators
+        if constexpr (kSum && std::is_same_v<T, float>)
+          vk.add_widened_f32(a, x, n);
+        else if constexpr (kSum)
+          vk.binary_f64(VecBinaryOp::kAdd, VecBroadcast::kNone, a, a, x, n);
+        else if constexpr (std::is_same_v<T, float>)
+          vk.binary_f32(extremum, VecBroadcast::kNone, a, a, x, n);
+        else
+          vk.binary_f64(extremum, VecBroadcast::kNone, a, a, x, n);
+        return;
+      }
+    }
     if (s[1] == 0) {
       // kLanes independent partial results, combined in a fixed order: vectorizable and
       // deterministic.

@@ -6,7 +6,8 @@
 // Note [CPU capability dispatch]
 // The library is compiled for baseline x86-64 (SSE2), so it runs on every x86-64 machine. The
 // loops that are compute-bound on such a build (Eigen's GEMM for matmul, Eigen's SIMD exp, log,
-// tanh, ... for the transcendental ops, the one-pass optimizer steps of fused_optim.h) are
+// tanh, ... for the transcendental ops, the one-pass optimizer steps of fused_optim.h, the float
+// binary ops, comparisons and reduction folds of vec_pointwise_impl.h) are
 // compiled twice more: with -mavx2 -mfma (vec_kernels_avx2.cc, 8 float lanes) and with
 // -mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma (vec_kernels_avx512.cc, 16 float lanes), as
 // libtorch builds ATen's kernels per CPU capability. The first call picks the best build the
@@ -17,6 +18,7 @@
 //
 // The builds give the same results where the op is exact (every lane outside a VecDomain, see
 // Note [Vectorized transcendental edges]; the optimizer steps everywhere, Note [Fused steps per
+// capability]; binary ops, comparisons and reductions everywhere, Note [Pointwise kernels per
 // capability]); Eigen's approximations and GEMM's FMAs may round differently in the last bits,
 // as libtorch's do between capabilities. Pin MUTAGRAD_CPU_CAPABILITY=baseline for bits that do
 // not depend on the machine.
@@ -54,6 +56,12 @@ void set_cpu_capability(CpuCapability c);
 
 // The transcendental ops with a vectorized build (UnaryOp's names).
 enum class VecUnaryOp { kExp, kLog, kSin, kCos, kTanh, kSigmoid };
+// The float binary ops and comparisons with a vectorized build (BinaryOp's names; maximum and
+// minimum propagate NaN as math::max_propagate_nan).
+enum class VecBinaryOp { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum };
+enum class VecCompareOp { kEq, kNe, kLt, kLe, kGt, kGe };
+// Which operand of a binary run is one scalar repeated (only its element [0] is read).
+enum class VecBroadcast { kNone, kScalarA, kScalarB };
 
 struct VecKernels {
   CpuCapability capability;
@@ -61,6 +69,25 @@ struct VecKernels {
   // domain, the SIMD approximation inside (Note [Vectorized transcendental edges]).
   void (*unary_f32)(VecUnaryOp op, float* o, const float* a, int64_t n);
   void (*unary_f64)(VecUnaryOp op, double* o, const double* a, int64_t n);
+  // o[k] = op(a[k], b[k]) for k < n (contiguous, or a scalar per `bc`); o may be a or b. The
+  // bits of the scalar formula in every build (Note [Pointwise kernels per capability] in
+  // vec_pointwise_impl.h).
+  void (*binary_f32)(VecBinaryOp op, VecBroadcast bc, float* o, const float* a, const float* b,
+                     int64_t n);
+  void (*binary_f64)(VecBinaryOp op, VecBroadcast bc, double* o, const double* a, const double* b,
+                     int64_t n);
+  void (*compare_f32)(VecCompareOp op, VecBroadcast bc, bool* o, const float* a, const float* b,
+                      int64_t n);
+  void (*compare_f64)(VecCompareOp op, VecBroadcast bc, bool* o, const double* a, const double* b,
+                      int64_t n);
+  // The reduction folds of reduce.cc, in its documented order (Note [Reduction order]): the sum
+  // of x[0, n) in double, the maximum or minimum (op kMaximum or kMinimum, NaN propagating; the
+  // identity for n = 0), and acc[k] += x[k] in double.
+  double (*sum_f32)(const float* x, int64_t n);
+  double (*sum_f64)(const double* x, int64_t n);
+  float (*extremum_f32)(VecBinaryOp op, const float* x, int64_t n);
+  double (*extremum_f64)(VecBinaryOp op, const double* x, int64_t n);
+  void (*add_widened_f32)(double* acc, const float* x, int64_t n);
   // c = op(a) * op(b), c row-major m x n with leading dimension ldc; op(x) is x or its
   // transpose (a_t, b_t); a and b row-major with leading dimensions lda, ldb. k may be 0.
   void (*gemm_f32)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool a_t,

@@ -12,6 +12,9 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "tensor/cpu/vec_kernels.h"
 
@@ -216,6 +219,7 @@ bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uint64_t s
 }
 
 #include "tensor/cpu/fused_optim_impl.h"
+#include "tensor/cpu/vec_pointwise_impl.h"
 
 }  // namespace
 
@@ -223,6 +227,15 @@ extern const VecKernels kVecKernels;
 const VecKernels kVecKernels = {MUTAGRAD_VEC_CAPABILITY,
                                 unary_f32,
                                 unary_f64,
+                                binary_f32,
+                                binary_f64,
+                                compare_f32,
+                                compare_f64,
+                                sum_f32,
+                                sum_f64,
+                                extremum_f32,
+                                extremum_f64,
+                                add_widened_f32,
                                 gemm<float>,
                                 gemm<double>,
                                 gemm<uint32_t>,

@@ -5,6 +5,8 @@
 #include "tensor/cpu/vec_kernels.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
@@ -15,10 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "tensor/element_math.h"
 #include "tensor/error.h"
+#include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/linalg.h"
 #include "tensor/native/pointwise.h"
+#include "tensor/native/reduce.h"
+#include "tensor/native/views.h"
 #include "tensor/tensor.h"
 #include "tests/tensor/test_util.h"
 
@@ -496,6 +502,345 @@ TEST_F(VecKernelsTest, TensorOpsRunOnTheChosenBuild) {
     EXPECT_EQ(elements(native::unary(UnaryOp::kExp, big)),
               std::vector<double>(40, std::exp(200.0f)))
         << build;
+  }
+}
+
+// ---- Binary ops, comparisons and reduction folds (Note [Pointwise kernels per capability]) ----
+
+using cpu::VecBinaryOp;
+using cpu::VecBroadcast;
+using cpu::VecCompareOp;
+
+// n elements ending at a page whose successor is PROT_NONE: a kernel that reads or writes one
+// element past the end faults (the AVX-512 build's masked tail must not touch it).
+template <typename T>
+class GuardedArray {
+ public:
+  explicit GuardedArray(int64_t n) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    bytes_ = (static_cast<size_t>(n) * sizeof(T) + page - 1) / page * page + page;
+    base_ = static_cast<char*>(
+        mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    EXPECT_NE(base_, MAP_FAILED);
+    EXPECT_EQ(mprotect(base_ + bytes_ - page, page, PROT_NONE), 0);
+    data_ = reinterpret_cast<T*>(base_ + bytes_ - page) - n;
+  }
+  ~GuardedArray() { munmap(base_, bytes_); }
+  GuardedArray(const GuardedArray&) = delete;
+  GuardedArray& operator=(const GuardedArray&) = delete;
+  T* data() { return data_; }
+
+ private:
+  char* base_ = nullptr;
+  size_t bytes_ = 0;
+  T* data_ = nullptr;
+};
+
+// Values whose results exercise every lane rule: signed zeros, infinities, NaNs with payloads
+// and signs (which NaN an op returns is part of its bits), subnormals, ties of max/min.
+template <typename T>
+std::vector<T> edge_values(std::mt19937_64& rng, int64_t n) {
+  using L = std::numeric_limits<T>;
+  T payload_nan;
+  if constexpr (std::is_same_v<T, float>) {
+    const uint32_t bits = 0xffc01234u;  // negative quiet NaN with a payload
+    std::memcpy(&payload_nan, &bits, sizeof(bits));
+  } else {
+    const uint64_t bits = 0xfff8000000abcdefull;
+    std::memcpy(&payload_nan, &bits, sizeof(bits));
+  }
+  const T specials[] = {T(0),           -T(0),       L::infinity(),   -L::infinity(),
+                        L::quiet_NaN(), payload_nan, L::denorm_min(), -L::min(),
+                        L::max(),       T(1),        T(-1),           T(3)};
+  std::uniform_real_distribution<double> dist(-4.0, 4.0);
+  std::vector<T> v(static_cast<size_t>(n));
+  for (T& x : v) {
+    const uint64_t r = rng();
+    x = r % 3 == 0 ? specials[(r >> 8) % std::size(specials)] : static_cast<T>(dist(rng));
+  }
+  return v;
+}
+
+template <typename T>
+T binary_reference(VecBinaryOp op, T x, T y) {
+  switch (op) {
+    case VecBinaryOp::kAdd:
+      return x + y;
+    case VecBinaryOp::kSub:
+      return x - y;
+    case VecBinaryOp::kMul:
+      return x * y;
+    case VecBinaryOp::kDiv:
+      return x / y;
+    case VecBinaryOp::kMaximum:
+      return math::max_propagate_nan<T>(x, y);
+    case VecBinaryOp::kMinimum:
+      return math::min_propagate_nan<T>(x, y);
+  }
+  return x;
+}
+
+template <typename T>
+bool compare_reference(VecCompareOp op, T x, T y) {
+  switch (op) {
+    case VecCompareOp::kEq:
+      return x == y;
+    case VecCompareOp::kNe:
+      return x != y;
+    case VecCompareOp::kLt:
+      return x < y;
+    case VecCompareOp::kLe:
+      return x <= y;
+    case VecCompareOp::kGt:
+      return x > y;
+    case VecCompareOp::kGe:
+      return x >= y;
+  }
+  return false;
+}
+
+// Bitwise, except an arithmetic op's NaN from two NaN operands: x86 returns the first operand's,
+// and the compiler may swap a commutative op's operands in scalar code, so that NaN is any NaN
+// (Note [NaN bits] in tests/cuda/conformance_util.h). maximum/minimum select: always bitwise.
+template <typename T>
+bool same_result(VecBinaryOp op, T got, T want, T x, T y) {
+  const bool selects = op == VecBinaryOp::kMaximum || op == VecBinaryOp::kMinimum;
+  if (!selects && std::isnan(x) && std::isnan(y)) return std::isnan(got);
+  return same_bits(got, want);
+}
+
+constexpr VecBinaryOp kVecBinaryOps[] = {VecBinaryOp::kAdd,     VecBinaryOp::kSub,
+                                         VecBinaryOp::kMul,     VecBinaryOp::kDiv,
+                                         VecBinaryOp::kMaximum, VecBinaryOp::kMinimum};
+constexpr VecCompareOp kVecCompareOps[] = {VecCompareOp::kEq, VecCompareOp::kNe, VecCompareOp::kLt,
+                                           VecCompareOp::kLe, VecCompareOp::kGt, VecCompareOp::kGe};
+constexpr VecBroadcast kVecBroadcasts[] = {VecBroadcast::kNone, VecBroadcast::kScalarA,
+                                           VecBroadcast::kScalarB};
+
+// Every length 0..2x16+1 (every tail of every build's lanes) and a long run, each broadcast,
+// out of place and in place, operands ending at a guard page: each lane's bits are the scalar
+// formula's, nothing past n is read or written.
+template <typename T>
+void check_binary(const VecKernels& vk) {
+  const char* build = cpu::cpu_capability_name(vk.capability);
+  std::mt19937_64 rng(17);
+  auto run = [&](VecBinaryOp op, VecBroadcast bc, T* o, const T* a, const T* b, int64_t n) {
+    if constexpr (std::is_same_v<T, float>)
+      vk.binary_f32(op, bc, o, a, b, n);
+    else
+      vk.binary_f64(op, bc, o, a, b, n);
+  };
+  for (int64_t n = 0; n <= 40; n += (n < 33 ? 1 : 7)) {
+    for (VecBinaryOp op : kVecBinaryOps) {
+      for (VecBroadcast bc : kVecBroadcasts) {
+        const std::vector<T> x = edge_values<T>(rng, n + 1), y = edge_values<T>(rng, n + 1);
+        GuardedArray<T> ga(n), gb(n), go(n);
+        std::copy_n(x.begin(), n, ga.data());
+        std::copy_n(y.begin(), n, gb.data());
+        // A broadcast scalar lives outside the guarded run.
+        const T* a = bc == VecBroadcast::kScalarA ? &x[size_t(n)] : ga.data();
+        const T* b = bc == VecBroadcast::kScalarB ? &y[size_t(n)] : gb.data();
+        auto want = [&](int64_t k) {
+          return binary_reference(op, bc == VecBroadcast::kScalarA ? *a : a[k],
+                                  bc == VecBroadcast::kScalarB ? *b : b[k]);
+        };
+        run(op, bc, go.data(), a, b, n);
+        for (int64_t k = 0; k < n; ++k) {
+          ASSERT_TRUE(same_result(op, go.data()[k], want(k),
+                                  a[bc == VecBroadcast::kScalarA ? 0 : k],
+                                  b[bc == VecBroadcast::kScalarB ? 0 : k]))
+              << build << " op " << static_cast<int>(op) << " broadcast " << static_cast<int>(bc)
+              << " n " << n << " at " << k << ": " << a[bc == VecBroadcast::kScalarA ? 0 : k]
+              << ", " << b[bc == VecBroadcast::kScalarB ? 0 : k] << " gave " << go.data()[k]
+              << ", not " << want(k);
+        }
+        if (bc == VecBroadcast::kScalarA) continue;
+        // In place: o is a (a += b).
+        std::vector<T> before(ga.data(), ga.data() + n);
+        run(op, bc, ga.data(), ga.data(), b, n);
+        for (int64_t k = 0; k < n; ++k) {
+          const T w =
+              binary_reference(op, before[size_t(k)], bc == VecBroadcast::kScalarB ? *b : b[k]);
+          ASSERT_TRUE(same_result(op, ga.data()[k], w, before[size_t(k)],
+                                  bc == VecBroadcast::kScalarB ? *b : b[k]))
+              << build << " in place, op " << static_cast<int>(op) << " n " << n << " at " << k;
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void check_compare(const VecKernels& vk) {
+  const char* build = cpu::cpu_capability_name(vk.capability);
+  std::mt19937_64 rng(23);
+  auto run = [&](VecCompareOp op, VecBroadcast bc, bool* o, const T* a, const T* b, int64_t n) {
+    if constexpr (std::is_same_v<T, float>)
+      vk.compare_f32(op, bc, o, a, b, n);
+    else
+      vk.compare_f64(op, bc, o, a, b, n);
+  };
+  for (int64_t n = 0; n <= 40; n += (n < 33 ? 1 : 7)) {
+    for (VecCompareOp op : kVecCompareOps) {
+      for (VecBroadcast bc : kVecBroadcasts) {
+        std::vector<T> x = edge_values<T>(rng, n + 1), y = edge_values<T>(rng, n + 1);
+        for (int64_t k = 0; k < n; k += 3) y[size_t(k)] = x[size_t(k)];  // ties
+        GuardedArray<T> ga(n), gb(n);
+        GuardedArray<uint8_t> go(n);
+        std::copy_n(x.begin(), n, ga.data());
+        std::copy_n(y.begin(), n, gb.data());
+        const T* a = bc == VecBroadcast::kScalarA ? &x[size_t(n)] : ga.data();
+        const T* b = bc == VecBroadcast::kScalarB ? &y[size_t(n)] : gb.data();
+        std::memset(go.data(), 0x55, static_cast<size_t>(n));
+        run(op, bc, reinterpret_cast<bool*>(go.data()), a, b, n);
+        for (int64_t k = 0; k < n; ++k) {
+          const bool w = compare_reference(op, bc == VecBroadcast::kScalarA ? *a : a[k],
+                                           bc == VecBroadcast::kScalarB ? *b : b[k]);
+          ASSERT_EQ(go.data()[k], w ? 1 : 0)  // a bool's byte is 0 or 1
+              << build << " op " << static_cast<int>(op) << " broadcast " << static_cast<int>(bc)
+              << " n " << n << " at " << k;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(VecKernelsTest, EachBuildsBinaryOpsAreTheScalarFormulaBitwiseInEveryTail) {
+  for (const VecKernels* vk : runnable_builds()) {
+    check_binary<float>(*vk);
+    check_binary<double>(*vk);
+  }
+}
+
+TEST_F(VecKernelsTest, EachBuildsComparisonsAreTheScalarFormulaInEveryTail) {
+  for (const VecKernels* vk : runnable_builds()) {
+    check_compare<float>(*vk);
+    check_compare<double>(*vk);
+  }
+}
+
+// Note [Reduction order] in tensor/cpu/reduce.cc, written out: 8 partials, element k into k % 8
+// while 8 remain, the rest into partial 0, then pairwise.
+template <typename A, typename T, typename Combine>
+A documented_fold(const T* x, int64_t n, A init, Combine combine) {
+  A part[8];
+  for (A& p : part) p = init;
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    for (int j = 0; j < 8; ++j) part[j] = combine(part[j], static_cast<A>(x[k + j]));
+  }
+  for (; k < n; ++k) part[0] = combine(part[0], static_cast<A>(x[k]));
+  for (int w = 4; w > 0; w /= 2) {
+    for (int j = 0; j < w; ++j) part[j] = combine(part[j], part[j + w]);
+  }
+  return part[0];
+}
+
+// Values of very different magnitudes, so that any other association order rounds differently
+// (checked: a left-to-right sum differs for some n), signed zeros for max/min's ties.
+template <typename T>
+void check_folds(const VecKernels& vk) {
+  const char* build = cpu::cpu_capability_name(vk.capability);
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<double> mag(-30.0, 30.0);
+  bool order_matters = false;
+  for (int64_t n = 0; n <= 200; n += (n < 40 ? 1 : 37)) {
+    std::vector<T> x(static_cast<size_t>(n));
+    for (T& v : x) v = static_cast<T>(std::ldexp(mag(rng), static_cast<int>(rng() % 60) - 30));
+    GuardedArray<T> g(n);
+    std::copy_n(x.begin(), n, g.data());
+    double got = std::is_same_v<T, float>
+                     ? vk.sum_f32(reinterpret_cast<const float*>(g.data()), n)
+                     : vk.sum_f64(reinterpret_cast<const double*>(g.data()), n);
+    const double want =
+        documented_fold<double>(x.data(), n, 0.0, [](double a, double b) { return a + b; });
+    ASSERT_TRUE(same_bits(got, want)) << build << " sum n " << n << ": " << got << " vs " << want;
+    double left_to_right = 0;
+    for (T v : x) left_to_right += static_cast<double>(v);
+    order_matters |= !same_bits(left_to_right, want);
+    // max/min, with NaNs and signed zeros sprinkled in on odd lengths.
+    if (n % 2 == 1) {
+      for (int64_t k = 0; k < n; k += 5) x[size_t(k)] = (k / 5) % 2 ? T(0) : -T(0);
+      if (n % 4 == 1) x[size_t(n / 2)] = std::numeric_limits<T>::quiet_NaN();
+      std::copy_n(x.begin(), n, g.data());
+    }
+    constexpr T inf = std::numeric_limits<T>::infinity();
+    for (VecBinaryOp op : {VecBinaryOp::kMaximum, VecBinaryOp::kMinimum}) {
+      T e;
+      if constexpr (std::is_same_v<T, float>)
+        e = vk.extremum_f32(op, g.data(), n);
+      else
+        e = vk.extremum_f64(op, g.data(), n);
+      const T w = op == VecBinaryOp::kMaximum
+                      ? documented_fold<T>(x.data(), n, -inf, math::max_propagate_nan<T>)
+                      : documented_fold<T>(x.data(), n, inf, math::min_propagate_nan<T>);
+      ASSERT_TRUE(same_bits(e, w))
+          << build << " op " << static_cast<int>(op) << " n " << n << ": " << e << " vs " << w;
+    }
+    if constexpr (std::is_same_v<T, float>) {  // acc[k] += double(x[k])
+      std::vector<double> acc(static_cast<size_t>(n), 0.25), want_acc = acc;
+      vk.add_widened_f32(acc.data(), g.data(), n);
+      for (int64_t k = 0; k < n; ++k) want_acc[size_t(k)] += static_cast<double>(x[size_t(k)]);
+      for (int64_t k = 0; k < n; ++k)
+        ASSERT_TRUE(same_bits(acc[size_t(k)], want_acc[size_t(k)])) << build << " n " << n;
+    }
+  }
+  EXPECT_TRUE(order_matters) << "the inputs do not tell association orders apart";
+}
+
+TEST_F(VecKernelsTest, EachBuildsReductionFoldsKeepTheDocumentedOrder) {
+  for (const VecKernels* vk : runnable_builds()) {
+    check_folds<float>(*vk);
+    check_folds<double>(*vk);
+  }
+}
+
+// Through the Tensor API, each build gives the baseline's bits: binary ops with contiguous,
+// scalar and row/column broadcasts and strided operands; sums, means and max/min along the
+// contiguous dim, an outer (strided) dim, and all dims, of float and double.
+TEST_F(VecKernelsTest, TensorBinaryOpsAndReductionsHaveTheSameBitsInEveryBuild) {
+  std::mt19937_64 rng(31);
+  std::uniform_real_distribution<double> dist(-1e3, 1e3);
+  auto random = [&](IntArrayRef sizes, ScalarType dtype) {
+    std::vector<double> v(static_cast<size_t>(compute_numel(sizes)));
+    for (double& x : v) x = std::ldexp(dist(rng), static_cast<int>(rng() % 40) - 20);
+    return native::to(from_vector(v, sizes), dtype);
+  };
+  auto bits = [](const Tensor& t) {
+    Tensor c = native::contiguous(t);
+    const char* p = static_cast<const char*>(c.raw_data());
+    return std::vector<char>(p, p + c.numel() * c.element_size());
+  };
+  for (ScalarType dtype : {kFloat32, kFloat64}) {
+    Tensor m = random({37, 53}, dtype);
+    Tensor row = random({53}, dtype), col = random({37, 1}, dtype), s = random({}, dtype);
+    Tensor mt = native::t(random({53, 37}, dtype));  // strided
+    std::vector<std::vector<char>> base;
+    for (const VecKernels* vk : runnable_builds()) {
+      cpu::set_cpu_capability(vk->capability);
+      std::vector<std::vector<char>> got;
+      for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv,
+                          BinaryOp::kMaximum, BinaryOp::kMinimum, BinaryOp::kLt, BinaryOp::kEq}) {
+        for (const Tensor& other : {m, row, col, s, mt}) {
+          got.push_back(bits(native::binary(op, m, other)));
+          got.push_back(bits(native::binary(op, other, m)));
+        }
+      }
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMax, ReduceOp::kMin}) {
+        for (const Tensor& t : {m, mt}) {
+          got.push_back(bits(native::reduce(op, t, {1}, false)));
+          got.push_back(bits(native::reduce(op, t, {0}, false)));
+          got.push_back(bits(native::reduce(op, t, {}, false)));
+        }
+      }
+      if (base.empty()) {
+        base = got;
+        continue;
+      }
+      ASSERT_EQ(got.size(), base.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_EQ(got[i], base[i]) << cpu::cpu_capability_name(vk->capability) << " result " << i;
+    }
   }
 }
 

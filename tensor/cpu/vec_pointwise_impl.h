@@ -1,0 +1,315 @@
+// The float32/float64 binary ops, comparisons and reduction folds of the per-capability kernels
+// (vec_kernels.h), compiled once per CPU capability: vec_kernels_impl.h includes this inside
+// namespace mutagrad::cpu::MUTAGRAD_VEC_NS { namespace { ... } }. Not a header for other files.
+//
+// Note [Pointwise kernels per capability]
+// A binary op or comparison runs GCC/Clang vector types as wide as the build's registers (16
+// bytes in the baseline build, 32 in AVX2's, 64 in AVX-512's: 16 float or 8 double lanes), one
+// IEEE operation per lane, no contraction (-ffp-contract=off): every build gives the bits of the
+// scalar formula (math::max_propagate_nan's (b > a || b != b) ? b : a for maximum), as each
+// lane runs the instruction the scalar code runs; a NaN operand's payload propagates, and only
+// an arithmetic op on two NaNs leaves which one to the operand order (x86 keeps the first; a
+// compiler may swap a commutative op's operands in scalar code too: Note [NaN bits]). The AVX-512
+// build ends a run with one masked load and store (the edge lanes of a vector constant mask: no
+// scalar tail, and no read past the end); the others end it with the scalar formula.
+//
+// The reduction folds keep the association order of reduce.cc (Note [Reduction order] there):
+// kFoldLanes = 8 partial results, element k into partial k % 8, the tail into partial 0, then
+// combined pairwise (0+4, 1+5, ...; 0+2, 1+3; 0+1). The order is the same in every build, so
+// is the result; only how many partials share a register differs (a float sum's 8 double
+// partials fill one AVX-512 register, two AVX2 ones, four SSE2 ones).
+#ifndef MUTAGRAD_VEC_NS
+#error "vec_pointwise_impl.h is included by vec_kernels_impl.h"
+#endif
+
+#if defined(__AVX512F__)
+constexpr int kVecBytes = 64;
+#elif defined(__AVX2__)
+constexpr int kVecBytes = 32;
+#else
+constexpr int kVecBytes = 16;
+#endif
+
+// T's vector of the build's width, the integer vector of its lane masks, and a byte per lane.
+template <typename T>
+struct VecTypes;
+template <>
+struct VecTypes<float> {
+  typedef float V __attribute__((vector_size(kVecBytes)));
+  typedef int32_t M __attribute__((vector_size(kVecBytes)));
+  typedef int8_t B __attribute__((vector_size(kVecBytes / 4)));
+};
+template <>
+struct VecTypes<double> {
+  typedef double V __attribute__((vector_size(kVecBytes)));
+  typedef int64_t M __attribute__((vector_size(kVecBytes)));
+  typedef int8_t B __attribute__((vector_size(kVecBytes / 8)));
+};
+
+template <typename T>
+constexpr int64_t kVecLanes = kVecBytes / static_cast<int64_t>(sizeof(T));
+
+template <typename V>
+inline V vload(const void* p) {
+  V v;
+  std::memcpy(&v, p, sizeof(V));
+  return v;
+}
+template <typename V>
+inline void vstore(void* p, const V& v) {
+  std::memcpy(p, &v, sizeof(V));
+}
+template <typename T>
+inline typename VecTypes<T>::V vsplat(T s) {
+  typename VecTypes<T>::V v;
+  for (int64_t j = 0; j < kVecLanes<T>; ++j) v[j] = s;
+  return v;
+}
+
+// m ? b : a per lane (m all ones or zero), by bits: no vector ?: (Clang 14 lacks it in C++).
+template <typename V, typename M>
+inline V vselect(const M& m, const V& b, const V& a) {
+  return (V)(((M)b & m) | ((M)a & ~m));
+}
+
+// The op's scalar formula, and the same on vectors (x, y scalars or vectors).
+template <VecBinaryOp kOp, typename X>
+inline X binary_formula(const X& x, const X& y) {
+  if constexpr (kOp == VecBinaryOp::kAdd) return x + y;
+  if constexpr (kOp == VecBinaryOp::kSub) return x - y;
+  if constexpr (kOp == VecBinaryOp::kMul) return x * y;
+  if constexpr (kOp == VecBinaryOp::kDiv) return x / y;
+  if constexpr (kOp == VecBinaryOp::kMaximum) {
+    if constexpr (std::is_floating_point_v<X>) {
+      return (y > x || y != y) ? y : x;
+    } else {
+      return vselect((y > x) | (y != y), y, x);
+    }
+  }
+  if constexpr (kOp == VecBinaryOp::kMinimum) {
+    if constexpr (std::is_floating_point_v<X>) {
+      return (y < x || y != y) ? y : x;
+    } else {
+      return vselect((y < x) | (y != y), y, x);
+    }
+  }
+}
+
+// Comparisons: a bool for scalars, the lane mask (all ones or zero) for vectors.
+template <VecCompareOp kOp, typename X>
+inline auto compare_formula(const X& x, const X& y) {
+  if constexpr (kOp == VecCompareOp::kEq) return x == y;
+  if constexpr (kOp == VecCompareOp::kNe) return x != y;
+  if constexpr (kOp == VecCompareOp::kLt) return x < y;
+  if constexpr (kOp == VecCompareOp::kLe) return x <= y;
+  if constexpr (kOp == VecCompareOp::kGt) return x > y;
+  if constexpr (kOp == VecCompareOp::kGe) return x >= y;
+}
+
+#if defined(__AVX512F__)
+// The first n < lanes lanes of p, zeros beyond (never read: masked), and the masked stores.
+inline __mmask16 tail_mask(int64_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
+inline VecTypes<float>::V tail_load(const float* p, int64_t n) {
+  return (VecTypes<float>::V)_mm512_maskz_loadu_ps(tail_mask(n), p);
+}
+inline VecTypes<double>::V tail_load(const double* p, int64_t n) {
+  return (VecTypes<double>::V)_mm512_maskz_loadu_pd(static_cast<__mmask8>(tail_mask(n)), p);
+}
+inline void tail_store(float* p, int64_t n, const VecTypes<float>::V& v) {
+  _mm512_mask_storeu_ps(p, tail_mask(n), (__m512)v);
+}
+inline void tail_store(double* p, int64_t n, const VecTypes<double>::V& v) {
+  _mm512_mask_storeu_pd(p, static_cast<__mmask8>(tail_mask(n)), (__m512d)v);
+}
+template <typename B>
+inline void tail_store_bytes(bool* p, int64_t n, const B& bytes) {
+  __m128i v = _mm_setzero_si128();
+  std::memcpy(&v, &bytes, sizeof(B));
+  _mm_mask_storeu_epi8(p, tail_mask(n), v);
+}
+#endif
+
+// The 0/1 bytes of a lane mask.
+template <typename T>
+inline typename VecTypes<T>::B mask_bytes(const typename VecTypes<T>::M& m) {
+  return __builtin_convertvector(m, typename VecTypes<T>::B) & 1;
+}
+
+// o[k] = op(a[k], b[k]); kBroadcast says which operand is one scalar (its [0] only). o may be a
+// or b (exactly: each lane is read before it is written).
+template <typename T, VecBinaryOp kOp, VecBroadcast kBroadcast>
+void binary_run(T* o, const T* a, const T* b, int64_t n) {
+  using V = typename VecTypes<T>::V;
+  constexpr int64_t L = kVecLanes<T>;
+  const V as = vsplat<T>(*a), bs = vsplat<T>(*b);
+  auto load_a = [&](int64_t k) {
+    return kBroadcast == VecBroadcast::kScalarA ? as : vload<V>(a + k);
+  };
+  auto load_b = [&](int64_t k) {
+    return kBroadcast == VecBroadcast::kScalarB ? bs : vload<V>(b + k);
+  };
+  int64_t k = 0;
+  for (; k + L <= n; k += L) vstore(o + k, binary_formula<kOp>(load_a(k), load_b(k)));
+  if (k == n) return;
+#if defined(__AVX512F__)
+  const int64_t e = n - k;
+  const V x = kBroadcast == VecBroadcast::kScalarA ? as : tail_load(a + k, e);
+  const V y = kBroadcast == VecBroadcast::kScalarB ? bs : tail_load(b + k, e);
+  tail_store(o + k, e, binary_formula<kOp>(x, y));
+#else
+  for (; k < n; ++k) {
+    const T x = kBroadcast == VecBroadcast::kScalarA ? *a : a[k];
+    const T y = kBroadcast == VecBroadcast::kScalarB ? *b : b[k];
+    o[k] = binary_formula<kOp>(x, y);
+  }
+#endif
+}
+
+template <typename T, VecCompareOp kOp, VecBroadcast kBroadcast>
+void compare_run(bool* o, const T* a, const T* b, int64_t n) {
+  using V = typename VecTypes<T>::V;
+  constexpr int64_t L = kVecLanes<T>;
+  const V as = vsplat<T>(*a), bs = vsplat<T>(*b);
+  auto load_a = [&](int64_t k) {
+    return kBroadcast == VecBroadcast::kScalarA ? as : vload<V>(a + k);
+  };
+  auto load_b = [&](int64_t k) {
+    return kBroadcast == VecBroadcast::kScalarB ? bs : vload<V>(b + k);
+  };
+  int64_t k = 0;
+  for (; k + L <= n; k += L)
+    vstore(o + k, mask_bytes<T>(compare_formula<kOp>(load_a(k), load_b(k))));
+  if (k == n) return;
+#if defined(__AVX512F__)
+  const int64_t e = n - k;
+  const V x = kBroadcast == VecBroadcast::kScalarA ? as : tail_load(a + k, e);
+  const V y = kBroadcast == VecBroadcast::kScalarB ? bs : tail_load(b + k, e);
+  tail_store_bytes(o + k, e, mask_bytes<T>(compare_formula<kOp>(x, y)));
+#else
+  for (; k < n; ++k) {
+    const T x = kBroadcast == VecBroadcast::kScalarA ? *a : a[k];
+    const T y = kBroadcast == VecBroadcast::kScalarB ? *b : b[k];
+    o[k] = compare_formula<kOp>(x, y);
+  }
+#endif
+}
+
+// The run functions, one per (op, broadcast): resolved once per call, not per lane.
+template <typename T, VecBinaryOp kOp>
+void binary_op(VecBroadcast bc, T* o, const T* a, const T* b, int64_t n) {
+  switch (bc) {
+    case VecBroadcast::kNone:
+      return binary_run<T, kOp, VecBroadcast::kNone>(o, a, b, n);
+    case VecBroadcast::kScalarA:
+      return binary_run<T, kOp, VecBroadcast::kScalarA>(o, a, b, n);
+    case VecBroadcast::kScalarB:
+      return binary_run<T, kOp, VecBroadcast::kScalarB>(o, a, b, n);
+  }
+}
+
+template <typename T>
+void binary(VecBinaryOp op, VecBroadcast bc, T* o, const T* a, const T* b, int64_t n) {
+  if (n <= 0) return;
+  switch (op) {
+    case VecBinaryOp::kAdd:
+      return binary_op<T, VecBinaryOp::kAdd>(bc, o, a, b, n);
+    case VecBinaryOp::kSub:
+      return binary_op<T, VecBinaryOp::kSub>(bc, o, a, b, n);
+    case VecBinaryOp::kMul:
+      return binary_op<T, VecBinaryOp::kMul>(bc, o, a, b, n);
+    case VecBinaryOp::kDiv:
+      return binary_op<T, VecBinaryOp::kDiv>(bc, o, a, b, n);
+    case VecBinaryOp::kMaximum:
+      return binary_op<T, VecBinaryOp::kMaximum>(bc, o, a, b, n);
+    case VecBinaryOp::kMinimum:
+      return binary_op<T, VecBinaryOp::kMinimum>(bc, o, a, b, n);
+  }
+}
+
+template <typename T, VecCompareOp kOp>
+void compare_op(VecBroadcast bc, bool* o, const T* a, const T* b, int64_t n) {
+  switch (bc) {
+    case VecBroadcast::kNone:
+      return compare_run<T, kOp, VecBroadcast::kNone>(o, a, b, n);
+    case VecBroadcast::kScalarA:
+      return compare_run<T, kOp, VecBroadcast::kScalarA>(o, a, b, n);
+    case VecBroadcast::kScalarB:
+      return compare_run<T, kOp, VecBroadcast::kScalarB>(o, a, b, n);
+  }
+}
+
+template <typename T>
+void compare(VecCompareOp op, VecBroadcast bc, bool* o, const T* a, const T* b, int64_t n) {
+  if (n <= 0) return;
+  switch (op) {
+    case VecCompareOp::kEq:
+      return compare_op<T, VecCompareOp::kEq>(bc, o, a, b, n);
+    case VecCompareOp::kNe:
+      return compare_op<T, VecCompareOp::kNe>(bc, o, a, b, n);
+    case VecCompareOp::kLt:
+      return compare_op<T, VecCompareOp::kLt>(bc, o, a, b, n);
+    case VecCompareOp::kLe:
+      return compare_op<T, VecCompareOp::kLe>(bc, o, a, b, n);
+    case VecCompareOp::kGt:
+      return compare_op<T, VecCompareOp::kGt>(bc, o, a, b, n);
+    case VecCompareOp::kGe:
+      return compare_op<T, VecCompareOp::kGe>(bc, o, a, b, n);
+  }
+}
+
+void binary_f32(VecBinaryOp op, VecBroadcast bc, float* o, const float* a, const float* b,
+                int64_t n) {
+  binary<float>(op, bc, o, a, b, n);
+}
+void binary_f64(VecBinaryOp op, VecBroadcast bc, double* o, const double* a, const double* b,
+                int64_t n) {
+  binary<double>(op, bc, o, a, b, n);
+}
+void compare_f32(VecCompareOp op, VecBroadcast bc, bool* o, const float* a, const float* b,
+                 int64_t n) {
+  compare<float>(op, bc, o, a, b, n);
+}
+void compare_f64(VecCompareOp op, VecBroadcast bc, bool* o, const double* a, const double* b,
+                 int64_t n) {
+  compare<double>(op, bc, o, a, b, n);
+}
+
+// ---- Reduction folds (the order of Note [Reduction order] in reduce.cc) ----------------------
+
+// The 8 partials of x[0, n) in A, combined pairwise; init is the op's identity.
+template <typename A, VecBinaryOp kOp, typename T>
+A fold_run(const T* x, int64_t n, A init) {
+  constexpr int kFoldLanes = 8;
+  A part[kFoldLanes];
+  for (int j = 0; j < kFoldLanes; ++j) part[j] = init;
+  int64_t k = 0;
+  for (; k + kFoldLanes <= n; k += kFoldLanes) {
+    for (int j = 0; j < kFoldLanes; ++j)
+      part[j] = binary_formula<kOp>(part[j], static_cast<A>(x[k + j]));
+  }
+  for (; k < n; ++k) part[0] = binary_formula<kOp>(part[0], static_cast<A>(x[k]));
+  for (int width = kFoldLanes / 2; width > 0; width /= 2) {
+    for (int j = 0; j < width; ++j) part[j] = binary_formula<kOp>(part[j], part[j + width]);
+  }
+  return part[0];
+}
+
+double sum_f32(const float* x, int64_t n) { return fold_run<double, VecBinaryOp::kAdd>(x, n, 0.0); }
+double sum_f64(const double* x, int64_t n) {
+  return fold_run<double, VecBinaryOp::kAdd>(x, n, 0.0);
+}
+template <typename T>
+T extremum(VecBinaryOp op, const T* x, int64_t n) {
+  constexpr T inf = std::numeric_limits<T>::infinity();
+  if (op == VecBinaryOp::kMinimum) return fold_run<T, VecBinaryOp::kMinimum>(x, n, inf);
+  return fold_run<T, VecBinaryOp::kMaximum>(x, n, -inf);
+}
+float extremum_f32(VecBinaryOp op, const float* x, int64_t n) { return extremum<float>(op, x, n); }
+double extremum_f64(VecBinaryOp op, const double* x, int64_t n) {
+  return extremum<double>(op, x, n);
+}
+
+// acc[k] += double(x[k]): a float sum along an outer dim, row by row.
+void add_widened_f32(double* acc, const float* x, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) acc[k] += static_cast<double>(x[k]);
+}
