@@ -5,10 +5,10 @@
 //
 // A line of at most one block is folded in order by one thread, the lines split between the
 // threads. A longer line runs the order's three passes over (line, block) items: each block's
-// partial, the carries chained per line, each block rescanned from its carry. The items split
-// between the threads, and a thread folds kLanes full blocks of a line at once: independent
-// chains of the accumulator's adds (or multiplies) that the core overlaps, where one chain
-// waits on each add's latency.
+// partial, the carries chained per line, each block rescanned from its carry. A thread folds
+// kLanes full blocks of a line at once: independent chains of the accumulator's adds (or
+// multiplies) that the core overlaps, where one chain waits on each add's latency; the items
+// split between the threads for large scans only (kParallelScanElements).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -28,7 +28,12 @@ namespace {
 
 using blocked::kBlock;
 
-constexpr int64_t kLanes = 4;
+constexpr int64_t kLanes = 8;
+
+// Lines of more elements than this in all run the passes on both threads. Below it one thread
+// runs them: on the loaded 2-core VM, waking the second thread for each pass cost more than a
+// 1M-element line's passes (docs/performance.md).
+constexpr int64_t kParallelScanElements = int64_t{8} << 20;
 
 Tensor line_starts(const Tensor& t, IntArrayRef line_sizes) {
   return Tensor(std::make_shared<TensorImpl>(t.storage(), DimVector(line_sizes),
@@ -36,22 +41,30 @@ Tensor line_starts(const Tensor& t, IntArrayRef line_sizes) {
                                              VersionCounter()));
 }
 
-// One scanned line: element i of `in` at in + i * in_step (bytes), of `out` likewise.
-template <typename T, typename A>
+// One scanned line: element i of `in` at in + i * in_step (bytes), of `out` likewise; kDense:
+// both steps are sizeof(T), known to the compiler.
+template <typename T, typename A, bool kDense = false>
 struct Line {
   const char* in;
   char* out;
   int64_t in_step;
   int64_t out_step;
-  A load(int64_t i) const { return static_cast<A>(*reinterpret_cast<const T*>(in + i * in_step)); }
+  A load(int64_t i) const {
+    if constexpr (kDense) return static_cast<A>(reinterpret_cast<const T*>(in)[i]);
+    return static_cast<A>(*reinterpret_cast<const T*>(in + i * in_step));
+  }
   void store(int64_t i, A v) const {
-    *reinterpret_cast<T*>(out + i * out_step) = static_cast<T>(v);
+    if constexpr (kDense) {
+      reinterpret_cast<T*>(out)[i] = static_cast<T>(v);
+    } else {
+      *reinterpret_cast<T*>(out + i * out_step) = static_cast<T>(v);
+    }
   }
 };
 
-template <typename T, typename A, typename Combine>
+template <typename T, typename A, bool kDense, typename Combine>
 struct BlockedScan {
-  const std::vector<Line<T, A>>& lines;
+  const std::vector<Line<T, A, kDense>>& lines;
   int64_t len;
   int64_t nb;  // blocks per line
   A init;
@@ -61,7 +74,7 @@ struct BlockedScan {
   // Pass 1 over items [begin, end): each block's partial; block 0 folded from init.
   void partials(int64_t begin, int64_t end) const {
     for (int64_t item = begin; item < end;) {
-      const Line<T, A>& x = lines[static_cast<size_t>(item / nb)];
+      const Line<T, A, kDense>& x = lines[static_cast<size_t>(item / nb)];
       const int64_t j = item % nb;
       if (j == 0) {
         A acc = init;
@@ -71,6 +84,7 @@ struct BlockedScan {
         A l[kLanes];
         for (int64_t k = 0; k < kLanes; ++k) l[k] = x.load((j + k) * kBlock);
         for (int64_t i = 1; i < kBlock; ++i) {
+#pragma GCC unroll 8
           for (int64_t k = 0; k < kLanes; ++k) l[k] = combine(l[k], x.load((j + k) * kBlock + i));
         }
         for (int64_t k = 0; k < kLanes; ++k) carry[item + k] = l[k];
@@ -101,7 +115,7 @@ struct BlockedScan {
   // Pass 3 over items [begin, end): the outputs.
   void outputs(int64_t begin, int64_t end) const {
     for (int64_t item = begin; item < end;) {
-      const Line<T, A>& x = lines[static_cast<size_t>(item / nb)];
+      const Line<T, A, kDense>& x = lines[static_cast<size_t>(item / nb)];
       const int64_t j = item % nb;
       if (j == 0) {
         A acc = init;
@@ -112,15 +126,18 @@ struct BlockedScan {
         ++item;
       } else if (item + kLanes <= end && (j + kLanes) * kBlock <= len) {
         A l[kLanes];
+        A c[kLanes];  // in registers: out's stores could alias carry (T = double)
         for (int64_t k = 0; k < kLanes; ++k) {
+          c[k] = carry[item + k];
           l[k] = x.load((j + k) * kBlock);
-          x.store((j + k) * kBlock, combine(carry[item + k], l[k]));
+          x.store((j + k) * kBlock, combine(c[k], l[k]));
         }
         for (int64_t i = 1; i < kBlock; ++i) {
+#pragma GCC unroll 8
           for (int64_t k = 0; k < kLanes; ++k) {
             const int64_t at = (j + k) * kBlock + i;
             l[k] = combine(l[k], x.load(at));
-            x.store(at, combine(carry[item + k], l[k]));
+            x.store(at, combine(c[k], l[k]));
           }
         }
         item += kLanes;
@@ -174,25 +191,36 @@ void CpuBackend::scan(ReduceOp op, const Tensor& out, const Tensor& in, int64_t 
         });
         return;
       }
-      std::vector<Line<T, A>> lines;
-      lines.reserve(static_cast<size_t>(it.numel()));
-      it.run(0, it.numel(), [&](char** p, const int64_t* s, int64_t n) {
-        for (int64_t k = 0; k < n; ++k) {
-          lines.push_back(Line<T, A>{p[1] + k * s[1], p[0] + k * s[0], in_step, out_step});
-        }
-      });
-      const int64_t items = static_cast<int64_t>(lines.size()) * nb;
-      std::unique_ptr<A[]> carry(new A[static_cast<size_t>(items)]);
-      const BlockedScan<T, A, decltype(combine)> scan{lines, len, nb, init, combine, carry.get()};
-      // Work in elements, as parallel_for's threshold counts them.
-      const int64_t items_threshold = std::max<int64_t>(1, kParallelThreshold / kBlock);
-      parallel_for(
-          items, [&](int64_t b, int64_t e) { scan.partials(b, e); }, items_threshold);
-      parallel_for(
-          static_cast<int64_t>(lines.size()), [&](int64_t b, int64_t e) { scan.carries(b, e); },
-          std::max<int64_t>(1, kParallelThreshold / nb));
-      parallel_for(
-          items, [&](int64_t b, int64_t e) { scan.outputs(b, e); }, items_threshold);
+      auto blocked = [&](auto dense) {
+        constexpr bool kDense = decltype(dense)::value;
+        std::vector<Line<T, A, kDense>> lines;
+        lines.reserve(static_cast<size_t>(it.numel()));
+        it.run(0, it.numel(), [&](char** p, const int64_t* s, int64_t n) {
+          for (int64_t k = 0; k < n; ++k) {
+            lines.push_back(
+                Line<T, A, kDense>{p[1] + k * s[1], p[0] + k * s[0], in_step, out_step});
+          }
+        });
+        const int64_t items = static_cast<int64_t>(lines.size()) * nb;
+        std::unique_ptr<A[]> carry(new A[static_cast<size_t>(items)]);
+        const BlockedScan<T, A, kDense, decltype(combine)> scan{lines, len,     nb,
+                                                                init,  combine, carry.get()};
+        const int64_t items_threshold =
+            std::max<int64_t>(1, (kParallelScanElements + kBlock - 1) / kBlock);
+        parallel_for(
+            items, [&](int64_t b, int64_t e) { scan.partials(b, e); }, items_threshold);
+        parallel_for(
+            static_cast<int64_t>(lines.size()), [&](int64_t b, int64_t e) { scan.carries(b, e); },
+            std::max<int64_t>(1, kParallelThreshold / nb));
+        parallel_for(
+            items, [&](int64_t b, int64_t e) { scan.outputs(b, e); }, items_threshold);
+      };
+      const int64_t dense_step = static_cast<int64_t>(sizeof(T));
+      if (in_step == dense_step && out_step == dense_step) {
+        blocked(std::true_type{});
+      } else {
+        blocked(std::false_type{});
+      }
     });
   });
 }
