@@ -3,6 +3,7 @@
 
 #include "autograd/capture_hook.h"
 #include "autograd/forward_ad.h"
+#include "autograd/grad_mode.h"
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
 #include "autograd/ops/copy_ops.h"
@@ -11,6 +12,7 @@
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/pointwise.h"
+#include "tensor/native/scalar_inplace.h"
 
 namespace mutagrad {
 namespace autograd {
@@ -461,9 +463,42 @@ std::shared_ptr<Node> make_unary_node(UnaryOp op, const Tensor& self, const Unar
 // An element-wise unary op's Jacobian is diagonal, so its tangent is its backward formula
 // applied to the tangent: the node above (ExpBackward0, ...) is the one formula of both modes.
 // Its saves are the op's input and result, so nothing is version checked twice.
+//
+// Note [Tanh tangent fast path]
+// tanh is the MLP activation, and its formula t * (1 - y * y) as three differentiable ops costs
+// three result tensors, a wrapped scalar and each op's autograd bookkeeping: a tenth of a small
+// MLP's jvp. When nothing records a graph through it (no operand requires grad under grad
+// mode), the tangent is computed by the native kernels in one buffer: d = y * y; d -= 1;
+// d *= t; d *= -1. 1 - y*y and y*y - 1 are exact negations, so this is TanhBackward0's value
+// bit for bit. Otherwise (a graph to record, or result or t dual at another level, whose
+// tangents the formula's ops propagate) the node's formula runs, as for every op.
+namespace {
+Tensor tanh_tangent_fast(const Tensor& result, const Tensor& tangent) {
+  if (GradMode::is_enabled() && (result.requires_grad() || tangent.requires_grad())) {
+    return Tensor();
+  }
+  if (tangent.dtype() != result.dtype() || tangent.device() != result.device() ||
+      !native::is_scalar_inplace_fast(BinaryOp::kMul, result, -1.0) ||
+      !tangent.sizes().equals(result.sizes())) {
+    return Tensor();
+  }
+  // Nested levels: the formula's ops give its value a tangent at the outer levels.
+  if (fwd::has_tangent({result, tangent})) return Tensor();
+  Tensor d = native::binary(BinaryOp::kMul, result, result);
+  native::binary_scalar_inplace(BinaryOp::kSub, d, 1.0, nullptr);
+  native::binary_out(BinaryOp::kMul, d, d, tangent);
+  native::binary_scalar_inplace(BinaryOp::kMul, d, -1.0, nullptr);
+  return d;
+}
+}  // namespace
+
 Tensor unary_tangent(UnaryOp op, const Tensor& self, const UnaryArgs& args, const Tensor& result,
                      const Tensor& tangent) {
   if (!tangent.defined()) return Tensor();
+  if (op == UnaryOp::kTanh) {  // Note [Tanh tangent fast path]
+    Tensor fast = tanh_tangent_fast(result, tangent);
+    if (fast.defined()) return fast;
+  }
   std::shared_ptr<Node> node = make_unary_node(op, self, args, self);
   // Saved as an input, not an output: its history is result's own, not this node's.
   if (unary_saves_result(op)) {

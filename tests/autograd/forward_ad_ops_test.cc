@@ -22,6 +22,7 @@ using testing_util::dev;
 using testing_util::error_of;
 using testing_util::expect_close;
 using testing_util::leaf;
+using testing_util::strided_leaf;
 using testing_util::values;
 
 using Fn = std::function<Tensor(const VariableList&)>;
@@ -97,6 +98,39 @@ TEST(ForwardAdOps, ElementwiseUnary) {
   for (const auto& [name, op] : ops) {
     check_forward(name, [op = op](const VariableList& in) { return op(in[0]); }, {x});
   }
+}
+
+// Note [Tanh tangent fast path]: without a graph to record, tanh's tangent comes from native
+// kernels in one buffer; it must equal TanhBackward0's t * (1 - y * y) bit for bit, in float32
+// and float64, for a strided tangent, and with a graph (the node's formula) too.
+TEST(ForwardAdOps, TanhTangentIsTheNodeFormulaBitForBit) {
+  for (ScalarType dtype : {kFloat32, kFloat64}) {
+    for (bool record : {false, true}) {
+      SCOPED_TRACE(str(dtype_name(dtype), record ? " recording" : ""));
+      const Tensor x = constant({5, 7}, 30, -2.0, 2.0).to(dtype);
+      const Tensor t = strided_leaf({5, 7}, 31).detach().to(dtype);
+      const Tensor y = x.tanh();
+      const Tensor expected = t * (1 - y * y);
+      dual_level level;
+      Tensor p = record ? x.clone().requires_grad_() : x;
+      Tensor out = make_dual(p, t).tanh();
+      EXPECT_EQ(values(unpack_dual(out).tangent), values(expected));
+    }
+  }
+  // Nested levels: the inner tangent w (1 - y^2) is itself dual at the outer level, with
+  // tangent -2 y (1 - y^2) u w (the fast path must not drop it).
+  const Tensor x = constant({4}, 32);
+  const Tensor u = constant({4}, 33);
+  const Tensor w = constant({4}, 34);
+  dual_level outer;
+  Tensor xo = make_dual(x, u, outer.level());
+  dual_level inner;
+  Tensor out = make_dual(xo, w, inner.level()).tanh();
+  Tensor ti = unpack_dual(out, inner.level()).tangent;
+  const Tensor y = x.tanh();
+  expect_close(ti, values(w * (1 - y * y)), 1e-12);
+  const Tensor expected = y * -2 * (1 - y * y) * u * w;
+  expect_close(unpack_dual(ti, outer.level()).tangent, values(expected), 1e-12);
 }
 
 TEST(ForwardAdOps, InPlaceUnary) {
