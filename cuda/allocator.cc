@@ -40,11 +40,120 @@ struct CachingAllocator::Block {
   bool allocated = false;
   Block* prev = nullptr;  // neighbours in the segment, by address
   Block* next = nullptr;
+  Block* free_prev = nullptr;  // its bin's list, while free
+  Block* free_next = nullptr;
 };
 
-bool CachingAllocator::BySize::operator()(const Block* a, const Block* b) const {
-  if (a->size != b->size) return a->size < b->size;
-  return a->ptr < b->ptr;
+namespace {
+
+size_t bin_of(size_t size, bool small) {
+  return small ? size / kMinBlockSize - 1 : std::min<size_t>(size >> 20, 63);
+}
+
+}  // namespace
+
+size_t CachingAllocator::FreeBins::first_nonempty(size_t i) const {
+  if (i >= head.size()) return head.size();
+  size_t word = i / 64;
+  uint64_t found = bits[word] & (~uint64_t{0} << (i % 64));
+  if (found == 0) {
+    const uint64_t later = word == 63 ? 0 : summary & (~uint64_t{0} << (word + 1));
+    if (later == 0) return head.size();
+    word = static_cast<size_t>(__builtin_ctzll(later));
+    found = bits[word];
+  }
+  return word * 64 + static_cast<size_t>(__builtin_ctzll(found));
+}
+
+size_t CachingAllocator::LiveTable::home(const void* ptr) const {
+  // Addresses are multiples of 512: drop those bits, then mix (Fibonacci hashing).
+  const uint64_t h = (reinterpret_cast<uintptr_t>(ptr) >> 9) * 0x9E3779B97F4A7C15ull;
+  return static_cast<size_t>(h >> shift_);  // the top bits: the best mixed
+}
+
+void CachingAllocator::LiveTable::insert(void* ptr, Block* b) {
+  if (4 * (count_ + 1) > slots_.size()) {  // grow: rehash into twice the slots
+    std::vector<std::pair<void*, Block*>> old(2 * slots_.size());
+    old.swap(slots_);
+    --shift_;
+    count_ = 0;
+    for (const auto& [p, block] : old) {
+      if (p != nullptr) insert(p, block);
+    }
+  }
+  const size_t mask = slots_.size() - 1;
+  size_t i = home(ptr);
+  while (slots_[i].first != nullptr) i = (i + 1) & mask;
+  slots_[i] = {ptr, b};
+  ++count_;
+}
+
+CachingAllocator::Block* CachingAllocator::LiveTable::take(void* ptr) {
+  const size_t mask = slots_.size() - 1;
+  size_t i = home(ptr);
+  while (slots_[i].first != ptr) {
+    if (slots_[i].first == nullptr) return nullptr;
+    i = (i + 1) & mask;
+  }
+  Block* b = slots_[i].second;
+  // Backward shift: move up each later entry of the run that may sit at the hole.
+  for (size_t j = (i + 1) & mask; slots_[j].first != nullptr; j = (j + 1) & mask) {
+    const size_t h = home(slots_[j].first);
+    const bool stays = i <= j ? (i < h && h <= j) : (i < h || h <= j);  // h in (i, j]
+    if (!stays) {
+      slots_[i] = slots_[j];
+      i = j;
+    }
+  }
+  slots_[i] = {nullptr, nullptr};
+  --count_;
+  return b;
+}
+
+void CachingAllocator::pool_insert(Block* b) {
+  FreeBins& f = b->small ? small_free_ : large_free_;
+  const size_t i = bin_of(b->size, b->small);
+  b->free_prev = nullptr;
+  b->free_next = f.head[i];
+  if (f.head[i] != nullptr) f.head[i]->free_prev = b;
+  f.head[i] = b;
+  f.bits[i / 64] |= uint64_t{1} << (i % 64);
+  f.summary |= uint64_t{1} << (i / 64);
+}
+
+void CachingAllocator::pool_erase(Block* b) {
+  FreeBins& f = b->small ? small_free_ : large_free_;
+  const size_t i = bin_of(b->size, b->small);
+  if (b->free_prev != nullptr) {
+    b->free_prev->free_next = b->free_next;
+  } else {
+    f.head[i] = b->free_next;
+  }
+  if (b->free_next != nullptr) b->free_next->free_prev = b->free_prev;
+  if (f.head[i] == nullptr) {
+    f.bits[i / 64] &= ~(uint64_t{1} << (i % 64));
+    if (f.bits[i / 64] == 0) f.summary &= ~(uint64_t{1} << (i / 64));
+  }
+}
+
+CachingAllocator::Block* CachingAllocator::pool_find(size_t size, bool small) {
+  // Best fit within one bin: the smallest block of at least `size`, lowest address among equals.
+  auto best_in = [size](Block* b) {
+    Block* best = nullptr;
+    for (; b != nullptr; b = b->free_next) {
+      if (b->size < size) continue;
+      if (best == nullptr || b->size < best->size ||
+          (b->size == best->size && b->ptr < best->ptr)) {
+        best = b;
+      }
+    }
+    return best;
+  };
+  const FreeBins& f = small ? small_free_ : large_free_;
+  const size_t i = bin_of(size, small);
+  if (Block* b = best_in(f.head[i])) return b;  // the request's own bin
+  const size_t j = f.first_nonempty(i + 1);     // else every block of a later bin fits
+  return j == f.head.size() ? nullptr : best_in(f.head[j]);
 }
 
 CachingAllocator::CachingAllocator(SegmentSource* source)
@@ -62,7 +171,17 @@ CachingAllocator::~CachingAllocator() {
       b = next;
     }
   }
+  for (Block* b : spare_blocks_) delete b;
 }
+
+CachingAllocator::Block* CachingAllocator::new_block() {
+  if (spare_blocks_.empty()) return new Block{};
+  Block* b = spare_blocks_.back();
+  spare_blocks_.pop_back();
+  return b;
+}
+
+void CachingAllocator::drop_block(Block* b) { spare_blocks_.push_back(b); }
 
 size_t CachingAllocator::round_size(size_t nbytes) {
   if (nbytes < kMinBlockSize) return kMinBlockSize;
@@ -93,7 +212,8 @@ CachingAllocator::Block* CachingAllocator::new_segment(size_t rounded, bool smal
     ptr = source.malloc(size);
   }
   if (ptr == nullptr) return nullptr;
-  Block* b = new Block{static_cast<char*>(ptr), size, small};
+  Block* b = new_block();
+  *b = Block{static_cast<char*>(ptr), size, small};
   segments_.insert(b);
   stats_.reserved += static_cast<int64_t>(size);
   ++stats_.segments;
@@ -106,13 +226,9 @@ void* CachingAllocator::allocate_raw(size_t nbytes) {
   const size_t size = round_size(nbytes);
   const bool small = size <= kSmallSize;
   std::lock_guard<std::mutex> lock(mutex_);
-  Pool& pool = pool_of(small);
-  Block key{nullptr, size, small};
-  Block* b = nullptr;
-  auto it = pool.lower_bound(&key);
-  if (it != pool.end()) {
-    b = *it;
-    pool.erase(it);
+  Block* b = pool_find(size, small);
+  if (b != nullptr) {
+    pool_erase(b);
   } else {
     b = new_segment(size, small);
     if (b == nullptr) {
@@ -125,14 +241,15 @@ void* CachingAllocator::allocate_raw(size_t nbytes) {
   }
   const size_t rest = b->size - size;
   if (small ? rest >= kMinBlockSize : rest > kSmallSize) {  // split: the rest stays free
-    Block* r = new Block{b->ptr + size, rest, small, false, b, b->next};
+    Block* r = new_block();
+    *r = Block{b->ptr + size, rest, small, false, b, b->next};
     if (b->next != nullptr) b->next->prev = r;
     b->next = r;
     b->size = size;
-    pool.insert(r);
+    pool_insert(r);
   }
   b->allocated = true;
-  live_.emplace(b->ptr, b);
+  live_.insert(b->ptr, b);
   stats_.allocated += static_cast<int64_t>(b->size);
   stats_.max_allocated = std::max(stats_.max_allocated, stats_.allocated);
   return b->ptr;
@@ -144,31 +261,28 @@ void CachingAllocator::free_raw(void* ptr, size_t /*nbytes*/) {
 
 void CachingAllocator::release(void* ptr) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = live_.find(ptr);
-  MG_INTERNAL_ASSERT(it != live_.end(), "CachingAllocator: freeing a block it did not hand out");
-  Block* b = it->second;
-  live_.erase(it);
+  Block* b = live_.take(ptr);
+  MG_INTERNAL_ASSERT(b != nullptr, "CachingAllocator: freeing a block it did not hand out");
   b->allocated = false;
   stats_.allocated -= static_cast<int64_t>(b->size);
-  Pool& pool = pool_of(b->small);
   if (b->prev != nullptr && !b->prev->allocated) {  // merge into the free block before
     Block* p = b->prev;
-    pool.erase(p);
+    pool_erase(p);
     p->size += b->size;
     p->next = b->next;
     if (b->next != nullptr) b->next->prev = p;
-    delete b;
+    drop_block(b);
     b = p;
   }
   if (b->next != nullptr && !b->next->allocated) {  // and absorb the free block after
     Block* n = b->next;
-    pool.erase(n);
+    pool_erase(n);
     b->size += n->size;
     b->next = n->next;
     if (n->next != nullptr) n->next->prev = b;
-    delete n;
+    drop_block(n);
   }
-  pool.insert(b);
+  pool_insert(b);
 }
 
 CachingAllocator::Stats CachingAllocator::stats() const {
@@ -193,13 +307,13 @@ void CachingAllocator::empty_cache_locked() {
       ++it;
       continue;
     }
-    pool_of(b->small).erase(b);
+    pool_erase(b);
     source_->free(b->ptr, b->size);
     stats_.reserved -= static_cast<int64_t>(b->size);
     --stats_.segments;
     ++stats_.device_frees;
     it = segments_.erase(it);
-    delete b;
+    drop_block(b);
   }
 }
 

@@ -31,6 +31,19 @@
 // streams (NCCL's, Note [NCCL on its own stream] in distributed/nccl_process_group.cc) never
 // free memory they may still use: a collective holds its tensors until its event completed.
 // Only empty_cache() (cudaFree, which synchronizes) gives memory back.
+//
+// Note [Allocator bookkeeping cost]
+// The host-side bookkeeping of one free + allocate must cost no more than the exact-bin free
+// lists this design replaced (BM_AllocatorChurn, docs/performance.md). So the common path never
+// calls the C heap and never walks a tree: Block objects are recycled through a spare list; the
+// live blocks are an open-addressing table; each pool's free blocks sit in intrusive lists, one
+// per bin, with a two-level bitmap of the non-empty bins. Small pool: a bin per size (4096 bins,
+// 512 B to 2 MiB), so the best fit is the first non-empty bin at or above the request (two
+// find-first-set instructions), then that bin's lowest address. Large pool: a bin per MiB of
+// size (64 bins, the last one for 63 MiB and up): the request's own bin is scanned for the best
+// fit, else the next non-empty bin's smallest block. The result is exactly the best fit of the
+// Note above; a bin's scan is short unless many free blocks share a size (or are >= 63 MiB).
+// Each call takes the mutex once.
 #pragma once
 
 #include <cstddef>
@@ -39,7 +52,6 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "cuda/runtime.h"
@@ -107,22 +119,49 @@ class CachingAllocator : public Allocator {
 
  private:
   struct Block;
-  struct BySize {
-    bool operator()(const Block* a, const Block* b) const;
+  // Free blocks in bins: intrusive lists, bit i of bits set when bin i is non-empty, bit j of
+  // summary when bits[j] is non-zero.
+  struct FreeBins {
+    explicit FreeBins(size_t bins) : head(bins), bits(bins / 64) {}
+    size_t first_nonempty(size_t i) const;  // at or after bin i; head.size() when none
+    std::vector<Block*> head;
+    std::vector<uint64_t> bits;
+    uint64_t summary = 0;
   };
-  using Pool = std::set<Block*, BySize>;
+  // Allocated blocks by address: open addressing, linear probing, deletion by backward shift
+  // (no tombstones), at most a quarter full.
+  class LiveTable {
+   public:
+    LiveTable() : slots_(256) {}
+    void insert(void* ptr, Block* b);
+    Block* take(void* ptr);  // removes it; nullptr when absent
+
+   private:
+    size_t home(const void* ptr) const;
+    std::vector<std::pair<void*, Block*>> slots_;
+    size_t count_ = 0;
+    int shift_ = 64 - 8;  // 2^(64 - shift_) slots
+  };
 
   void release(void* ptr);
+  Block* new_block();
+  void drop_block(Block* b);
   Block* new_segment(size_t rounded, bool small);
   void empty_cache_locked();
-  Pool& pool_of(bool small) { return small ? small_pool_ : large_pool_; }
+  // The free blocks of both pools.
+  void pool_insert(Block* b);
+  void pool_erase(Block* b);
+  // The best fit for `size` (still in its pool), or nullptr.
+  Block* pool_find(size_t size, bool small);
 
   SegmentSource* source_;
   bool on_runtime_;
   mutable std::mutex mutex_;
-  Pool small_pool_, large_pool_;            // free blocks
-  std::unordered_map<void*, Block*> live_;  // allocated blocks by address
-  std::set<Block*> segments_;               // every segment's first block
+  FreeBins small_free_{4096};  // bin i: size 512 * (i + 1)
+  FreeBins large_free_{64};    // bin i: size in [i MiB, i + 1 MiB), bin 63 from 63 MiB up
+  LiveTable live_;
+  std::set<Block*> segments_;         // every segment's first block
+  std::vector<Block*> spare_blocks_;  // Block objects to reuse
   Stats stats_;
 };
 

@@ -208,7 +208,10 @@ TEST(CachingAllocatorRules, OutOfMemoryEmptiesTheCacheRetriesAndThenRaises) {
 
 // Churn of tensor-like sizes, freed in a shuffled order: after every free the stats equal a
 // naive recount of the live blocks, and every segment's blocks tile it with no two free
-// neighbours (merging is complete).
+// neighbours (merging is complete). Every allocation is the naive best fit, found by scanning
+// the snapshot: the smallest free block of its pool that fits, lowest address among equals, or
+// a new segment when none fits (sizes up to 70 MiB reach every bin of Note [Allocator
+// bookkeeping cost], the last one too).
 TEST(CachingAllocatorRules, ChurnKeepsTheStatsExact) {
   SimulatedDevice device(size_t{1} << 34);
   CachingAllocator a(&device);
@@ -235,11 +238,39 @@ TEST(CachingAllocatorRules, ChurnKeepsTheStatsExact) {
     ASSERT_EQ(a.stats().reserved, reserved);
     ASSERT_EQ(static_cast<size_t>(reserved), device.used());
   };
+  // The naive best fit: segments are device.live in address order, as the snapshot's are.
+  auto best_fit = [&](size_t n) -> void* {
+    const size_t size = CachingAllocator::round_size(n);
+    const bool small = size <= MiB;
+    char* best = nullptr;
+    size_t best_size = 0;
+    auto segment = device.live.begin();
+    for (const auto& s : a.snapshot()) {
+      char* base = reinterpret_cast<char*>((segment++)->first);
+      if (s.small != small) continue;
+      for (const auto& b : s.blocks) {
+        if (b.allocated || b.size < size) continue;
+        if (best == nullptr || b.size < best_size) {  // address order: the first of a size wins
+          best = base + b.offset;
+          best_size = b.size;
+        }
+      }
+    }
+    return best;
+  };
   for (int step = 0; step < 3000; ++step) {
     if (live.size() < 40 && next() % 3 != 0) {
-      const size_t sizes[] = {4, 1000, 4096, 100000, MiB, 3 * MiB, 12 * MiB};
-      const size_t n = sizes[next() % 7] + next() % 2048;
+      const size_t sizes[] = {4, 1000, 4096, 100000, MiB, 3 * MiB, 12 * MiB, 40 * MiB, 70 * MiB};
+      const size_t n = sizes[next() % 9] + next() % 2048;
+      void* expected = best_fit(n);
+      const size_t requests = device.requests.size();
       live.emplace_back(a.allocate_raw(n), n);
+      if (expected != nullptr) {
+        ASSERT_EQ(live.back().first, expected) << "not the best fit for " << n << " bytes";
+        ASSERT_EQ(device.requests.size(), requests);
+      } else {
+        ASSERT_GT(device.requests.size(), requests) << "no free block fits: a new segment";
+      }
     } else if (!live.empty()) {
       const size_t k = next() % live.size();
       a.free_raw(live[k].first);
