@@ -1,5 +1,6 @@
 #include "func/capture.h"
 
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -128,6 +129,7 @@ class GraphTracer final : public autograd::capture::Tracer {
       varying_.insert(varying_key);
     }
     node.kind = kind;
+    if (kind == OpKind::kInPlace) node.site = write_site(*self);
     node.output = graph.add_value(info_of(result));
     if (kind != OpKind::kInPlace) {
       remember(result, node.output);
@@ -189,6 +191,21 @@ class GraphTracer final : public autograd::capture::Tracer {
   void remember(const Tensor& t, int64_t id) {
     ids_[t.unsafe_impl()] = id;
     keep_.push_back(t);  // keeps the TensorImpl (and the storage) alive: the keys stay unique
+  }
+
+  // Note [Write sites] (func/graph.cc): the write that just moved `written`'s version; none for
+  // an inference tensor (its writes are not counted).
+  static std::optional<WriteSite> write_site(const Tensor& written) {
+    const VersionCounter& counter = written.version_counter();
+    if (counter.is_inference() || counter.current() == 0) return std::nullopt;
+    WriteSite site;
+    site.version = static_cast<int64_t>(counter.current()) - 1;
+    if (const std::optional<MutationSite> s = counter.site_of_bump(counter.current() - 1)) {
+      if (s->op != nullptr) site.op = s->op;
+      if (s->file != nullptr) site.file = s->file;
+      site.line = s->line;
+    }
+    return site;
   }
 
   static ValueInfo info_of_impl(const TensorImpl& impl) {

@@ -98,6 +98,20 @@ int64_t Graph::num_inplace() const {
   return n;
 }
 
+// Note [Write sites]
+// Capture takes each in-place node's site when the op has returned: the storage's version
+// counter then stands one past the write (an in-place op bumps exactly once), and its
+// site_of_bump(version) names the op and the program's file:line, as autograd::to_dot names the
+// write that made a saved tensor stale. The report and the pictures show it; passes and the
+// interpreter ignore it.
+std::string WriteSite::text() const {
+  std::string out = str("version ", version, " -> ", version + 1);
+  if (op.empty()) return out + " (site too old to be remembered)";
+  out += str(", ", op);
+  if (!file.empty()) out += str(" at ", file, ":", line);
+  return out;
+}
+
 std::string Graph::code() const {
   std::ostringstream os;
   os << "graph(";

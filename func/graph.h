@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -51,11 +52,25 @@ struct ValueRef {
 using NodeArg = std::variant<std::monostate, ValueRef, Scalar, std::vector<int64_t>, ValueList,
                              ScalarType, std::string>;
 
+// Where and at which version a captured in-place node wrote (Note [Write sites]).
+struct WriteSite {
+  int64_t version = -1;  // its storage's version before the write (the write makes it +1)
+  std::string op;        // the op the version counter names ("mul_"; "" when too old)
+  std::string file;      // the program's source file and line (C++ or Python)
+  int line = 0;
+  // "mul_ at f.cc:12", or "version 3 -> 4" when the counter no longer remembers the site.
+  std::string text() const;
+};
+
 struct Node {
   std::string op;  // "mul_", "slice", "slice_scatter", ...
   OpKind kind = OpKind::kFunctional;
   std::vector<NodeArg> args;
   int64_t output = 0;  // a view's output aliases args[0]; an in-place op's output is args[0]
+  // Note [Write sites]: set by capture on its in-place nodes from the version counter of the
+  // storage written (as autograd's pictures of stale saved tensors name their write); absent on
+  // nodes a pass or a hand-built graph made.
+  std::optional<WriteSite> site;
 };
 
 class Graph {

@@ -72,6 +72,7 @@ void write_body(std::ostream& os, const Graph& g, const std::string& p) {
     std::string attrs;
     if (node.kind == OpKind::kInPlace) {
       label += str("\nwrite ", write_of[id]);
+      if (node.site) label += str("\n", node.site->text());
       attrs = ", color=red, fontcolor=red, penwidth=2";
     } else if (node.op.size() > 8 && node.op.compare(node.op.size() - 8, 8, "_scatter") == 0) {
       attrs = ", style=filled, fillcolor=\"#ffe0b2\", color=\"#e65100\"";

@@ -131,6 +131,7 @@ class Walker {
     WriteReport w;
     w.node = index;
     w.op = node.op;
+    w.site = node.site;
     w.value = self;
     w.storage = root;
     for (int64_t v = self; v != root; v = canon_[self_of(g_.nodes[made_by_[v]])]) {
@@ -188,7 +189,9 @@ std::string AliasReport::text() const {
     os << "write " << i << ": node " << w.node << ", " << w.op << " writes %" << w.value;
     if (w.chain.size() > 1) os << " through " << value_list(w.chain, " -> ");
     os << ", in the storage of " << storage(w.storage) << "; seen by "
-       << (w.seen_by.empty() ? std::string("no other value") : value_list(w.seen_by, ", ")) << "\n";
+       << (w.seen_by.empty() ? std::string("no other value") : value_list(w.seen_by, ", "));
+    if (w.site) os << "; " << w.site->text();
+    os << "\n";
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const OutputReport& o = outputs[i];

@@ -7,6 +7,7 @@
 //   std::cout << r.text();
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,13 +22,14 @@ std::vector<int64_t> storage_roots(const Graph& graph);
 
 // One in-place node of the program.
 struct WriteReport {
-  int64_t node = 0;              // its index in graph.nodes
-  std::string op;                // "mul_"
-  int64_t value = 0;             // the value it writes (a value made by a view or functional op)
-  int64_t storage = 0;           // the root of that value's storage
-  std::vector<int64_t> chain;    // the view chain, root first, ending with `value`
-  std::vector<int64_t> seen_by;  // the storage's other values made before the write (they alias
-                                 // the written elements where they overlap), ascending
+  int64_t node = 0;               // its index in graph.nodes
+  std::string op;                 // "mul_"
+  int64_t value = 0;              // the value it writes (a value made by a view or functional op)
+  int64_t storage = 0;            // the root of that value's storage
+  std::vector<int64_t> chain;     // the view chain, root first, ending with `value`
+  std::vector<int64_t> seen_by;   // the storage's other values made before the write (they alias
+                                  // the written elements where they overlap), ascending
+  std::optional<WriteSite> site;  // the version it moved and its op and line (capture records it)
 };
 
 // One output of the program.

@@ -20,6 +20,16 @@ py::dict report_dict(const func::AliasReport& r) {
     d["storage"] = w.storage;
     d["chain"] = w.chain;
     d["seen_by"] = w.seen_by;
+    py::object site = py::none();
+    if (w.site) {
+      py::dict s;
+      s["version"] = w.site->version;
+      s["op"] = w.site->op;
+      s["file"] = w.site->file;
+      s["line"] = w.site->line;
+      site = s;
+    }
+    d["site"] = site;
     writes.append(d);
   }
   py::list outputs;

@@ -26,16 +26,23 @@ Tensor vec(std::vector<float> v) {
 // functionalize must regenerate); a write to the input; a view of the input returned.
 //   %1 = clone(%0)  %2 = slice(%1, 0, 0, 2)  %3 = slice(%1, 0, 1, 3)  %4 = mul_(%2, 2.0)
 //   %5 = add(%3, 1.0)  %6 = add_(%0, 1.0)  %7 = t(%0)        return (%1, %3, %5, %7)
+// The lines of its writes (Note [Write sites]: the report names them).
+int g_mul_line = 0;
+int g_add_line = 0;
 std::vector<Tensor> two_views(const std::vector<Tensor>& in) {
   Tensor y = in[0].clone();
   Tensor a = y.slice(0, 0, 2);
   Tensor b = y.slice(0, 1, 3);
+  g_mul_line = __LINE__ + 1;
   a.mul_(2.0);
   Tensor c = b + 1.0;
   Tensor x = in[0];
+  g_add_line = __LINE__ + 1;
   x.add_(1.0);
   return {y, b, c, x.t()};
 }
+
+std::string at_line(int line) { return str(__FILE__, ":", line); }
 
 TEST(AliasReportTest, TwoViewsOfAnIntermediate) {
   func::Graph g = func::capture(two_views, {vec({1, 2, 3, 4})});
@@ -69,27 +76,37 @@ TEST(AliasReportTest, TwoViewsOfAnIntermediate) {
   EXPECT_EQ(r.text(),
             "mutated inputs: 0\n"
             "write 0: node 3, mul_ writes %2 through %1 -> %2, in the storage of %1; seen by %1, "
-            "%3\n"
-            "write 1: node 5, add_ writes %0, in the storage of input 0; seen by no other value\n"
-            "output 0: %1, in the storage of %1; aliases output 1\n"
-            "output 1: %3, in the storage of %1; aliases output 0\n"
-            "output 2: %5, in the storage of %5\n"
-            "output 3: %7, in the storage of input 0\n"
-            "regenerated %3 before node 4, after write 0\n");
+            "%3; version 0 -> 1, mul_ at " +
+                at_line(g_mul_line) +
+                "\n"
+                "write 1: node 5, add_ writes %0, in the storage of input 0; seen by no other "
+                "value; version 0 -> 1, add_ at " +
+                at_line(g_add_line) +
+                "\n"
+                "output 0: %1, in the storage of %1; aliases output 1\n"
+                "output 1: %3, in the storage of %1; aliases output 0\n"
+                "output 2: %5, in the storage of %5\n"
+                "output 3: %7, in the storage of input 0\n"
+                "regenerated %3 before node 4, after write 0\n");
 }
 
 TEST(AliasReportTest, WriteIntoAViewOfAnIntermediate) {
+  static int line = 0;
   Program f = [](const std::vector<Tensor>& in) {
     Tensor y = in[0].clone();
+    line = __LINE__ + 1;
     y.slice(0, 1, 3).mul_(2.0);
     return std::vector<Tensor>{y};
   };
   const func::AliasReport r = func::alias_report(func::capture(f, {vec({0, 1, 2, 3})}));
   EXPECT_EQ(r.text(),
             "mutated inputs: none\n"
-            "write 0: node 2, mul_ writes %2 through %1 -> %2, in the storage of %1; seen by %1\n"
-            "output 0: %1, in the storage of %1\n"
-            "regenerated views: none\n");
+            "write 0: node 2, mul_ writes %2 through %1 -> %2, in the storage of %1; seen by %1; "
+            "version 0 -> 1, mul_ at " +
+                at_line(line) +
+                "\n"
+                "output 0: %1, in the storage of %1\n"
+                "regenerated views: none\n");
 }
 
 // A view of a view read after a write through a third view: both are regenerated, the parent
@@ -110,6 +127,47 @@ TEST(AliasReportTest, StaleViewOfAViewRegeneratesItsParent) {
   EXPECT_EQ(r.regenerated[0].node, -1);  // at the return
   EXPECT_EQ(r.writes[0].seen_by, (std::vector<int64_t>{1, 2, 3})) << r.text();
   EXPECT_NE(r.text().find("regenerated %3 before the return, after write 0"), std::string::npos);
+}
+
+// Note [Write sites]: each write names the versions it moved, counted on from the versions the
+// storages had before the capture, and its op and line; passes and hand-built graphs name none.
+TEST(AliasReportTest, WritesNameTheirVersionsAndSites) {
+  static int lines[3] = {0, 0, 0};
+  Program f = [](const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    lines[0] = __LINE__ + 1;
+    x.select(0, 1).fill_(7.0);
+    lines[1] = __LINE__ + 1;
+    x.neg_();
+    Tensor y = x * 2.0;
+    lines[2] = __LINE__ + 1;
+    y.slice(0, 0, 2).sub_(1.0);
+    return std::vector<Tensor>{y};
+  };
+  Tensor x = vec({1, 2, 3, 4});
+  x.add_(1.0);
+  x.add_(1.0);  // the input enters the capture at version 2
+  const func::Graph g = func::capture(f, {x});
+  const func::AliasReport r = func::alias_report(g);
+  ASSERT_EQ(r.writes.size(), 3u) << g.code();
+  const int64_t versions[3] = {2, 3, 0};
+  const char* ops[3] = {"fill_", "neg_", "sub_"};
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_TRUE(r.writes[i].site.has_value());
+    EXPECT_EQ(r.writes[i].site->version, versions[i]);
+    EXPECT_EQ(r.writes[i].site->op, ops[i]);
+    EXPECT_EQ(r.writes[i].site->file, __FILE__);
+    EXPECT_EQ(r.writes[i].site->line, lines[i]);
+    EXPECT_EQ(g.nodes[r.writes[i].node].site->text(),
+              str("version ", versions[i], " -> ", versions[i] + 1, ", ", ops[i], " at ",
+                  at_line(lines[i])));
+  }
+  EXPECT_EQ(x.version(), 4u);
+  for (const func::Node& node : func::functionalize(g).nodes) EXPECT_FALSE(node.site) << node.op;
+  func::WriteSite old;
+  old.version = 3;
+  EXPECT_EQ(old.text(), "version 3 -> 4 (site too old to be remembered)");
 }
 
 TEST(VerifyTest, AgreesOnCorrectPrograms) {
@@ -193,7 +251,10 @@ TEST(PictureTest, SideBySideDotMarksStoragesWritesViewsAndRegenerations) {
   EXPECT_TRUE(has("pv1 -> pv2 [style=dashed, label=\"slice\"];"));
   EXPECT_TRUE(has("pv2 -> pv4 [color=red, penwidth=2, fontcolor=red, label=\"writes\"];"));
   EXPECT_TRUE(
-      has("pv4 [shape=box, label=\"%4 = mul_(%2, 2.0)\\nfloat32[2]\\nwrite 0\", color=red"));
+      has("pv4 [shape=box, label=\"%4 = mul_(%2, 2.0)\\nfloat32[2]\\nwrite 0\\nversion 0 -> 1, "
+          "mul_ at " +
+          at_line(g_mul_line) + "\", color=red"))
+      << dot;
   EXPECT_TRUE(
       has("pv3 [shape=box, label=\"%3 = slice(%1, 0, 1, 3, 1)\\nfloat32[2]\\nregenerated x1\", "
           "color=blue"));

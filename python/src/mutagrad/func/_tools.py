@@ -12,7 +12,10 @@ VerifyError = _func.VerifyError
 
 # The report's records (func::WriteReport, OutputReport, Regeneration): value ids are the
 # captured graph's (%3 is 3); positions of inputs and outputs count from 0.
-Write = namedtuple("Write", "node op value storage chain seen_by")
+Write = namedtuple("Write", "node op value storage chain seen_by site")
+# Where a captured write happened (func::WriteSite): its storage's version before the write
+# (the write makes it version + 1), the op and the program's file and line.
+Site = namedtuple("Site", "version op file line")
 Output = namedtuple("Output", "value storage input constant other_outputs")
 Regeneration = namedtuple("Regeneration", "value node write")
 Difference = namedtuple("Difference", "run what detail")
@@ -27,7 +30,8 @@ class Report:
 
     mutated_inputs  positions of the inputs some write reaches
     writes          one Write per in-place node: the value it writes, the view chain from the
-                    storage's root, the storage's other values that see it
+                    storage's root, the storage's other values that see it, and its Site (the
+                    version it moved, its op and line; None when the graph does not know it)
     outputs         one Output per output: its storage, the input whose storage it shares (or
                     None), the other outputs of the same storage
     regenerated     the views functionalize replays after a write reached their storage
@@ -36,7 +40,10 @@ class Report:
 
     def __init__(self, raw, program, functional):
         self.mutated_inputs = list(raw["mutated_inputs"])
-        self.writes = [Write(**w) for w in raw["writes"]]
+        self.writes = [
+            Write(**dict(w, site=None if w["site"] is None else Site(**w["site"])))
+            for w in raw["writes"]
+        ]
         self.outputs = [Output(**o) for o in raw["outputs"]]
         self.regenerated = [Regeneration(**r) for r in raw["regenerated"]]
         self.text = raw["text"]
@@ -47,7 +54,10 @@ class Report:
         """The report as plain lists and dicts (JSON-ready)."""
         return {
             "mutated_inputs": list(self.mutated_inputs),
-            "writes": [w._asdict() for w in self.writes],
+            "writes": [
+                dict(w._asdict(), site=None if w.site is None else w.site._asdict())
+                for w in self.writes
+            ],
             "outputs": [o._asdict() for o in self.outputs],
             "regenerated": [r._asdict() for r in self.regenerated],
         }
