@@ -78,6 +78,7 @@ void accumulate(const StridedLoop<2>& it, int64_t begin, int64_t end) {
   constexpr bool kVec = kFloat && (kSum || kMax || std::is_same_v<Op, MinOp<T>>);
   const VecKernels& vk = vec_kernels();
   it.run(begin, end, [&vk](char** p, const int64_t* s, int64_t n) {
+    (void)vk;  // read only by the kVec instantiations (clang: unused lambda capture)
     A* a = reinterpret_cast<A*>(p[1]);
     if constexpr (kVec) {
       const T* x = reinterpret_cast<const T*>(p[0]);
