@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tensor/cpu/cpu_allocator.h"
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/tensor.h"
 
@@ -225,13 +226,17 @@ void execute(const Cached& c, int x_arg, const Tensor& x, int w_arg, const Tenso
   thread_local dnnl::stream s(engine());
   std::unordered_map<int, memory> args;
   std::vector<std::pair<const dnnl::reorder*, std::pair<memory, memory>>> after;
+  // The reordered operands' buffers, from the caching allocator: the same sizes every step, so
+  // they are reused rather than faulted in afresh (Note [CPU caching allocator]).
+  std::vector<std::shared_ptr<void>> temporaries;
   auto bind = [&](const Operand& o, int arg, const Tensor& t) {
     memory user(o.plain, engine(), t.raw_data());
     if (!o.reorder) {
       args.emplace(arg, user);
       return;
     }
-    memory tmp(o.want, engine());
+    temporaries.push_back(cpu_allocate(o.want.get_size()));
+    memory tmp(o.want, engine(), temporaries.back().get());
     const bool written =
         arg == DNNL_ARG_DST || arg == DNNL_ARG_DIFF_SRC || arg == DNNL_ARG_DIFF_WEIGHTS;
     if (written) {
