@@ -30,6 +30,10 @@
 #include "tensor/element_math.h"
 #include "tensor/native/index_ops.h"
 
+#if !defined(__CUDACC__) && defined(_OPENMP)
+#include <omp.h>
+#endif
+
 namespace mutagrad::cuda {
 namespace {
 
@@ -380,6 +384,49 @@ struct ScanLines {
   }
 };
 
+#ifndef __CUDACC__
+// The threads a host-run launch runs on: OpenMP's (Thrust's OMP system), or 1 (its CPP system).
+int64_t host_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+#endif
+
+// A longer line in the blocked order in one pass, one thread per line: each block folds its
+// partial l from its own first element and writes carry . l, the carry moving on at the block's
+// end; block 0 folds from init. The same association as the three passes below (the same bits),
+// reading the line once: the host-run build's path when its threads have a line each (Note
+// [Host-run scans]).
+template <typename T, typename Combine>
+struct ScanLinesBlocked : ScanLines<T, Combine> {
+  using A = typename ScanLines<T, Combine>::A;
+  MG_HOST_DEVICE void operator()(int64_t line) const {
+    int64_t off[2];
+    this->calc.get(line, off);
+    const char* in = this->in + off[1];
+    char* out = this->out + off[0];
+    const int64_t first = this->len < blocked::kBlock ? this->len : blocked::kBlock;
+    A carry = this->init;
+    for (int64_t i = 0; i < first; ++i) {
+      carry = this->combine(carry, static_cast<A>(at<T>(in, i * this->in_step)));
+      at<T>(out, i * this->out_step) = static_cast<T>(carry);
+    }
+    for (int64_t b = first; b < this->len; b += blocked::kBlock) {
+      const int64_t e = b + blocked::kBlock < this->len ? b + blocked::kBlock : this->len;
+      A l = static_cast<A>(at<T>(in, b * this->in_step));
+      at<T>(out, b * this->out_step) = static_cast<T>(this->combine(carry, l));
+      for (int64_t i = b + 1; i < e; ++i) {
+        l = this->combine(l, static_cast<A>(at<T>(in, i * this->in_step)));
+        at<T>(out, i * this->out_step) = static_cast<T>(this->combine(carry, l));
+      }
+      carry = this->combine(carry, l);
+    }
+  }
+};
+
 // A longer line in the blocked order's three passes, over items (line, block) = line * nb +
 // block: the same association as the CPU's (tensor/cpu/scan.cc), so the same bits.
 template <typename T, typename Combine>
@@ -487,6 +534,20 @@ void scan_kernel(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim) 
                                      in_step, init, combine});
         return;
       }
+#ifndef __CUDACC__
+      // Note [Host-run scans]
+      // The three passes pay a carry buffer, three launches and a second read of the line, which
+      // a GPU repays with a thread per block; the host-run build's few CPU threads gain nothing
+      // from them once every thread has a line: there one pass per line gives the same bits at
+      // the in-order loop's cost (docs/performance.md). Fewer lines than threads (one long
+      // line) still take the passes, so the host-run tests check their bits too.
+      if (lines >= host_threads()) {
+        launch("scan", lines,
+               ScanLinesBlocked<T, Combine>{{device_data(out), device_data(in), calc, len, out_step,
+                                             in_step, init, combine}});
+        return;
+      }
+#endif
       const Tensor carry_buf =
           device_buffer(lines * nb * static_cast<int64_t>(sizeof(A)), kUInt8, out.device());
       const BlockedScanPass<T, Combine> pass{device_data(out),
