@@ -61,6 +61,31 @@ class SavedCollector final : public SavedVisitor {
   std::vector<std::pair<const char*, SavedVariable*>> entries;
 };
 
+// The saved tensors of one node, as saved_tensors() lists them.
+std::vector<SavedTensorInfo> saved_of(Node* node) {
+  SavedCollector saved;
+  node->visit_saved(saved);
+  std::vector<SavedTensorInfo> out;
+  for (auto& [name, var] : saved.entries) {
+    SavedTensorInfo info;
+    info.node = node;
+    info.name = name;
+    info.released = var->is_released();
+    if (!info.released) {
+      info.data = var->data_unchecked();
+      info.saved_version = var->saved_version();
+      info.counter = var->checked_counter();
+      if (info.counter != nullptr) {
+        info.version_now = info.counter->current();
+        if (info.stale()) info.stale_by = info.counter->site_of_bump(info.saved_version);
+      }
+      info.snapshotted = var->was_snapshotted();
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
 struct VertexWriter {
   const Graph& g;
   void operator()(std::ostream& out, Vertex v) const {
@@ -105,34 +130,32 @@ std::string to_dot(TensorList roots) {
     Vertex v = boost::add_vertex(VertexInfo{label, VertexKind::kNode}, g);
     vertex_of.emplace(node, v);
     stack.push_back(node);
-    SavedCollector saved;
-    node->visit_saved(saved);
-    for (auto& [name, var] : saved.entries) {
+    for (const SavedTensorInfo& var : saved_of(node)) {
       std::ostringstream os;
       VertexKind kind = VertexKind::kSaved;
-      os << name << "\n";
-      if (var->is_released()) {
+      os << var.name << "\n";
+      if (var.released) {
         os << "released";
       } else {
-        const Tensor& data = var->data_unchecked();
-        os << (data.defined() ? describe(data) : std::string("packed by saved-tensor hooks"))
-           << "\nsaved version " << var->saved_version();
-        if (const VersionCounter* counter = var->checked_counter()) {
-          const uint32_t now = counter->current();
-          os << ", now " << now;
-          if (now != var->saved_version()) {
+        os << (var.data.defined() ? describe(var.data)
+                                  : std::string("packed by saved-tensor hooks"))
+           << "\nsaved version " << var.saved_version;
+        if (var.counter != nullptr) {
+          os << ", now " << var.version_now;
+          if (var.stale()) {
             kind = VertexKind::kStale;
             os << "\nSTALE: ";
-            const std::optional<MutationSite> site = counter->site_of_bump(var->saved_version());
-            if (site && site->op != nullptr) {
-              os << site->op;
-              if (site->file != nullptr) os << " at " << site->file << ":" << site->line;
+            if (var.stale_by && var.stale_by->op != nullptr) {
+              os << var.stale_by->op;
+              if (var.stale_by->file != nullptr) {
+                os << " at " << var.stale_by->file << ":" << var.stale_by->line;
+              }
             } else {
               os << "written (site too old to be remembered)";
             }
           }
         }
-        if (var->was_snapshotted()) os << "\nsnapshotted (a copy made by the snapshot policy)";
+        if (var.snapshotted) os << "\nsnapshotted (a copy made by the snapshot policy)";
       }
       Vertex s = boost::add_vertex(VertexInfo{os.str(), kind}, g);
       boost::add_edge(s, v, EdgeInfo{EdgeKind::kSaved}, g);
@@ -173,5 +196,35 @@ std::string to_dot(TensorList roots) {
 }
 
 std::string to_dot(const Tensor& root) { return to_dot(TensorList(root)); }
+
+std::vector<SavedTensorInfo> saved_tensors(TensorList roots) {
+  // The nodes in to_dot's discovery order: each root's gradient edge (and its base's node for a
+  // view root), then depth first along next_edges.
+  std::vector<SavedTensorInfo> out;
+  std::unordered_map<const Node*, bool> seen;
+  std::vector<Node*> stack;
+  auto discover = [&](Node* node) {
+    if (node == nullptr || !seen.emplace(node, true).second) return;
+    std::vector<SavedTensorInfo> saved = saved_of(node);
+    out.insert(out.end(), std::make_move_iterator(saved.begin()),
+               std::make_move_iterator(saved.end()));
+    stack.push_back(node);
+  };
+  for (const Tensor& root : roots) {
+    const Edge edge = observed_gradient_edge(root);
+    const bool leaf = get_view_info(root) == nullptr &&
+                      dynamic_cast<const AccumulateGrad*>(edge.function.get()) != nullptr;
+    if (edge.is_valid() && !leaf) discover(edge.function.get());
+    if (const ViewInfo* info = get_view_info(root)) discover(info->base.grad_fn().get());
+  }
+  while (!stack.empty()) {
+    const Node* node = stack.back();
+    stack.pop_back();
+    for (const Edge& edge : node->next_edges()) {
+      if (edge.is_valid()) discover(edge.function.get());
+    }
+  }
+  return out;
+}
 
 }  // namespace mutagrad::autograd

@@ -6,6 +6,7 @@
 #include <execinfo.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -146,6 +147,22 @@ bool is_library_frame(const std::string& function) {
   return false;
 }
 
+std::string public_op_name(const std::string& function) {
+  for (const char* prefix : {"mutagrad::Tensor::", "mutagrad::"}) {
+    const size_t n = std::strlen(prefix);
+    if (function.rfind(prefix, 0) != 0) continue;
+    size_t end = n;
+    while (end < function.size() &&
+           (std::isalnum(static_cast<unsigned char>(function[end])) || function[end] == '_')) {
+      ++end;
+    }
+    if (end == n || end >= function.size() || function[end] != '(') continue;
+    if (std::isupper(static_cast<unsigned char>(function[n]))) continue;  // a class or ctor
+    return function.substr(n, end - n);
+  }
+  return "";
+}
+
 }  // namespace detail
 
 StackTrace StackTrace::capture() {
@@ -170,6 +187,25 @@ std::string StackTrace::user_frame() const {
            "+" + hex + ")";
   }
   return "";
+}
+
+std::string StackTrace::public_op() const {
+  std::string best;
+  bool inside = false;  // past the caller's own frames (the tracer asking, the read hook)
+  for (int i = 1; i < size_; ++i) {
+    const void* pc = static_cast<const char*>(frames_[i]) - 1;
+    std::string function, binary;
+    uintptr_t offset = 0;
+    if (!detail::symbolize(pc, function, binary, offset) || function.empty()) continue;
+    const bool program = !detail::is_library_frame(function) ||
+                         function.rfind("mutagrad::func::", 0) == 0 ||
+                         function.rfind("mutagrad::python::", 0) == 0;
+    if (program && !inside) continue;
+    if (program) break;
+    inside = true;
+    if (const std::string op = detail::public_op_name(function); !op.empty()) best = op;
+  }
+  return best;
 }
 
 }  // namespace mutagrad::autograd

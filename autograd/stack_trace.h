@@ -24,6 +24,13 @@ class StackTrace {
   // needed); "" when every frame is the library's or none can be named.
   std::string user_frame() const;
 
+  // The public op running at the innermost frames, for a refusal that names it ("cumsum"):
+  // walking outwards through the library's frames (past the caller's own, mutagrad::func::),
+  // the outermost one named mutagrad::NAME(...) or mutagrad::Tensor::NAME(...) before the
+  // program's code (a frame outside the library, mutagrad::func:: or the Python bindings;
+  // a C++ program's own lambdas match no op name). "" when none is named (an op inlined or tail-called away, a stripped binary).
+  std::string public_op() const;
+
   int size() const { return size_; }
 
  private:
@@ -37,6 +44,9 @@ namespace detail {
 bool symbolize(const void* address, std::string& function, std::string& binary, uintptr_t& offset);
 // Whether a demangled function name is the library's (skipped by StackTrace::user_frame()).
 bool is_library_frame(const std::string& function);
+// "cumsum" for "mutagrad::cumsum(...)" or "mutagrad::Tensor::cumsum(...) const"; "" for any
+// other name (a nested namespace, a class, a template).
+std::string public_op_name(const std::string& function);
 }  // namespace detail
 
 }  // namespace mutagrad::autograd

@@ -1,9 +1,16 @@
 #include "func/capture.h"
 
+#include <algorithm>
+#include <cctype>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "autograd/graph_export.h"
+#include "autograd/node.h"
+#include "autograd/stack_trace.h"
 
 namespace mutagrad::func {
 
@@ -18,6 +25,24 @@ ValueInfo info_of(const Tensor& t) {
   info.dtype = t.dtype();
   info.device = t.device();
   return info;
+}
+
+// The op a backward node's name comes from: "UnfoldBackward0" -> "unfold", "AsStridedBackward0"
+// -> "as_strided"; another name as it is.
+std::string op_of(const std::string& backward) {
+  const size_t at = backward.rfind("Backward");
+  if (at == std::string::npos || at == 0) return backward;
+  std::string op;
+  for (size_t i = 0; i < at; ++i) {
+    const char c = backward[i];
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      if (i != 0) op += '_';
+      op += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      op += c;
+    }
+  }
+  return op;
 }
 
 // The storage a tensor's memory belongs to (null for a storage without memory).
@@ -42,6 +67,7 @@ class GraphTracer final : public autograd::capture::Tracer {
     const int64_t id = graph.add_value(info_of(t));
     graph.inputs.push_back(id);
     remember(t, id);
+    counter_values_.emplace(t.version_counter().id(), id);
     if (key != nullptr) {
       storages_[key] = id;
       varying_.insert(key);
@@ -54,18 +80,24 @@ class GraphTracer final : public autograd::capture::Tracer {
     if (it != ids_.end()) return it->second;
     const void* key = storage_key(t);
     if (key != nullptr && storages_.count(key) != 0) {
-      throw CaptureError(op,
-                         str("capture(): an argument of ", op, " is a view of %", storages_.at(key),
-                             " made by an op that func::capture does not cover yet; use "
-                             "the covered view ops (select, slice, narrow, view, reshape, "
-                             "transpose, permute, t, expand, unsqueeze, squeeze, alias)"));
+      // A view op reads no data: only its grad_fn can name it (Note [Naming an uncovered op]).
+      const std::string view_op = t.grad_fn() ? op_of(t.grad_fn()->name()) : std::string();
+      throw CaptureError(
+          view_op.empty() ? std::string("a view op not covered") : view_op,
+          str("capture(): an argument of ", op, " is a view of %", storages_.at(key), " made by ",
+              view_op.empty() ? std::string("a view op") : "the view op " + view_op,
+              " that func::capture does not cover yet; use the covered view ops (select, slice, "
+              "narrow, view, reshape, transpose, permute, t, expand, unsqueeze, squeeze, alias, "
+              "diagonal, as_strided, unbind, split, chunk)"));
     }
     if (!t.is_view()) {
       if (const auto& fn = t.grad_fn()) {
-        throw CaptureError(fn->name(),
-                           str("capture(): an argument of ", op, " was computed (", fn->name(),
-                               ") by an op that func::capture does not cover yet; it would be "
-                               "baked into the graph as a constant"));
+        throw CaptureError(
+            op_of(fn->name()),
+            str("capture(): an argument of ", op, " was computed (", fn->name(),
+                ") outside the captured program or by an op that func::capture does not cover; "
+                "it would be baked into the graph as a constant, cut from its history. Pass it "
+                "in as an input"));
       }
     }
     const int64_t id = graph.add_value(info_of(t));
@@ -129,7 +161,19 @@ class GraphTracer final : public autograd::capture::Tracer {
       varying_.insert(varying_key);
     }
     node.kind = kind;
-    if (kind == OpKind::kInPlace) node.site = write_site(*self);
+    if (kind == OpKind::kInPlace) {
+      node.site = write_site(*self);
+      write_counters_[static_cast<int64_t>(graph.nodes.size())] = self->version_counter().id();
+    }
+    // Note [Stale saved tensors]: the node whose op made result's grad_fn (kept alive).
+    auto made = [&](const std::shared_ptr<autograd::Node>& fn) {
+      if (!fn) return;
+      node_of_fn_[fn.get()] = static_cast<int64_t>(graph.nodes.size());
+      keep_fns_.push_back(fn);
+    };
+    made(result.grad_fn());
+    // A write through a view: its base's CopySlices holds the saved tensors of the write's op.
+    if (kind == OpKind::kInPlace && result.is_view()) made(result.base().grad_fn());
     node.output = graph.add_value(info_of(result));
     if (kind != OpKind::kInPlace) {
       remember(result, node.output);
@@ -139,6 +183,13 @@ class GraphTracer final : public autograd::capture::Tracer {
     graph.nodes.push_back(std::move(node));
   }
 
+  // Note [Naming an uncovered op]
+  // Without a dispatcher, the kernel's read is all the hook sees. The refusal names the op from
+  // the C++ stack (autograd::StackTrace::public_op: the outermost mutagrad::NAME or
+  // mutagrad::Tensor::NAME frame below the program's own code, from the binary's symbols); only
+  // when that is unnamed (inlined away, a stripped binary) does it fall back to "an op". It is
+  // paid on the refusal only.
+  //
   // Note [Reads of traced values]
   // A read outside every covered op of a value that varies from replay to replay is refused:
   // an input, a value a recorded op computed from one, a storage a recorded op wrote. A
@@ -165,9 +216,12 @@ class GraphTracer final : public autograd::capture::Tracer {
                     "input). Compute with tensors instead (where(), masked_fill(), clamp()), or "
                     "read the value outside the captured program"));
     }
+    // No dispatcher names the running op: the stack does (Note [Naming an uncovered op]).
+    const std::string op = autograd::StackTrace::capture().public_op();
+    const std::string named = op.empty() ? std::string("an op") : "the op " + op;
     throw CaptureError(
-        "an op not covered",
-        str("capture(): an op that func::capture does not cover read ", value.str(),
+        op.empty() ? std::string("an op not covered") : op,
+        str("capture(): ", named, ", which func::capture does not cover, read ", value.str(),
             "; its result would be baked into the graph as a constant. Use the covered ops "
             "(docs/functionalization.md lists them), or compute that value outside the "
             "captured program and pass it in as an input"));
@@ -187,8 +241,53 @@ class GraphTracer final : public autograd::capture::Tracer {
                 "masked_fill_, index_put_, x[i] = v, unary ops such as neg_)"));
   }
 
+  // Note [Stale saved tensors]: the tensors the backward graph of `outputs` saved, each with
+  // the captured write that made it stale (the write on its storage from its saved version).
+  void list_saved(const std::vector<Tensor>& outputs) {
+    for (const autograd::SavedTensorInfo& info : autograd::saved_tensors(outputs)) {
+      if (info.released) continue;
+      SavedTensor s;
+      s.backward = info.node->name();
+      s.name = info.name;
+      auto node = node_of_fn_.find(info.node);
+      if (node != node_of_fn_.end()) s.node = node->second;
+      if (info.data.defined()) s.value = value_of(info.data);
+      s.version = info.saved_version;
+      s.version_now = info.counter != nullptr ? info.version_now : info.saved_version;
+      if (info.counter != nullptr) {
+        auto c = counter_values_.find(info.counter->id());
+        if (c != counter_values_.end()) s.storage = c->second;
+        for (const auto& [index, counter] : write_counters_) {
+          const std::optional<WriteSite>& site = graph.nodes[index].site;
+          if (counter == info.counter->id() && site && site->version == s.version) {
+            s.stale_by = index;
+          }
+        }
+      }
+      if (s.storage < 0 && s.value >= 0) s.storage = s.value;
+      graph.saved.push_back(std::move(s));
+    }
+  }
+
  private:
+  // The value `t` is, or (a saved leaf or output is kept as an alias without autograd metadata)
+  // the latest value of the same storage, offset, shape, strides and dtype; -1 for none.
+  int64_t value_of(const Tensor& t) const {
+    auto it = ids_.find(t.unsafe_impl());
+    if (it != ids_.end()) return it->second;
+    int64_t found = -1;
+    for (const Tensor& k : keep_) {
+      if (storage_key(k) == storage_key(t) && k.storage_offset() == t.storage_offset() &&
+          k.dtype() == t.dtype() && k.sizes().equals(t.sizes()) &&
+          k.strides().equals(t.strides())) {
+        found = std::max(found, ids_.at(k.unsafe_impl()));
+      }
+    }
+    return found;
+  }
+
   void remember(const Tensor& t, int64_t id) {
+    counter_values_.emplace(t.version_counter().id(), id);
     ids_[t.unsafe_impl()] = id;
     keep_.push_back(t);  // keeps the TensorImpl (and the storage) alive: the keys stay unique
   }
@@ -239,6 +338,11 @@ class GraphTracer final : public autograd::capture::Tracer {
   std::unordered_map<const void*, int64_t> storages_;
   std::unordered_set<const void*> varying_;  // Note [Reads of traced values]
   std::vector<Tensor> keep_;
+  // Note [Stale saved tensors]
+  std::map<int64_t, const void*> write_counters_;                  // in-place node -> its counter
+  std::unordered_map<const void*, int64_t> counter_values_;        // counter -> its first value
+  std::unordered_map<const autograd::Node*, int64_t> node_of_fn_;  // grad_fn -> its node
+  std::vector<std::shared_ptr<autograd::Node>> keep_fns_;
 };
 
 // Installs a tracer for a scope; restores the previous one on the way out (also on a throw).
@@ -270,6 +374,7 @@ Graph capture(const Program& f, const std::vector<Tensor>& example_inputs) {
     }
     tracer.graph.outputs.push_back(tracer.id_of(outputs[i], "return"));
   }
+  tracer.list_saved(outputs);
   return std::move(tracer.graph);
 }
 

@@ -103,12 +103,20 @@ class Functionalizer {
   // The dtype of the out-of-place form of an in-place node (the promoted type of a binary op).
   ScalarType functional_dtype(const Node& node, const std::string& op) const {
     const ValueInfo& self = g_.values[std::get<ValueRef>(node.args[0]).id];
-    if (op != "add" && op != "sub" && op != "mul" && op != "div" && op != "pow") return self.dtype;
     auto probe = [](const ValueInfo& info) {
       return empty(std::vector<int64_t>(info.shape.size(), 1), TensorOptions(info.dtype));
     };
     const Tensor a = probe(self);
     ScalarType t = self.dtype;
+    if (op == "clamp") {  // tensor bounds promote (min(max(self, lo), hi)); numbers do not
+      for (size_t i = 1; i < node.args.size() && i < 3; ++i) {
+        if (const auto* v = std::get_if<ValueRef>(&node.args[i])) {
+          t = promote_types(t, native::result_type(a, probe(g_.values[v->id])));
+        }
+      }
+      return t;
+    }
+    if (op != "add" && op != "sub" && op != "mul" && op != "div" && op != "pow") return self.dtype;
     if (const auto* v = std::get_if<ValueRef>(&node.args[1])) {
       t = native::result_type(a, probe(g_.values[v->id]));
     } else if (const auto* s = std::get_if<Scalar>(&node.args[1])) {

@@ -73,6 +73,23 @@ struct Node {
   std::optional<WriteSite> site;
 };
 
+// Note [Stale saved tensors]
+// A tensor the backward graph of the captured run saved (autograd::saved_tensors of the
+// program's outputs), set by capture while that graph lives: its version, and the captured
+// write that made it stale, the first write to its storage after the save (eager backward would
+// refuse it, naming that write). Functionalize's result has none: nothing in it is written.
+struct SavedTensor {
+  std::string backward;     // the backward node holding it ("MulBackward0")
+  std::string name;         // its field in that node ("self", "other", "result")
+  int64_t node = -1;        // the recorded node (index in nodes) whose op saved it; -1: none
+  int64_t value = -1;       // the value saved, when it is one of the graph's; else -1
+  int64_t storage = -1;     // a value of the program's in its storage (-1: none is)
+  int64_t version = 0;      // its storage's version when saved
+  int64_t version_now = 0;  // its storage's version after the program ran
+  int64_t stale_by = -1;    // the in-place node (index in nodes) that made it stale; -1: none did
+  bool stale() const { return version_now != version; }
+};
+
 class Graph {
  public:
   std::vector<int64_t> inputs;
@@ -80,6 +97,7 @@ class Graph {
   std::vector<Node> nodes;
   std::map<int64_t, Tensor> constants;  // tensors the program read but did not make
   std::vector<ValueInfo> values;        // indexed by value id
+  std::vector<SavedTensor> saved;       // Note [Stale saved tensors]; capture sets it
 
   int64_t add_value(ValueInfo info);
   // The program as code, one node a line, with each value's dtype and shape.

@@ -203,10 +203,16 @@ Tensor op_pow_(const Args& a) {
   Tensor self = T(a, 0);
   return is_tensor(a, 1) ? self.pow_(T(a, 1)) : self.pow_(S(a, 1));
 }
-// clamp(self, min, max): either bound may be None.
-Tensor op_clamp(const Args& a) { return mutagrad::clamp(T(a, 0), OS(a, 1), OS(a, 2)); }
+// clamp(self, min, max): either bound may be None; the bounds are numbers or tensors.
+bool tensor_bounds(const Args& a) { return is_tensor(a, 1) || is_tensor(a, 2); }
+Tensor bound(const Args& a, size_t i) { return is_tensor(a, i) ? T(a, i) : Tensor(); }
+Tensor op_clamp(const Args& a) {
+  if (tensor_bounds(a)) return mutagrad::clamp(T(a, 0), bound(a, 1), bound(a, 2));
+  return mutagrad::clamp(T(a, 0), OS(a, 1), OS(a, 2));
+}
 Tensor op_clamp_(const Args& a) {
   Tensor self = T(a, 0);
+  if (tensor_bounds(a)) return mutagrad::clamp_(self, bound(a, 1), bound(a, 2));
   return self.clamp_(OS(a, 1), OS(a, 2));
 }
 

@@ -124,6 +124,35 @@ void write_body(std::ostream& os, const Graph& g, const std::string& p) {
       }
     }
   }
+  // Note [Stale saved tensors]: each saved tensor, beside the node whose op saved it; a stale
+  // one red, with an edge from the write that made it stale.
+  for (size_t i = 0; i < report.saved.size(); ++i) {
+    const SavedTensor& s = report.saved[i];
+    std::string label = str("saved ", i, ": ", s.backward, ".", s.name);
+    if (s.value >= 0) label += str(" (%", s.value, ")");
+    label += str("\nsaved at version ", s.version);
+    std::string attrs = ", style=filled, fillcolor=orange";
+    if (s.stale()) {
+      label += str(", now ", s.version_now, "\nSTALE: made stale by ");
+      if (s.stale_by >= 0) {
+        const auto w = write_of.find(g.nodes[s.stale_by].output);
+        label += str("write ", w != write_of.end() ? w->second : -1, "\n", lines.at(s.stale_by));
+      } else {
+        label += "a write outside the program";
+      }
+      attrs = ", style=filled, fillcolor=red, fontcolor=white";
+    }
+    os << "    " << p << "s" << i << " [shape=note, label=\"" << escape(label) << "\"" << attrs
+       << "];\n";
+    if (s.node >= 0) {
+      os << "    " << name(g.nodes[s.node].output) << " -> " << p << "s" << i
+         << " [style=dashed, arrowhead=none, label=\"saves\"];\n";
+    }
+    if (s.stale_by >= 0) {
+      os << "    " << name(g.nodes[s.stale_by].output) << " -> " << p << "s" << i
+         << " [color=red, fontcolor=red, penwidth=2, label=\"makes stale\"];\n";
+    }
+  }
   os << "    " << p << "return [shape=box, style=rounded, label=\"return\"];\n";
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     os << "    " << name(g.outputs[i]) << " -> " << p << "return [label=\"" << i << "\"];\n";

@@ -4,6 +4,8 @@
 #include <map>
 #include <sstream>
 
+#include "func/render.h"
+
 namespace mutagrad::func {
 
 namespace {
@@ -47,6 +49,13 @@ class Walker {
     for (int64_t id : g_.outputs) sync(id, r);
     for (size_t i = 0; i < g_.inputs.size(); ++i) {
       if (ver_[g_.inputs[i]] != 0) r.mutated_inputs.push_back(static_cast<int64_t>(i));
+    }
+    // Note [Stale saved tensors]
+    r.saved = g_.saved;
+    for (size_t i = 0; i < r.saved.size(); ++i) {
+      for (WriteReport& w : r.writes) {
+        if (w.node == r.saved[i].stale_by) w.invalidates.push_back(static_cast<int64_t>(i));
+      }
     }
     for (size_t i = 0; i < g_.outputs.size(); ++i) {
       OutputReport out;
@@ -167,7 +176,11 @@ class Walker {
 
 std::vector<int64_t> storage_roots(const Graph& graph) { return Walker(graph).roots(); }
 
-AliasReport alias_report(const Graph& graph) { return Walker(graph).run(); }
+AliasReport alias_report(const Graph& graph) {
+  AliasReport r = Walker(graph).run();
+  r.node_code = node_lines(graph);
+  return r;
+}
 
 std::string AliasReport::text() const {
   auto storage = [&](int64_t root) {
@@ -191,6 +204,12 @@ std::string AliasReport::text() const {
     os << ", in the storage of " << storage(w.storage) << "; seen by "
        << (w.seen_by.empty() ? std::string("no other value") : value_list(w.seen_by, ", "));
     if (w.site) os << "; " << w.site->text();
+    if (!w.invalidates.empty()) {
+      os << "; makes stale saved tensor" << (w.invalidates.size() > 1 ? "s " : " ");
+      for (size_t j = 0; j < w.invalidates.size(); ++j) {
+        os << (j == 0 ? "" : ", ") << w.invalidates[j];
+      }
+    }
     os << "\n";
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -206,6 +225,32 @@ std::string AliasReport::text() const {
     os << "regenerated %" << g.value << " before "
        << (g.node < 0 ? std::string("the return") : str("node ", g.node)) << ", after write "
        << g.write << "\n";
+  }
+  for (size_t i = 0; i < saved.size(); ++i) {
+    const SavedTensor& s = saved[i];
+    os << "saved " << i << ": " << s.backward << "." << s.name;
+    if (s.value >= 0) os << " (%" << s.value << ")";
+    if (s.node >= 0 && static_cast<size_t>(s.node) < node_code.size()) {
+      os << " by " << node_code[static_cast<size_t>(s.node)];
+    }
+    if (s.storage >= 0) os << ", in the storage of " << storage(s.storage);
+    os << ", saved at version " << s.version;
+    if (!s.stale()) {
+      os << ", current\n";
+      continue;
+    }
+    os << ", now " << s.version_now << ": STALE, made stale by ";
+    if (s.stale_by < 0) {
+      os << "a write outside the program\n";
+      continue;
+    }
+    const auto w = std::find_if(writes.begin(), writes.end(),
+                                [&](const WriteReport& x) { return x.node == s.stale_by; });
+    os << "write " << (w - writes.begin()) << " (node " << s.stale_by;
+    if (static_cast<size_t>(s.stale_by) < node_code.size()) {
+      os << ": " << node_code[static_cast<size_t>(s.stale_by)];
+    }
+    os << ")\n";
   }
   return os.str();
 }

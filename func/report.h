@@ -30,6 +30,8 @@ struct WriteReport {
   std::vector<int64_t> seen_by;   // the storage's other values made before the write (they alias
                                   // the written elements where they overlap), ascending
   std::optional<WriteSite> site;  // the version it moved and its op and line (capture records it)
+  std::vector<int64_t>
+      invalidates;  // the saved tensors it made stale (indices in saved), ascending
 };
 
 // One output of the program.
@@ -54,6 +56,8 @@ struct AliasReport {
   std::vector<WriteReport> writes;        // in program order
   std::vector<OutputReport> outputs;      // one per output
   std::vector<Regeneration> regenerated;  // in the order functionalize replays them
+  std::vector<SavedTensor> saved;         // graph.saved (Note [Stale saved tensors])
+  std::vector<std::string> node_code;     // each node as code ("%3 = mul_(%2, 2.0)"), to name them
   std::vector<int64_t> input_values;      // the graph's inputs and constants, to name storages
   std::vector<int64_t> constant_values;
 

@@ -49,7 +49,10 @@ void bind_func(py::module_& m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const func::CaptureError& e) {
-      PyErr_SetString(capture_error.ptr(), e.what());
+      // .op names the op refused (Note [Naming an uncovered op] in func/capture.cc).
+      py::object error = py::reinterpret_borrow<py::object>(capture_error)(e.what());
+      error.attr("op") = e.op();
+      PyErr_SetObject(capture_error.ptr(), error.ptr());
     }
   });
   py::class_<func::Graph>(f, "Graph")

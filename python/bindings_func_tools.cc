@@ -30,7 +30,23 @@ py::dict report_dict(const func::AliasReport& r) {
       site = s;
     }
     d["site"] = site;
+    d["invalidates"] = w.invalidates;
     writes.append(d);
+  }
+  // Note [Stale saved tensors] (func/graph.h); -1 reads as None.
+  auto opt = [](int64_t v) { return v < 0 ? py::object(py::none()) : py::object(py::int_(v)); };
+  py::list saved;
+  for (const func::SavedTensor& s : r.saved) {
+    py::dict d;
+    d["backward"] = s.backward;
+    d["name"] = s.name;
+    d["node"] = opt(s.node);
+    d["value"] = opt(s.value);
+    d["storage"] = opt(s.storage);
+    d["version"] = s.version;
+    d["version_now"] = s.version_now;
+    d["stale_by"] = opt(s.stale_by);
+    saved.append(d);
   }
   py::list outputs;
   for (const func::OutputReport& o : r.outputs) {
@@ -55,6 +71,7 @@ py::dict report_dict(const func::AliasReport& r) {
   out["writes"] = writes;
   out["outputs"] = outputs;
   out["regenerated"] = regenerated;
+  out["saved"] = saved;
   out["text"] = r.text();
   return out;
 }

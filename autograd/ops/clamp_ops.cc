@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "autograd/capture_hook.h"
 #include "autograd/history.h"
 #include "autograd/ops/binary_ops.h"
 #include "autograd/ops/inplace_ops.h"
@@ -80,6 +81,7 @@ class ClampBackward0 final : public Node {
 }  // namespace autograd
 
 Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max) {
+  autograd::capture::OpScope cap("clamp", autograd::capture::OpKind::kFunctional);
   if (!min.defined() && !max.defined()) {
     throw ValueError("clamp(): at least one of 'min' or 'max' must not be None; pass a bound");
   }
@@ -96,10 +98,11 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max) {
     if (max.defined()) node->max_ = autograd::SavedVariable(max, /*is_output=*/false);
     autograd::set_history(result, node);
   }
-  return result;
+  return cap.done(result, [&] { return autograd::capture::Args{self, min, max}; });
 }
 
 const Tensor& clamp_(const Tensor& self, const Tensor& min, const Tensor& max, CallSite site) {
+  autograd::capture::OpScope cap("clamp", autograd::capture::OpKind::kInPlace);
   if (!min.defined() && !max.defined()) {
     throw ValueError("clamp_(): at least one of 'min' or 'max' must not be None; pass a bound");
   }
@@ -148,7 +151,7 @@ const Tensor& clamp_(const Tensor& self, const Tensor& min, const Tensor& max, C
   native::copy_(self, value, &write);  // bumps once, writes
   if (node) autograd::rebase_history(self, node);
   autograd::fwd::write_tangents(self, std::move(tangents), "clamp_");
-  return self;
+  return cap.done(self, [&] { return autograd::capture::Args{self, min, max}; });
 }
 
 }  // namespace mutagrad

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 
 #include "mutagrad.h"
 #include "tests/tensor/test_device.h"
@@ -446,7 +447,11 @@ TEST(CaptureTest, UncoveredOpsOnTracedValuesAreRefusedWithoutHistory) {
     return std::vector<Tensor>{y.cumsum(0) + 1.0};
   };
   const func::CaptureError e = capture_error(f, {input({3}, 40)});
-  EXPECT_NE(std::string(e.what()).find("does not cover read %1"), std::string::npos) << e.what();
+  EXPECT_EQ(e.op(), "cumsum") << e.what();  // Note [Naming an uncovered op]
+  EXPECT_NE(
+      std::string(e.what()).find("the op cumsum, which func::capture does not cover, read %1"),
+      std::string::npos)
+      << e.what();
   EXPECT_THROW(func::functionalize(f)({input({3}, 40)}), func::CaptureError);
   // Straight on an input, and through a chain of covered views.
   Program g = [](const std::vector<Tensor>& in) {
@@ -469,6 +474,133 @@ TEST(CaptureTest, UncoveredOpsOnTracedValuesAreRefusedWithoutHistory) {
     return std::vector<Tensor>{c, v.cumsum(0)};
   };
   EXPECT_THROW(func::capture(k, {input({3}, 44)}), func::CaptureError);
+}
+
+// Every refusal of capture, functionalize and the interpreter is a typed error naming the op
+// (Note [Naming an uncovered op]), with and without autograd history, and changes nothing the
+// graph would silently get wrong.
+TEST(CaptureTest, EveryRefusalNamesTheOp) {
+  auto unary = [](std::function<Tensor(const Tensor&)> op) {
+    return Program(
+        [op](const std::vector<Tensor>& in) { return std::vector<Tensor>{op(in[0] * 2.0) + 1.0}; });
+  };
+  struct Case {
+    const char* op;
+    std::function<Tensor(const Tensor&)> fn;
+  };
+  const std::vector<Case> uncovered = {
+      {"cumsum", [](const Tensor& y) { return y.cumsum(0); }},
+      {"cumsum", [](const Tensor& y) { return mutagrad::cumsum(y, 0); }},
+      {"atan2", [](const Tensor& y) { return mutagrad::atan2(y, y); }},
+      {"flip", [](const Tensor& y) { return y.flip({0}); }},
+      {"sort", [](const Tensor& y) { return mutagrad::sort(y, 0).first; }},
+      {"lerp", [](const Tensor& y) { return mutagrad::lerp(y, y * y, 0.25); }},
+  };
+  for (const Case& c : uncovered) {
+    for (bool grad : {false, true}) {
+      SCOPED_TRACE(str(c.op, grad ? " with history" : " without history"));
+      Tensor x = input({4}, 50);
+      if (grad) x.requires_grad_();
+      const func::CaptureError e = capture_error(unary(c.fn), {x});
+      EXPECT_EQ(e.op(), c.op) << e.what();
+      EXPECT_NE(std::string(e.what()).find(str("the op ", c.op)), std::string::npos) << e.what();
+      // functionalize(f) refuses it the same way (it captures on copies).
+      try {
+        func::functionalize(unary(c.fn))({x});
+        ADD_FAILURE() << "functionalize accepted " << c.op;
+      } catch (const func::CaptureError& f) {
+        EXPECT_EQ(f.op(), c.op) << f.what();
+      }
+    }
+  }
+  // A view op not covered: named by its grad_fn (a view reads no data).
+  Program unfold = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0].unfold(0, 2, 1) * 2.0};
+  };
+  EXPECT_EQ(capture_error(unfold, {input({4}, 51).requires_grad_()}).op(), "unfold");
+  // Without history nothing names it: refused all the same, as a view op not covered.
+  const func::CaptureError v = capture_error(unfold, {input({4}, 51)});
+  EXPECT_EQ(v.op(), "a view op not covered") << v.what();
+  EXPECT_NE(std::string(v.what()).find("is a view of %0"), std::string::npos) << v.what();
+  // A tensor with history made outside the program would lose it as a constant.
+  const Tensor w = input({4}, 52).requires_grad_() * 3.0;
+  Program closed = [w](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + w}; };
+  EXPECT_EQ(capture_error(closed, {input({4}, 53)}).op(), "mul");
+  // An uncovered in-place op, on an intermediate and through a view of an input.
+  Program lerp = [](const std::vector<Tensor>& in) {
+    in[0].slice(0, 0, 2).lerp_(in[0].slice(0, 2, 4), 0.5);
+    return std::vector<Tensor>{in[0]};
+  };
+  Tensor xl = input({4}, 54);
+  const func::CaptureError l = capture_error(lerp, {xl});
+  EXPECT_EQ(l.op(), "lerp_") << l.what();
+  // as_strided off a contiguous tensor at offset 0.
+  Program strided = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0].t().as_strided({2}, {1}, 1) * 1.0};
+  };
+  EXPECT_EQ(capture_error(strided, {input({2, 2}, 55)}).op(), "as_strided");
+  // Inputs sharing a storage.
+  Tensor base = input({4}, 56);
+  EXPECT_EQ(
+      capture_error(unary([](const Tensor& y) { return y; }), {base, base.slice(0, 0, 2)}).op(),
+      "capture");
+  // The interpreter: an op it does not know (a hand-made graph).
+  func::Graph g = func::capture(unary([](const Tensor& y) { return y; }), {input({4}, 57)});
+  g.nodes[0].op = "frobnicate";
+  try {
+    g({input({4}, 57)});
+    ADD_FAILURE() << "expected a CaptureError";
+  } catch (const func::CaptureError& e) {
+    EXPECT_EQ(e.op(), "frobnicate");
+  }
+  // functionalize: an in-place op without a functional form, in a hand-made graph.
+  func::Graph h = func::capture(
+      [](const std::vector<Tensor>& in) {
+        Tensor y = in[0].clone();
+        y.mul_(2.0);
+        return std::vector<Tensor>{y};
+      },
+      {input({4}, 58)});
+  h.nodes[1].op = "frobnicate_";
+  try {
+    func::functionalize(h);
+    ADD_FAILURE() << "expected a CaptureError";
+  } catch (const func::CaptureError& e) {
+    EXPECT_EQ(e.op(), "frobnicate_");
+  }
+}
+
+// clamp and clamp_ with tensor bounds (either may be None), broadcasting and promoting: captured,
+// functionalized and replayed bit for bit, gradients included.
+TEST(FunctionalizeTest, ClampWithTensorBounds) {
+  Program f = [](const std::vector<Tensor>& in) {
+    Tensor lo = in[1].select(0, 0);  // [3], broadcast over rows
+    Tensor hi = in[1].select(0, 1) + 0.5;
+    Tensor y = in[0] * 1.0;                       // [4, 3]
+    Tensor a = mutagrad::clamp(y * 1.0, lo, hi);  // (clamp saves its input: not y) // both bounds
+    mutagrad::clamp_(y.slice(0, 1, 3), lo, Tensor());             // min only, through a view
+    mutagrad::clamp_(y.select(1, 2), Tensor(), hi.select(0, 2));  // max only, a 0-dim bound
+    Tensor b = mutagrad::clamp(y, Tensor(), in[1].select(0, 2).to(kFloat64));  // promotes
+    Tensor z = in[0].to(kFloat64);
+    mutagrad::clamp_(z, lo, hi);  // float64 written with float32 bounds
+    return std::vector<Tensor>{y, a, b, z};
+  };
+  const std::vector<Tensor> in = {input({4, 3}, 60), input({3, 3}, 61)};
+  check_agree(f, in);
+  func::Graph g = func::capture(f, copies(in));
+  EXPECT_NE(g.code().find("clamp_(%"), std::string::npos) << g.code();
+  EXPECT_EQ(func::functionalize(g).num_inplace(), 0) << func::functionalize(g).code();
+  // Gradients through functionalize equal eager's, bit for bit.
+  Tensor x = in[0].clone().requires_grad_();
+  Tensor w = in[1].clone().requires_grad_();
+  std::vector<Tensor> e = f({x, w});
+  (e[0].sum() + e[1].sum() + e[2].sum() + e[3].sum()).backward();
+  Tensor xf = in[0].clone().requires_grad_();
+  Tensor wf = in[1].clone().requires_grad_();
+  std::vector<Tensor> o = func::functionalize(f)({xf, wf});
+  (o[0].sum() + o[1].sum() + o[2].sum() + o[3].sum()).backward();
+  EXPECT_TRUE(bits_equal(x.grad(), xf.grad())) << x.grad() << xf.grad();
+  EXPECT_TRUE(bits_equal(w.grad(), wf.grad())) << w.grad() << wf.grad();
 }
 
 TEST(CaptureTest, HostReadsOfTracedValuesAreDataDependentControlFlow) {

@@ -170,6 +170,100 @@ TEST(AliasReportTest, WritesNameTheirVersionsAndSites) {
   EXPECT_EQ(old.text(), "version 3 -> 4 (site too old to be remembered)");
 }
 
+// Note [Stale saved tensors]: sin saves y; mul_ then writes y (through the storage's root) and
+// exp's result is written through a view: each saved tensor names the write that made it stale,
+// each write the saved tensors it makes stale, the report's text and the picture show both.
+TEST(AliasReportTest, WritesNameTheSavedTensorsTheyMakeStale) {
+  Program f = [](const std::vector<Tensor>& in) {
+    Tensor y = in[0] * 2.0;      // %1 = mul(%0, 2.0)
+    Tensor s = y.sin();          // %2 = sin(%1): SinBackward0 saves self (%1), version 0
+    y.mul_(3.0);                 // %3 = mul_(%1, 3.0): makes it stale
+    Tensor c = y.cos();          // %4 = cos(%1): saved at version 1, current
+    Tensor e = in[0].exp();      // %5 = exp(%0): ExpBackward0 saves its result
+    e.slice(0, 0, 2).add_(1.0);  // %6 = slice(%5, ...)  %7 = add_(%6, 1.0)
+    return std::vector<Tensor>{s, c, e};
+  };
+  Tensor x = vec({1, 2, 3, 4}).requires_grad_();
+  const func::Graph g = func::capture(f, {x});
+  ASSERT_EQ(g.nodes.size(), 7u) << g.code();
+  auto find = [&](const std::string& backward, const std::string& name) -> int64_t {
+    for (size_t i = 0; i < g.saved.size(); ++i) {
+      if (g.saved[i].backward == backward && g.saved[i].name == name) return int64_t(i);
+    }
+    ADD_FAILURE() << "no saved " << backward << "." << name;
+    return -1;
+  };
+  const int64_t sin_self = find("SinBackward0", "self");
+  const int64_t cos_self = find("CosBackward0", "self");
+  const int64_t exp_result = find("ExpBackward0", "result");
+  ASSERT_GE(sin_self, 0);
+  ASSERT_GE(cos_self, 0);
+  ASSERT_GE(exp_result, 0);
+  const func::SavedTensor& a = g.saved[sin_self];
+  EXPECT_EQ(a.node, 1);
+  EXPECT_EQ(a.value, 1);
+  EXPECT_EQ(a.storage, 1);
+  EXPECT_EQ(a.version, 0);
+  EXPECT_EQ(a.version_now, 1);
+  EXPECT_EQ(a.stale_by, 2);  // mul_
+  const func::SavedTensor& b = g.saved[cos_self];
+  EXPECT_EQ(b.node, 3);
+  EXPECT_EQ(b.version, 1);
+  EXPECT_FALSE(b.stale());
+  EXPECT_EQ(b.stale_by, -1);
+  const func::SavedTensor& e = g.saved[exp_result];
+  EXPECT_EQ(e.node, 4);
+  EXPECT_EQ(e.storage, 5);
+  EXPECT_EQ(e.version, 0);
+  EXPECT_EQ(e.stale_by, 6);  // add_ through the view
+
+  const func::AliasReport r = func::alias_report(g);
+  ASSERT_EQ(r.writes.size(), 2u);
+  EXPECT_EQ(r.writes[0].invalidates, std::vector<int64_t>{sin_self});
+  EXPECT_EQ(r.writes[1].invalidates, std::vector<int64_t>{exp_result});
+  const std::string text = r.text();
+  EXPECT_NE(text.find(str("write 0: node 2, mul_ writes %1, in the storage of %1; seen by no "
+                          "other value; version 0 -> 1, mul_ at ")),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(str("; makes stale saved tensor ", sin_self, "\n")), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(str(
+                "saved ", sin_self,
+                ": SinBackward0.self (%1) by %2 = sin(%1, None, None), in the storage of %1, saved "
+                "at version 0, now 1: STALE, made stale by write 0 (node 2: %3 = "
+                "mul_(%1, 3.0))\n")),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(str(
+                "saved ", cos_self,
+                ": CosBackward0.self (%1) by %4 = cos(%1, None, None), in the storage of %1, saved "
+                "at version 1, current\n")),
+            std::string::npos)
+      << text;
+  // Eager backward refuses the stale one, naming the same write.
+  EXPECT_THROW(f({vec({1, 2, 3, 4}).requires_grad_()})[0].sum().backward(), Error);
+
+  const std::string dot = func::to_dot(g);
+  auto has = [&](const std::string& s) { return dot.find(s) != std::string::npos; };
+  EXPECT_TRUE(has(str("ps", sin_self, " [shape=note, label=\"saved ", sin_self,
+                      ": SinBackward0.self (%1)\\nsaved at version 0, now 1\\nSTALE: made "
+                      "stale by write 0\\n%3 = mul_(%1, 3.0)\", style=filled, fillcolor=red")))
+      << dot;
+  EXPECT_TRUE(has(str("pv3 -> ps", sin_self,
+                      " [color=red, fontcolor=red, penwidth=2, "
+                      "label=\"makes stale\"];")))
+      << dot;
+  EXPECT_TRUE(has(str("pv2 -> ps", sin_self, " [style=dashed, arrowhead=none, label=\"saves\"];")));
+  EXPECT_TRUE(has(str("ps", cos_self, " [shape=note, label=\"saved ", cos_self,
+                      ": CosBackward0.self (%1)\\nsaved at version 1\", style=filled, "
+                      "fillcolor=orange];")))
+      << dot;
+  EXPECT_TRUE(has(str("pv7 -> ps", exp_result, " [color=red")));
+  // The functional form saves nothing stale: it writes nothing.
+  EXPECT_TRUE(func::functionalize(g).saved.empty());
+}
+
 TEST(VerifyTest, AgreesOnCorrectPrograms) {
   const func::VerifyResult r = func::verify(two_views, {vec({1, 2, 3, 4})});
   EXPECT_TRUE(r.ok()) << r.summary();

@@ -47,10 +47,11 @@ def test_report_of_two_views(device):
     Write, Site = mg.func._tools.Write, mg.func._tools.Site
     assert r.writes == [
         Write(node=3, op="mul_", value=2, storage=1, chain=[1, 2], seen_by=[1, 3],
-              site=Site(version=0, op="mul_", file=mul_file, line=mul_line)),
+              site=Site(version=0, op="mul_", file=mul_file, line=mul_line), invalidates=[]),
         Write(node=5, op="add_", value=0, storage=0, chain=[0], seen_by=[],
-              site=Site(version=0, op="add_", file=add_file, line=add_line)),
+              site=Site(version=0, op="add_", file=add_file, line=add_line), invalidates=[]),
     ]
+    assert r.saved == []  # x does not require grad: nothing is saved
     assert [(o.value, o.storage, o.input, o.other_outputs) for o in r.outputs] == [
         (1, 1, None, [1]), (3, 1, None, [0]), (5, 5, None, []), (7, 0, 0, [])]
     assert [tuple(g) for g in r.regenerated] == [(3, 4, 0)]
@@ -138,6 +139,41 @@ def test_writes_name_the_versions_they_move_and_their_lines(device):
     assert ("write 1: node 2, neg_ writes %0, in the storage of input 0; seen by %1; "
             f"version 3 -> 4, neg_ at {file}:{line}\n") in str(r)
     assert all(w.site is None for w in mg.func._tools.report(r.functional).writes)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_saved_tensors_name_the_write_that_made_them_stale(device):
+    # Note [Stale saved tensors]: sin saves y, mul_ then writes y; cos saves y after the write.
+    def f(x):
+        y = x * 2.0
+        s = y.sin()
+        y.mul_(3.0)
+        c = y.cos()
+        return s, c
+
+    x = mg.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    r = mg.func.report(f, x)
+    Saved = mg.func._tools.Saved
+    assert sorted(r.saved) == [  # discovery order: sorted here
+        Saved("CosBackward0", "self", node=3, value=1, storage=1, version=1, version_now=1,
+              stale_by=None),
+        Saved("SinBackward0", "self", node=1, value=1, storage=1, version=0, version_now=1,
+              stale_by=2),
+    ]
+    stale = [i for i, s in enumerate(r.saved) if s.backward == "SinBackward0"][0]
+    current = 1 - stale
+    assert [w.invalidates for w in r.writes] == [[stale]]
+    assert (f"saved {stale}: SinBackward0.self (%1) by %2 = sin(%1, None, None), in the storage of %1, "
+            "saved at version 0, now 1: STALE, made stale by write 0 (node 2: %3 = mul_(%1, "
+            "3.0))\n") in str(r)
+    assert (f"saved {current}: CosBackward0.self (%1) by %4 = cos(%1, None, None), in the storage of %1, "
+            "saved at version 1, current\n") in str(r)
+    assert r.to_dict()["saved"][stale]["stale_by"] == 2
+    dot = r.picture().source
+    assert f'pv3 -> ps{stale} [color=red, fontcolor=red, penwidth=2, label="makes stale"];' in dot
+    # Eager backward refuses the tensor the report calls stale.
+    with pytest.raises(RuntimeError):
+        f(mg.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True))[0].sum().backward()
 
 
 def test_graph_dot_and_side_by_side_picture(tmp_path):

@@ -278,10 +278,27 @@ def test_unsupported_ops_raise_naming_the_op():
 
     # cumsum is not covered: applied to a value computed from the inputs, with or without
     # autograd history, capture refuses it instead of baking its result into the graph.
+    # The refusal names the op (Note [Naming an uncovered op]): CaptureError.op.
     for requires_grad in (True, False):
-        with pytest.raises(mg.func.CaptureError, match="does not cover read %1"):
+        with pytest.raises(mg.func.CaptureError,
+                           match="the op cumsum, which func::capture does not cover, read %1") as e:
             mg.func.functionalize(lambda x: (x * 2.0).cumsum(0))(
                 mg.ones(3, requires_grad=requires_grad))
+        assert e.value.op == "cumsum"
+    programs = {
+        "cumsum": lambda x: x.cumsum(0),
+        "flip": lambda x: mg.flip(x * 1.0, [0]),
+        "atan2": lambda x: x.atan2(x),
+        "sort": lambda x: x.sort()[0],
+        "lerp_": lambda x: x.clone().lerp_(x, 0.5),
+        "atan2_": lambda x: x.clone().atan2_(x),
+        "unfold": lambda x: x.unfold(0, 2, 1) * 2.0,
+        "item": lambda x: x * x.sum().item(),
+    }
+    for op, program in programs.items():
+        with pytest.raises(mg.func.CaptureError) as e:
+            mg.func.capture(program, mg.ones(4, requires_grad=True))
+        assert e.value.op == op, str(e.value)
 
 
 @pytest.mark.parametrize("read", ["item", "bool", "tolist", "float", "compare"])

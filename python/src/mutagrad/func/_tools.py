@@ -12,11 +12,17 @@ VerifyError = _func.VerifyError
 
 # The report's records (func::WriteReport, OutputReport, Regeneration): value ids are the
 # captured graph's (%3 is 3); positions of inputs and outputs count from 0.
-Write = namedtuple("Write", "node op value storage chain seen_by site")
+Write = namedtuple("Write", "node op value storage chain seen_by site invalidates")
 # Where a captured write happened (func::WriteSite): its storage's version before the write
 # (the write makes it version + 1), the op and the program's file and line.
 Site = namedtuple("Site", "version op file line")
 Output = namedtuple("Output", "value storage input constant other_outputs")
+# A tensor the backward graph of the captured run saved (func::SavedTensor, Note [Stale saved
+# tensors]): its backward node and field, the node that saved it, the value and storage (None
+# when not the program's), the version it was saved at and its storage's version after the run,
+# and the in-place node whose write made it stale (None when it is current or a write outside
+# the program did).
+Saved = namedtuple("Saved", "backward name node value storage version version_now stale_by")
 Regeneration = namedtuple("Regeneration", "value node write")
 Difference = namedtuple("Difference", "run what detail")
 
@@ -30,8 +36,11 @@ class Report:
 
     mutated_inputs  positions of the inputs some write reaches
     writes          one Write per in-place node: the value it writes, the view chain from the
-                    storage's root, the storage's other values that see it, and its Site (the
+                    storage's root, the storage's other values that see it, its Site (the
                     version it moved, its op and line; None when the graph does not know it)
+                    and the saved tensors it made stale (indices into saved)
+    saved           one Saved per tensor the run's backward graph saved: its version and the
+                    write that made it stale
     outputs         one Output per output: its storage, the input whose storage it shares (or
                     None), the other outputs of the same storage
     regenerated     the views functionalize replays after a write reached their storage
@@ -46,6 +55,7 @@ class Report:
         ]
         self.outputs = [Output(**o) for o in raw["outputs"]]
         self.regenerated = [Regeneration(**r) for r in raw["regenerated"]]
+        self.saved = [Saved(**s) for s in raw["saved"]]
         self.text = raw["text"]
         self.program = program
         self.functional = functional
@@ -60,6 +70,7 @@ class Report:
             ],
             "outputs": [o._asdict() for o in self.outputs],
             "regenerated": [r._asdict() for r in self.regenerated],
+            "saved": [s._asdict() for s in self.saved],
         }
 
     def picture(self):
