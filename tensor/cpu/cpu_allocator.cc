@@ -107,7 +107,7 @@ int slots_of(int c) {
 struct Limits {
   std::atomic<size_t> thread_bytes{size_t{8} << 20};
   std::atomic<size_t> pool_bytes{size_t{64} << 20};
-  std::atomic<size_t> large_bytes{size_t{512} << 20};
+  std::atomic<size_t> large_bytes{size_t{256} << 20};
 };
 
 struct ThreadCache;

@@ -23,7 +23,8 @@ enum class CpuAllocatorMode { kCaching, kMalloc };
 CpuAllocatorMode cpu_allocator_mode();
 void set_cpu_allocator_mode(CpuAllocatorMode mode);
 
-// The bounds on free memory kept. Blocks freed above them go back to the system.
+// The bounds on free memory kept (by default 8 MiB, 64 MiB and 256 MiB). Blocks freed above them
+// go back to the system.
 struct CpuCacheLimits {
   size_t thread_bytes;  // each thread's own cache of blocks under kCpuLargeBlock
   size_t pool_bytes;    // the shared pool of blocks under kCpuLargeBlock
