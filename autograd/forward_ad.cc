@@ -45,10 +45,6 @@ std::vector<Level> g_levels;
 uint64_t g_next_generation = 1;
 thread_local std::vector<int64_t> t_suspended;
 
-bool is_suspended(int64_t level) {
-  return std::find(t_suspended.begin(), t_suspended.end(), level) != t_suspended.end();
-}
-
 uint64_t generation_of(int64_t level) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (level < 0 || level >= static_cast<int64_t>(g_levels.size())) return 0;
@@ -143,12 +139,8 @@ Tensor zeros_with_layout_of(const Tensor& t) {
 
 }  // namespace
 
-std::vector<int64_t> active_levels() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  std::vector<int64_t> out;
-  out.reserve(g_levels.size());
-  for (const Level& l : g_levels) out.push_back(l.index);
-  return out;
+bool is_suspended(int64_t level) {
+  return std::find(t_suspended.begin(), t_suspended.end(), level) != t_suspended.end();
 }
 
 Tensor tangent(const Tensor& t, int64_t level) {
@@ -185,8 +177,10 @@ SuspendLevel::~SuspendLevel() {
 
 SuspendAllLevels::SuspendAllLevels(bool active) {
   if (!active || !enabled()) return;
-  levels_ = active_levels();
-  for (int64_t level : levels_) t_suspended.push_back(level);
+  for (int64_t level : active_levels()) {
+    levels_.push_back(level);
+    t_suspended.push_back(level);
+  }
 }
 SuspendAllLevels::~SuspendAllLevels() {
   for (int64_t level : levels_) {
@@ -400,10 +394,9 @@ int64_t resolve_level(std::optional<int64_t> level, const char* fn) {
   }
   return *level;
 }
-}  // namespace
 
-Tensor make_dual(const Tensor& primal, const Tensor& tangent, std::optional<int64_t> level) {
-  const int64_t l = resolve_level(level, "make_dual");
+// make_dual's argument checks.
+void check_dual(const Tensor& primal, const Tensor& tangent) {
   if (!primal.defined() || !tangent.defined()) {
     throw ValueError("make_dual(): primal and tangent must both be defined tensors");
   }
@@ -428,6 +421,12 @@ Tensor make_dual(const Tensor& primal, const Tensor& tangent, std::optional<int6
                           " but the primal is on ", primal.device(),
                           "; move it first (tangent.to(primal.device()))"));
   }
+}
+}  // namespace
+
+Tensor make_dual(const Tensor& primal, const Tensor& tangent, std::optional<int64_t> level) {
+  const int64_t l = resolve_level(level, "make_dual");
+  check_dual(primal, tangent);
   Tensor dual = primal.alias();
   // alias() gave it primal's tangent at l (if any); this one replaces it.
   autograd::fwd::set_tangent(dual, l, tangent, "make_dual");
@@ -450,4 +449,11 @@ UnpackedDual unpack_dual(const Tensor& t, std::optional<int64_t> level) {
 }
 
 }  // namespace forward_ad
+
+namespace autograd::fwd {
+void make_dual_in_place(const Tensor& fresh, const Tensor& tangent, int64_t level) {
+  forward_ad::check_dual(fresh, tangent);
+  set_tangent(fresh, level, tangent, "make_dual");
+}
+}  // namespace autograd::fwd
 }  // namespace mutagrad

@@ -105,13 +105,44 @@ extern std::atomic<int> g_active_levels;
 // Whether any level is active: ops skip all tangent work when not.
 inline bool enabled() { return detail::g_active_levels.load(std::memory_order_relaxed) > 0; }
 
+// The active levels, outermost first. Levels form a stack whose indices are their positions
+// (enter pushes index n, exit pops only the innermost), so they are exactly 0 .. n-1: a range
+// read from the counter, with no lock and no allocation (each op asks on the hot path).
+class LevelRange {
+ public:
+  class iterator {
+   public:
+    explicit iterator(int64_t level) : level_(level) {}
+    int64_t operator*() const { return level_; }
+    iterator& operator++() {
+      ++level_;
+      return *this;
+    }
+    bool operator!=(const iterator& other) const { return level_ != other.level_; }
+
+   private:
+    int64_t level_;
+  };
+  explicit LevelRange(int64_t n) : n_(n) {}
+  iterator begin() const { return iterator(0); }
+  iterator end() const { return iterator(n_); }
+  int64_t size() const { return n_; }
+
+ private:
+  int64_t n_;
+};
+inline LevelRange active_levels() {
+  return LevelRange(detail::g_active_levels.load(std::memory_order_relaxed));
+}
+
+// Whether `level` is suspended on this thread (a formula of that level is running).
+bool is_suspended(int64_t level);
+
 // t's tangent at `level` (a view of its base's when t is a view), or undefined. Suspended
 // levels (while a formula of that level runs) read as undefined.
 Tensor tangent(const Tensor& t, int64_t level);
 // Whether any defined tensor among `ts` has a tangent at some active, unsuspended level.
 bool has_tangent(TensorList ts);
-// The active levels, outermost first.
-std::vector<int64_t> active_levels();
 
 // Sets `result`'s (an op's fresh output) tangent at `level` to `value` (undefined: none).
 // Checks the shape, and copies into result's strides when they differ.
@@ -149,6 +180,8 @@ template <typename F>
 void propagate(const char* op, const Tensor& result, TensorList inputs, F&& formula) {
   if (!enabled()) return;
   for (int64_t level : active_levels()) {
+    // The ops inside a formula of `level` see it suspended: nothing to look up there.
+    if (is_suspended(level)) continue;
     std::vector<Tensor> ts;
     ts.reserve(inputs.size());
     bool any = false;
@@ -185,6 +218,7 @@ PendingTangents inplace_tangents(const Tensor& self, TensorList operands, F&& fo
   PendingTangents pending;
   if (!enabled()) return pending;
   for (int64_t level : active_levels()) {
+    if (is_suspended(level)) continue;  // the formula's own ops (see propagate)
     std::vector<Tensor> ts;
     ts.reserve(operands.size() + 1);
     ts.push_back(tangent(self, level));
@@ -202,6 +236,10 @@ PendingTangents inplace_tangents(const Tensor& self, TensorList operands, F&& fo
 // After the primal write: each pending value is copied into self's tangent (created as zeros,
 // through the root base for a view, when self has none). `op` names the op in errors.
 void write_tangents(const Tensor& self, PendingTangents&& pending, const char* op);
+
+// make_dual's checks, then `fresh` itself (a tensor no one else holds yet, such as a new
+// detach()) gets `tangent` at `level`: make_dual without the view (jvp's inputs).
+void make_dual_in_place(const Tensor& fresh, const Tensor& tangent, int64_t level);
 
 // Marks `t` (a view) as having no tangent at `level` even though its base may have one
 // (unpack_dual's primal).

@@ -12,7 +12,6 @@
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/pointwise.h"
-#include "tensor/native/scalar_inplace.h"
 
 namespace mutagrad {
 namespace autograd {
@@ -468,26 +467,26 @@ std::shared_ptr<Node> make_unary_node(UnaryOp op, const Tensor& self, const Unar
 // tanh is the MLP activation, and its formula t * (1 - y * y) as three differentiable ops costs
 // three result tensors, a wrapped scalar and each op's autograd bookkeeping: a tenth of a small
 // MLP's jvp. When nothing records a graph through it (no operand requires grad under grad
-// mode), the tangent is computed by the native kernels in one buffer: d = y * y; d -= 1;
-// d *= t; d *= -1. 1 - y*y and y*y - 1 are exact negations, so this is TanhBackward0's value
-// bit for bit. Otherwise (a graph to record, or result or t dual at another level, whose
-// tangents the formula's ops propagate) the node's formula runs, as for every op.
+// mode), the tangent is computed by the native kernels in one buffer: d = y * y; d = 1 - d;
+// d = d * t, the node's operations in its order, so TanhBackward0's value bit for bit. Each
+// step is a binary kernel with a tensor or 0-dim operand, which the per-capability vector
+// kernels run (the scalar in-place loops, x op= c, are not vectorized: they cost more than the
+// rest). Otherwise (a graph to record, or result or t dual at another level, whose tangents the
+// formula's ops propagate) the node's formula runs, as for every op.
 namespace {
 Tensor tanh_tangent_fast(const Tensor& result, const Tensor& tangent) {
   if (GradMode::is_enabled() && (result.requires_grad() || tangent.requires_grad())) {
     return Tensor();
   }
   if (tangent.dtype() != result.dtype() || tangent.device() != result.device() ||
-      !native::is_scalar_inplace_fast(BinaryOp::kMul, result, -1.0) ||
-      !tangent.sizes().equals(result.sizes())) {
+      !result.is_floating_point() || !tangent.sizes().equals(result.sizes())) {
     return Tensor();
   }
   // Nested levels: the formula's ops give its value a tangent at the outer levels.
   if (fwd::has_tangent({result, tangent})) return Tensor();
   Tensor d = native::binary(BinaryOp::kMul, result, result);
-  native::binary_scalar_inplace(BinaryOp::kSub, d, 1.0, nullptr);
-  native::binary_out(BinaryOp::kMul, d, d, tangent);
-  native::binary_scalar_inplace(BinaryOp::kMul, d, -1.0, nullptr);
+  native::binary_out(BinaryOp::kSub, d, full({}, 1, result.dtype(), result.device()), d);
+  native::binary_out(BinaryOp::kMul, d, tangent, d);
   return d;
 }
 }  // namespace

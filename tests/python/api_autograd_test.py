@@ -185,6 +185,16 @@ def _vec(x, y):
     return x * y.sum(), x.exp()
 
 
+def _writes_through_views(a, b):
+    """Writes into views of an intermediate (a slice, a reshaped view) and an indexed write of
+    a dual: forward mode carries each into the base's tangent."""
+    y = a.clone()
+    y[1:].mul_(b[:2])
+    y.view(3, 1).add_(b.unsqueeze(1).sin())
+    y[0] = b[2] * a[0]
+    return y.exp(), (y * b).sum()
+
+
 def _tuples(x):
     return tuple(_tuples(e) for e in x) if isinstance(x, (list, tuple)) else x
 
@@ -230,6 +240,13 @@ FUNCTIONAL = {
     "jacobian forward-mode 2d": lambda F, lib: F.jacobian(
         lambda x: x.t().cumsum(0) ** 2, *_args(lib, [[1.0, 2.0], [3.0, 4.0]]), vectorize=True,
         strategy="forward-mode"),
+    # torch 1.13 batches these columns with vmap; ours are one dual pass each (docs/forward-ad.md).
+    "jacobian forward-mode writes through views": lambda F, lib: _tuples(F.jacobian(
+        _writes_through_views, _args(lib, [1.0, 2.0, -0.5], [0.3, 0.1, 2.0]), vectorize=True,
+        strategy="forward-mode")),
+    "hessian forward-over-reverse writes through views": lambda F, lib: _tuples(F.hessian(
+        lambda a, b: _writes_through_views(a, b)[1], _args(lib, [1.0, 2.0, -0.5], [0.3, 0.1, 2.0]),
+        vectorize=True, outer_jacobian_strategy="forward-mode")),
     "hessian forward-over-reverse": lambda F, lib: _tuples(F.hessian(
         _f2, _args(lib, [0.4, -0.8], [1.0, 2.0]), vectorize=True,
         outer_jacobian_strategy="forward-mode")),
