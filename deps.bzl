@@ -116,6 +116,14 @@ cc_library(
     includes = ["include"],
     visibility = ["//visibility:public"],
 )
+
+# The same files as private headers (a library's srcs): //distributed's NCCL group adds the
+# include path to its own copts, so nothing above it compiles differently in the device build.
+filegroup(
+    name = "cudart_files",
+    srcs = glob(["include/*.h", "include/*.hpp", "include/crt/**"]),
+    visibility = ["//visibility:public"],
+)
 """
 
 # The system zlib (Debian's zlib1g-dev), for //examples:train_digits's gzip reader.

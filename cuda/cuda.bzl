@@ -132,3 +132,21 @@ def cuda_kernels(name, srcs, hdrs = [], header_deps = [], deps = []):
         tags = ["manual"],
         deps = deps + ["@cuda//:cccl"],
     )
+
+# Note [Backends link, they do not compile into their users]
+# A backend's headers and include paths (Thrust's, cuda_runtime.h's: -isystem external/cuda/...,
+# -iquote external/cuda) are its own business: no file above //cuda includes them, only
+# cuda/api's headers. Handed up through cc_library deps they would reach every object of the
+# library, the tests and the Python bindings, and these would compile with other command lines
+# (and action keys) in the device build than in the default one: 183 of 325 objects. CI's
+# stages share one output directory, so each switch of build compiled them again. link_only
+# passes on a backend's linking and nothing of its compiling: every object above //cuda is the
+# same in all three builds, and only the backends, the kernels and the links differ.
+def _link_only_impl(ctx):
+    return [CcInfo(linking_context = ctx.attr.dep[CcInfo].linking_context)]
+
+link_only = rule(
+    implementation = _link_only_impl,
+    attrs = {"dep": attr.label(providers = [CcInfo])},
+    doc = "A cc_library's linking without its headers, defines or include paths.",
+)

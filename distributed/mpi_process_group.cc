@@ -9,11 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "tensor/half.h"
-
-#ifdef MUTAGRAD_WITH_NCCL
 #include "distributed/nccl_process_group.h"
-#endif
+#include "tensor/half.h"
 
 namespace mutagrad::distributed {
 
@@ -384,17 +381,21 @@ ProcessGroup& init_process_group(const std::string& backend) {
     std::atexit(finalize_at_exit);
   }
   if (backend == "nccl") {
-#ifdef MUTAGRAD_WITH_NCCL
-    default_slot() = make_nccl_process_group(MPI_COMM_WORLD);
-#else
-    throw DeviceError(
-        "init_process_group(\"nccl\"): this build has no NCCL; build with --config=cuda (the "
-        "device build, docs/distributed.md) or use \"mpi\" for CPU tensors");
-#endif
+    if (nccl_group_factory() == nullptr) {
+      throw DeviceError(
+          "init_process_group(\"nccl\"): this build has no NCCL; build with --config=cuda (the "
+          "device build, docs/distributed.md) or use \"mpi\" for CPU tensors");
+    }
+    default_slot() = nccl_group_factory()(MPI_COMM_WORLD);
   } else {
     default_slot() = std::make_unique<MpiProcessGroup>(MPI_COMM_WORLD);
   }
   return *default_slot();
+}
+
+NcclGroupFactory& nccl_group_factory() {
+  static NcclGroupFactory factory = nullptr;
+  return factory;
 }
 
 bool is_initialized() { return default_slot() != nullptr; }

@@ -278,10 +278,13 @@ void NcclRequest::wait() { group_->wait_event(event_, call_); }
 
 bool NcclRequest::test() { return group_->query_event(event_, call_); }
 
-}  // namespace
-
 std::unique_ptr<ProcessGroup> make_nccl_process_group(MPI_Comm comm) {
   return std::make_unique<NcclProcessGroup>(comm);
 }
+
+// Note [The NCCL group registers itself] in nccl_process_group.h.
+[[maybe_unused]] const bool registered = (nccl_group_factory() = &make_nccl_process_group, true);
+
+}  // namespace
 
 }  // namespace mutagrad::distributed

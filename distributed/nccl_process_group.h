@@ -17,6 +17,12 @@
 
 namespace mutagrad::distributed {
 
-std::unique_ptr<ProcessGroup> make_nccl_process_group(MPI_Comm comm);
+// Note [The NCCL group registers itself]
+// Only the device build links nccl_process_group.cc (//distributed:nccl), so the rest of the
+// library compiles the same in every build and does not name it: the file sets this factory
+// from a static initializer, and init_process_group("nccl") calls it, or raises DeviceError
+// naming the device build when it is null.
+using NcclGroupFactory = std::unique_ptr<ProcessGroup> (*)(MPI_Comm comm);
+NcclGroupFactory& nccl_group_factory();
 
 }  // namespace mutagrad::distributed

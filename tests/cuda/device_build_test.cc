@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "distributed/nccl_process_group.h"
 #include "mutagrad.h"
 
 namespace mutagrad {
@@ -41,6 +42,12 @@ TEST(DeviceBuild, WithoutAGpuCudaIsUnavailableAndSaysWhy) {
   }
   // The CPU keeps working.
   EXPECT_EQ((ones({2}) + ones({2})).sum().item<float>(), 4.0f);
+}
+
+// The "nccl" process group is linked into the device build and registered itself (Note [The
+// NCCL group registers itself] in distributed/nccl_process_group.h).
+TEST(DeviceBuild, TheNcclGroupIsLinkedAndRegistered) {
+  EXPECT_NE(distributed::nccl_group_factory(), nullptr);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <string>
 
+#include "cuda/cuda.h"
+#include "distributed/nccl_process_group.h"
 #include "distributed/process_group.h"
 
 namespace mutagrad::distributed {
@@ -82,6 +84,13 @@ TEST(WaitOrAbort, ATimeoutAbortsTheCommunicatorAndRaises) {
   EXPECT_LT(took, 10.0);
   // It slept between polls rather than spinning the whole time.
   EXPECT_LT(op.finished_polls, 1000000);
+}
+
+// Note [The NCCL group registers itself]: linked, and so registered, in the device build only
+// (device_build_test checks the device build's side, where this binary is built but not run).
+TEST(NcclGroup, RegisteredExactlyInTheDeviceBuild) {
+  const bool device_build = cuda::build_name().rfind("device", 0) == 0;
+  EXPECT_EQ(nccl_group_factory() != nullptr, device_build) << cuda::build_name();
 }
 
 }  // namespace
