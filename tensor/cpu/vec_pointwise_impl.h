@@ -195,16 +195,23 @@ void compare_run(bool* o, const T* a, const T* b, int64_t n) {
 }
 
 // The run functions, one per (op, broadcast): resolved once per call, not per lane.
+// with_broadcast calls f with the broadcast as a compile-time constant.
+template <typename F>
+void with_broadcast(VecBroadcast bc, const F& f) {
+  using B = VecBroadcast;
+  switch (bc) {
+    case B::kNone:
+      return f(std::integral_constant<B, B::kNone>{});
+    case B::kScalarA:
+      return f(std::integral_constant<B, B::kScalarA>{});
+    case B::kScalarB:
+      return f(std::integral_constant<B, B::kScalarB>{});
+  }
+}
+
 template <typename T, VecBinaryOp kOp>
 void binary_op(VecBroadcast bc, T* o, const T* a, const T* b, int64_t n) {
-  switch (bc) {
-    case VecBroadcast::kNone:
-      return binary_run<T, kOp, VecBroadcast::kNone>(o, a, b, n);
-    case VecBroadcast::kScalarA:
-      return binary_run<T, kOp, VecBroadcast::kScalarA>(o, a, b, n);
-    case VecBroadcast::kScalarB:
-      return binary_run<T, kOp, VecBroadcast::kScalarB>(o, a, b, n);
-  }
+  with_broadcast(bc, [&](auto k) { binary_run<T, kOp, decltype(k)::value>(o, a, b, n); });
 }
 
 template <typename T>
@@ -228,14 +235,7 @@ void binary(VecBinaryOp op, VecBroadcast bc, T* o, const T* a, const T* b, int64
 
 template <typename T, VecCompareOp kOp>
 void compare_op(VecBroadcast bc, bool* o, const T* a, const T* b, int64_t n) {
-  switch (bc) {
-    case VecBroadcast::kNone:
-      return compare_run<T, kOp, VecBroadcast::kNone>(o, a, b, n);
-    case VecBroadcast::kScalarA:
-      return compare_run<T, kOp, VecBroadcast::kScalarA>(o, a, b, n);
-    case VecBroadcast::kScalarB:
-      return compare_run<T, kOp, VecBroadcast::kScalarB>(o, a, b, n);
-  }
+  with_broadcast(bc, [&](auto k) { compare_run<T, kOp, decltype(k)::value>(o, a, b, n); });
 }
 
 template <typename T>
