@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs //examples:train_digits on a reduced budget and checks what it prints: a progress line
-# per epoch, the accuracy threshold (the binary exits 1 below it), the caught stale-tensor
+# per epoch, the accuracy threshold of 98 % (the binary exits 1 below it), the caught stale-tensor
 # error naming AdamW's step and the example's line, and the kSnapshot run succeeding. Then the
 # resume: a run stopped after epoch 3 and resumed from its checkpoint prints the uninterrupted
 # run's epochs 4-6 and ends with its state, bit for bit (the digest of every parameter, running
@@ -8,7 +8,9 @@
 set -euo pipefail
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 fail() { echo "train_digits_test: $1" >&2; exit 1; }
-out=$(examples/train_digits --epochs 6 --min-accuracy 95 --checkpoint "$tmp/full.pt")
+# The issue's bar, 98 %, at 6 epochs: 98.6-98.9 % (355-356 of 360) with each CPU capability
+# (MUTAGRAD_CPU_CAPABILITY=avx512/avx2/baseline), a margin of two images.
+out=$(examples/train_digits --epochs 6 --min-accuracy 98 --checkpoint "$tmp/full.pt")
 echo "$out"
 [ "$(grep -c '^epoch ' <<<"$out")" -eq 6 ] || fail "expected 6 progress lines"
 grep -q 'examples/s' <<<"$out" || fail "no throughput in the progress lines"
