@@ -28,7 +28,8 @@ class StackTrace {
   // walking outwards through the library's frames (past the caller's own, mutagrad::func::),
   // the outermost one named mutagrad::NAME(...) or mutagrad::Tensor::NAME(...) before the
   // program's code (a frame outside the library, mutagrad::func:: or the Python bindings;
-  // a C++ program's own lambdas match no op name). "" when none is named (an op inlined or tail-called away, a stripped binary).
+  // a C++ program's own lambdas match no op name). "" when none is named (an op inlined or
+  // tail-called away, a frame the unwinder cannot follow, a stripped binary).
   std::string public_op() const;
 
   int size() const { return size_; }

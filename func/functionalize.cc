@@ -49,7 +49,60 @@ class Functionalizer {
     for (size_t i = 0; i < g_.inputs.size(); ++i) epilogue(g_.inputs[i], out_.inputs[i]);
     auto it = out_.constants.begin();
     for (const auto& [id, t] : g_.constants) epilogue(id, (it++)->first);
-    return std::move(out_);
+    return compact(std::move(out_));
+  }
+
+  // Drops the view replays nothing reads (a view made where the program made it, then only
+  // written through: the write reads its chain afresh) and numbers the values again in order.
+  static Graph compact(Graph g) {
+    std::vector<int64_t> uses(g.values.size(), 0);
+    auto count = [&](const Node& node, int64_t delta) {
+      for (const NodeArg& arg : node.args) {
+        if (const auto* v = std::get_if<ValueRef>(&arg)) uses[v->id] += delta;
+        if (const auto* list = std::get_if<ValueList>(&arg)) {
+          for (int64_t e : list->ids) {
+            if (e >= 0) uses[e] += delta;
+          }
+        }
+      }
+    };
+    for (const Node& node : g.nodes) count(node, 1);
+    for (int64_t id : g.outputs) ++uses[id];
+    std::vector<bool> dead(g.nodes.size(), false);
+    for (size_t i = g.nodes.size(); i-- > 0;) {  // readers come after what they read
+      const Node& node = g.nodes[i];
+      const bool replay =
+          node.kind == OpKind::kView ||
+          (node.op.size() > 5 && node.op.compare(node.op.size() - 5, 5, "_copy") == 0);
+      if (replay && uses[node.output] == 0) {
+        dead[i] = true;
+        count(node, -1);
+      }
+    }
+    std::vector<int64_t> id(g.values.size(), -1);
+    Graph out;
+    auto renumber = [&](int64_t old) {
+      id[old] = out.add_value(g.values[old]);
+      return id[old];
+    };
+    for (int64_t v : g.inputs) out.inputs.push_back(renumber(v));
+    for (auto& [v, t] : g.constants) out.constants[renumber(v)] = t;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (dead[i]) continue;
+      Node node = std::move(g.nodes[i]);
+      for (NodeArg& arg : node.args) {
+        if (auto* v = std::get_if<ValueRef>(&arg)) v->id = id[v->id];
+        if (auto* list = std::get_if<ValueList>(&arg)) {
+          for (int64_t& e : list->ids) {
+            if (e >= 0) e = id[e];
+          }
+        }
+      }
+      node.output = renumber(node.output);
+      out.nodes.push_back(std::move(node));
+    }
+    for (int64_t v : g.outputs) out.outputs.push_back(id[v]);
+    return out;
   }
 
  private:
@@ -59,10 +112,12 @@ class Functionalizer {
     mat_[id] = {nid, 0};
   }
 
-  int64_t emit(std::string op, OpKind kind, std::vector<NodeArg> args, const ValueInfo& info) {
+  int64_t emit(std::string op, OpKind kind, std::vector<NodeArg> args, const ValueInfo& info,
+               bool write_path = false) {
     Node node;
     node.op = std::move(op);
     node.kind = kind;
+    node.write_path = write_path;
     node.args = std::move(args);
     node.output = out_.add_value(info);
     out_.nodes.push_back(std::move(node));
@@ -166,29 +221,57 @@ class Functionalizer {
                                         "yet; write x.add_(y * alpha) instead"));
       }
     }
+    // Note [Signed zeros of functionalized gradients]: the write reads its view chain afresh
+    // from the root's current value (write_path reads: not the readers' views, whose backward
+    // stays the standard one), and scatters back into those reads.
+    std::vector<int64_t> chain{self};  // self, its parent, ..., below the root
+    while (chain.back() != r) {
+      chain.push_back(canon_[std::get<ValueRef>(g_.nodes[made_by_[chain.back()]].args[0]).id]);
+    }
+    std::vector<int64_t> read(chain.size(), -1);  // the new graph's value of each, fresh
+    read.back() = cur_[r];
+    const bool copy = remove_ == Remove::kMutationsAndViews;
+    for (size_t i = chain.size() - 1; i-- > 0;) {
+      const Node& view = g_.nodes[made_by_[chain[i]]];
+      std::vector<NodeArg> args = view.args;
+      args[0] = ValueRef{read[i + 1]};
+      read[i] = emit(copy ? view.op + "_copy" : view.op, copy ? OpKind::kFunctional : OpKind::kView,
+                     std::move(args), g_.values[chain[i]], /*write_path=*/true);
+    }
+    std::vector<NodeArg> op_args = node.args;
+    op_args[0] = ValueRef{read[0]};
+    for (size_t i = 1; i < op_args.size(); ++i) {
+      if (auto* v = std::get_if<ValueRef>(&op_args[i])) {
+        v->id = sync(v->id);
+      } else if (auto* list = std::get_if<ValueList>(&op_args[i])) {
+        for (int64_t& e : list->ids) {
+          if (e >= 0) e = sync(e);
+        }
+      }
+    }
     const ValueInfo& info = g_.values[self];
     ValueInfo result_info = info;
     result_info.dtype = functional_dtype(node, op);
-    int64_t value = emit(op, OpKind::kFunctional, synced_args(node), result_info);
+    int64_t value = emit(op, OpKind::kFunctional, std::move(op_args), result_info);
     if (result_info.dtype != info.dtype) {
       value =
           emit("to", OpKind::kFunctional, {ValueRef{value}, info.dtype, str(info.device)}, info);
     }
-    // Scatter back up the view chain, into the root.
-    std::vector<std::pair<int64_t, int64_t>> updated{{self, value}};
-    int64_t v = self;
-    while (v != r) {
-      const Node& view = g_.nodes[made_by_[v]];
-      const int64_t parent = canon_[std::get<ValueRef>(view.args[0]).id];
-      std::vector<NodeArg> args{ValueRef{sync(parent)}, ValueRef{value}};
+    // Scatter back up the view chain, into the root. The innermost scatter of a write that
+    // reads nothing of its view (copy_, fill_) keeps the standard +0.0 (eager zeroes it too).
+    const bool reads_self = op != "copy" && op != "fill";
+    for (size_t i = 0; i + 1 < chain.size(); ++i) {
+      const Node& view = g_.nodes[made_by_[chain[i]]];
+      std::vector<NodeArg> args{ValueRef{read[i + 1]}, ValueRef{value}};
       args.insert(args.end(), view.args.begin() + 1, view.args.end());
-      value = emit(view.op + "_scatter", OpKind::kFunctional, std::move(args), g_.values[parent]);
-      updated.emplace_back(parent, value);
-      v = parent;
+      value = emit(view.op + "_scatter", OpKind::kFunctional, std::move(args),
+                   g_.values[chain[i + 1]], /*write_path=*/i > 0 || reads_self);
     }
     cur_[r] = value;
     ++ver_[r];
-    for (const auto& [id, nid] : updated) mat_[id] = {nid, ver_[r]};
+    // Every other value of the storage, the written view included, is regenerated from the new
+    // root when read (as eager's reads after a write go through the base's new history).
+    mat_[r] = {value, ver_[r]};
   }
 
   const Graph& g_;

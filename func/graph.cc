@@ -156,7 +156,7 @@ std::vector<Tensor> Graph::operator()(const std::vector<Tensor>& args) const {
   }
   for (const auto& [id, t] : constants) env[id] = t;
   for (const Node& node : nodes) {
-    OpFn fn = find_op(node.op);
+    OpFn fn = find_op(node);
     if (fn == nullptr) {
       throw CaptureError(node.op,
                          str("the graph has an op the interpreter does not know: ", node.op));

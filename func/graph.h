@@ -71,6 +71,10 @@ struct Node {
   // storage written (as autograd's pictures of stale saved tensors name their write); absent on
   // nodes a pass or a hand-built graph made.
   std::optional<WriteSite> site;
+  // Note [Signed zeros of functionalized gradients] (func/ops.cc): a view read or a scatter that
+  // functionalize made for a write; its backward fills the elements it does not reach with
+  // -0.0 instead of +0.0 (the same values forward). code() does not show it.
+  bool write_path = false;
 };
 
 // Note [Stale saved tensors]
@@ -113,5 +117,7 @@ class Graph {
 using OpFn = Tensor (*)(const autograd::capture::Args& args);
 // The op named `name` ("mul_", "slice", "slice_scatter", "view_copy"); null when unknown.
 OpFn find_op(const std::string& name);
+// What the interpreter runs for `node`: find_op(node.op), or its write_path form.
+OpFn find_op(const Node& node);
 
 }  // namespace mutagrad::func

@@ -88,6 +88,37 @@ Tensor op_view_scatter(const Args& a) {
   v.copy_(T(a, 1));
   return out;
 }
+// Note [Signed zeros of functionalized gradients]
+// Eager backward through a write into a view (CopySlices) gives the base's gradient outside the
+// view exactly as it arrives and, inside, exactly what the in-place op's backward gives. The
+// functional form splits it in two: the scatter's gradient for its base (the view's elements
+// zeroed) plus the gradient of the write's read of the view (the view's backward: zeros outside
+// it); the engine adds them, and +0.0 + -0.0 is +0.0, so a -0.0 element of eager's came out
+// +0.0. The nodes functionalize makes for a write (Node::write_path) fill those elements with
+// -0.0 instead, the additive identity of IEEE arithmetic (x + -0.0 == x for every x, -0.0
+// included): neg(view(neg(base))) and neg(view_scatter(neg(base), neg(src))) have the values of
+// view(base) and view_scatter(base, src) (neg is exact) and the gradients of the standard ops
+// with every zero they make negated. A write that reads nothing of the view (copy_, fill_) keeps
+// the +0.0 of its innermost scatter, as eager's CopySlices zeroes that region; other dtypes have
+// no signed zeros and keep the standard ops.
+template <OpFn View>
+Tensor op_write_read(const Args& a) {
+  if (!T(a, 0).is_floating_point()) return View(a).clone();
+  Args b = a;
+  b[0] = mutagrad::neg(T(a, 0));
+  return mutagrad::neg(View(b));
+}
+template <OpFn View>
+Tensor op_write_scatter(const Args& a) {
+  if (!T(a, 0).is_floating_point() || !T(a, 1).is_floating_point()) {
+    return op_view_scatter<View>(a);
+  }
+  Args b = a;
+  b[0] = mutagrad::neg(T(a, 0));
+  b[1] = mutagrad::neg(T(a, 1));
+  return mutagrad::neg(op_view_scatter<View>(b));
+}
+
 // Whether `v`'s elements fill a dense block in some order of its dims (a transpose, a
 // permute), so that a fresh tensor can take its strides.
 bool is_dense_permutation(const Tensor& v) {
@@ -312,16 +343,24 @@ Tensor op_div_(const Args& a) {
   return is_tensor(a, 1) ? self.div_(T(a, 1)) : self.div_(S(a, 1));
 }
 
+const std::string kWritePath = "write_path:";
+
 const std::unordered_map<std::string, OpFn>& op_table() {
   static const auto* table = [] {
     auto* t = new std::unordered_map<std::string, OpFn>();
-    auto view = [&](const std::string& name, OpFn fn, OpFn scatter, OpFn copy) {
+    auto view = [&](const std::string& name, OpFn fn, OpFn scatter, OpFn copy, OpFn read,
+                    OpFn write_scatter) {
       (*t)[name] = fn;
       (*t)[name + "_scatter"] = scatter;
       (*t)[name + "_copy"] = copy;
+      // Note [Signed zeros of functionalized gradients]: Node::write_path's forms.
+      (*t)[kWritePath + name] = read;
+      (*t)[kWritePath + name + "_copy"] = read;
+      (*t)[kWritePath + name + "_scatter"] = write_scatter;
     };
-#define MUTAGRAD_FUNC_VIEW(name) \
-  view(#name, &op_##name, &op_view_scatter<&op_##name>, &op_view_copy<&op_##name>)
+#define MUTAGRAD_FUNC_VIEW(name)                                                   \
+  view(#name, &op_##name, &op_view_scatter<&op_##name>, &op_view_copy<&op_##name>, \
+       &op_write_read<&op_##name>, &op_write_scatter<&op_##name>)
     MUTAGRAD_FUNC_VIEW(select);
     MUTAGRAD_FUNC_VIEW(slice);
     MUTAGRAD_FUNC_VIEW(narrow);
@@ -438,6 +477,13 @@ OpFn find_op(const std::string& name) {
   const auto& table = op_table();
   auto it = table.find(name);
   return it == table.end() ? nullptr : it->second;
+}
+
+OpFn find_op(const Node& node) {
+  if (node.write_path) {
+    if (OpFn fn = find_op(kWritePath + node.op)) return fn;
+  }
+  return find_op(node.op);
 }
 
 }  // namespace mutagrad::func

@@ -25,7 +25,10 @@ namespace mutagrad::func {
 // - a view that functionalize replays after a write to its storage (AliasReport::regenerated)
 //   is blue in the program, "regenerated";
 // - in the functional form, each <view>_scatter (a write scattered back into its base) is
-//   orange, and the final copy_ into an input red.
+//   orange, and the final copy_ into an input red;
+// - each saved tensor of the captured run's backward graph (Note [Stale saved tensors]) is a
+//   note `<p>s<i>` on a dashed "saves" edge from the node that saved it: orange when current,
+//   red when stale, with a bold red "makes stale" edge from the write that made it stale.
 // DOT node names are `<prefix>v<id>` (value %id), `<prefix>return` for the return.
 
 // Each node as Graph::code prints its call ("%3 = mul_(%2, 2.0)"), in node order.

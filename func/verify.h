@@ -63,9 +63,9 @@ VerifyResult verify(const Program& f, const std::vector<Tensor>& inputs, const G
 
 namespace testing {
 // A deliberately broken functionalize, to show verify catching a bug: functionalize(graph),
-// then the first view node that repeats an earlier one on another base (the same view op and
-// arguments: a view replayed after a write) is dropped, and its readers read the earlier,
-// stale view instead. Returns functionalize(graph) when no view node repeats.
+// then the first view regenerated after a write (a reader's view of a value a <view>_scatter
+// made) is made from that scatter's base instead: its readers see the elements from before the
+// write. Returns functionalize(graph) when no view is regenerated.
 Graph drop_view_regeneration(const Graph& graph);
 }  // namespace testing
 

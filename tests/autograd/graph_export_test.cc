@@ -146,6 +146,32 @@ TEST(GraphExport, StaleSavedTensorsAreRedWithTheirWrite) {
   bool held_by_mul = false;
   for (int mul : g.find("MulBackward0")) held_by_mul = held_by_mul || g.has_edge(stale_ids[0], mul);
   EXPECT_TRUE(held_by_mul) << dot;
+
+  // saved_tensors lists what the boxes show, as data (func::capture's stale saved tensors).
+  const std::vector<autograd::SavedTensorInfo> saved = autograd::saved_tensors({loss});
+  ASSERT_EQ(saved.size(), 3u);
+  int listed_stale = 0;
+  for (const autograd::SavedTensorInfo& info : saved) {
+    SCOPED_TRACE(std::string(info.node->name()) + "." + info.name);
+    ASSERT_NE(info.counter, nullptr);
+    EXPECT_EQ(info.saved_version, 0u);
+    EXPECT_FALSE(info.released);
+    if (info.stale()) {
+      ++listed_stale;
+      EXPECT_STREQ(info.node->name(), "MulBackward0");
+      EXPECT_TRUE(info.counter->is_same(h.version_counter()));
+      EXPECT_EQ(info.version_now, 1u);
+      ASSERT_TRUE(info.stale_by.has_value());
+      EXPECT_STREQ(info.stale_by->op, "add_");
+      EXPECT_EQ(info.stale_by->line, line);
+      EXPECT_TRUE(info.data.is_alias_of(h)) << "h's elements";
+    } else {
+      EXPECT_STREQ(info.node->name(), "SigmoidBackward0");
+      EXPECT_EQ(info.name, "result");
+      EXPECT_FALSE(info.stale_by.has_value());
+    }
+  }
+  EXPECT_EQ(listed_stale, 2);
 }
 
 TEST(GraphExport, LeavesShowTheirGradAndViewsTheirBase) {
