@@ -1,5 +1,9 @@
 // gradcheck itself: it passes correct formulas, catches a wrong one and names the worst
-// element, and works from GoogleTest assertions.
+// element, and works from GoogleTest assertions. Also forward mode's checks and transforms:
+// check_forward_ad catches a wrong jvp, jacobian/hessian by forward mode equal hand-derived
+// values and reverse mode through in-place writes into views, and make_dual's device check.
+#include <sstream>
+
 #include "autograd/history.h"
 #include "grad_test_util.h"
 
@@ -316,6 +320,128 @@ TEST(Gradcheck, GradgradcheckUsesTheGivenGradOutputs) {
   EXPECT_TRUE(autograd::gradgradcheck(
       [](const VariableList& in) { return VariableList{in[0].matmul(in[0]).tanh()}; },
       {leaf({2, 2}, 24)}, non_contig));
+}
+
+// ---- Forward mode (issue 40) -----------------------------------------------------------------
+
+// y = x^3 with hand-written backward and jvp; kWrongJvp's jvp says 2 x^2 v instead of 3 x^2 v.
+template <bool kWrongJvp>
+struct Cube : autograd::Function<Cube<kWrongJvp>> {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x) {
+    ctx->saved_data["x"] = x;  // for jvp (saved tensors are backward's)
+    ctx->save_for_backward({x});
+    return x * x * x;
+  }
+  static VariableList backward(autograd::AutogradContext* ctx, VariableList grads) {
+    const Tensor x = ctx->get_saved_variables()[0];
+    return {grads[0] * x * x * 3.0};
+  }
+  static VariableList jvp(autograd::AutogradContext* ctx, VariableList tangents) {
+    const Tensor& x = ctx->saved_data["x"].to_tensor();
+    return {tangents[0] * x * x * (kWrongJvp ? 2.0 : 3.0)};
+  }
+};
+
+TEST(Gradcheck, CheckForwardAdCatchesAWrongJvp) {
+  autograd::GradcheckOptions fw;
+  fw.check_forward_ad = true;
+  const Tensor x = leaf({3}, 25, 0.5, 1.5);  // no zero: 2 x^2 and 3 x^2 differ everywhere
+  auto right = [](const VariableList& in) { return Cube<false>::apply(in[0]); };
+  auto wrong = [](const VariableList& in) { return Cube<true>::apply(in[0]); };
+  EXPECT_TRUE(autograd::gradcheck(right, {x}, fw));
+  // The backward is right, so only the forward-mode check can fail.
+  EXPECT_TRUE(autograd::gradcheck(wrong, {x}));
+  autograd::GradcheckResult r = autograd::gradcheck(wrong, {x}, fw);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.report().find("Forward-mode"), std::string::npos) << r.report();
+  // Built-in ops through an in-place write into a view of an intermediate pass.
+  EXPECT_TRUE(autograd::gradcheck(
+      [](const VariableList& in) {
+        Tensor y = in[0] * in[1];
+        y.narrow(0, 1, 2).mul_(in[0].narrow(0, 0, 2));
+        return y.exp();
+      },
+      {leaf({3}, 26), leaf({3}, 27)}, fw));
+}
+
+// f(x) = y with y = x * x, then y[1:3] *= x[0:2] (through a view of the intermediate y):
+// y = (x0^2, x0 x1^2, x1 x2^2). Its Jacobian and the Hessian of sum(y), by hand.
+Tensor square_then_shifted_product(const Tensor& x) {
+  Tensor y = x * x;
+  y.narrow(0, 1, 2).mul_(x.narrow(0, 0, 2));
+  return y;
+}
+
+TEST(Gradcheck, ForwardModeJacobianAndHessianThroughViewWrites) {
+  const Tensor x = leaf({3}, 28).detach();
+  const std::vector<double> a = testing_util::values(x);
+  autograd::TensorFunction f(
+      [](const VariableList& in) { return square_then_shifted_product(in[0]); });
+  const std::vector<double> jac = {2 * a[0], 0, 0,           a[1] * a[1],    2 * a[0] * a[1],
+                                   0,        0, a[2] * a[2], 2 * a[1] * a[2]};
+  const Tensor fw =
+      autograd::jacobian(f, {x}, false, autograd::JacobianStrategy::kForwardMode)[0][0];
+  const Tensor rev =
+      autograd::jacobian(f, {x}, false, autograd::JacobianStrategy::kReverseMode)[0][0];
+  EXPECT_EQ(fw.device(), x.device());
+  ASSERT_TRUE(fw.sizes().equals({3, 3})) << fw.sizes();
+  testing_util::expect_close(fw, jac, 1e-12);
+  testing_util::expect_close(rev, jac, 1e-12);
+
+  autograd::TensorFunction s(
+      [](const VariableList& in) { return square_then_shifted_product(in[0]).sum(); });
+  const std::vector<double> hess = {2,        2 * a[1], 0,        2 * a[1], 2 * a[0],
+                                    2 * a[2], 0,        2 * a[2], 2 * a[1]};
+  const Tensor hf =
+      autograd::hessian(s, {x}, false, autograd::JacobianStrategy::kForwardMode)[0][0];
+  const Tensor hr =
+      autograd::hessian(s, {x}, false, autograd::JacobianStrategy::kReverseMode)[0][0];
+  EXPECT_EQ(hf.device(), x.device());
+  ASSERT_TRUE(hf.sizes().equals({3, 3})) << hf.sizes();
+  testing_util::expect_close(hf, hess, 1e-12);
+  testing_util::expect_close(hr, hess, 1e-12);
+
+  // Two inputs (blocks [i][j]) and a column-major intermediate: forward == reverse mode.
+  autograd::TensorFunction g([](const VariableList& in) {
+    Tensor y = in[0].mm(in[1]).t().contiguous().t();  // 2x2, column-major
+    y.select(1, 0).add_(in[0].select(1, 1).sin());
+    return (y * y).sum() + in[1].exp().sum();
+  });
+  const VariableList xs = {leaf({2, 3}, 29).detach(), leaf({3, 2}, 30).detach()};
+  const auto hfs = autograd::hessian(g, xs, false, autograd::JacobianStrategy::kForwardMode);
+  const auto hrs = autograd::hessian(g, xs, false, autograd::JacobianStrategy::kReverseMode);
+  const auto jfs = autograd::jacobian(g, xs, false, autograd::JacobianStrategy::kForwardMode);
+  const auto jrs = autograd::jacobian(g, xs, false, autograd::JacobianStrategy::kReverseMode);
+  for (size_t i = 0; i < 2; ++i) {
+    testing_util::expect_close(jfs[0][i], testing_util::values(jrs[0][i]), 1e-12);
+    for (size_t j = 0; j < 2; ++j) {
+      ASSERT_EQ(hfs[i][j].sizes(), hrs[i][j].sizes());
+      testing_util::expect_close(hfs[i][j], testing_util::values(hrs[i][j]), 1e-12);
+    }
+  }
+}
+
+TEST(Gradcheck, MakeDualRefusesATangentOnAnotherDevice) {
+  Device other = kCPU;
+  if (testing_device::test_device().is_cpu()) {
+    if (!cuda::is_available()) GTEST_SKIP() << "needs a CUDA device: the _cuda twin runs it";
+    other = Device(DeviceType::CUDA, 0);
+  }
+  const Tensor x = leaf({3}, 31).detach();
+  const Tensor t = ones({3}, TensorOptions(kFloat64).device(other));
+  const uint32_t x_version = x.version(), t_version = t.version();
+  forward_ad::dual_level level;
+  const std::string msg = testing_util::error_of<DeviceError>([&] { forward_ad::make_dual(x, t); });
+  std::ostringstream primal_device, tangent_device;
+  primal_device << x.device();
+  tangent_device << other;
+  EXPECT_NE(msg.find(primal_device.str()), std::string::npos) << msg;
+  EXPECT_NE(msg.find(tangent_device.str()), std::string::npos) << msg;
+  EXPECT_EQ(x.version(), x_version);
+  EXPECT_EQ(t.version(), t_version);
+  EXPECT_FALSE(forward_ad::unpack_dual(x).tangent.defined());
+  EXPECT_FALSE(forward_ad::unpack_dual(t).tangent.defined());
+  testing_util::expect_close(t, {1, 1, 1}, 0);
 }
 
 }  // namespace
