@@ -21,9 +21,9 @@ std::string value_list(const std::vector<int64_t>& ids, const std::string& sep) 
 // Note [Alias report]
 // The report walks the captured graph as functionalize does (Note [Functionalization]), with
 // the same bookkeeping (each root's version, the version each view was last made at) but
-// without building a graph: a view read after a write to its storage is a regeneration. A
-// write updates its value and the view chain above it (the scatters), so those are not
-// regenerated; a stale view's stale parents are.
+// without building a graph: a view read after a write to its storage is a regeneration, the
+// written view included (the write reads its chain afresh and scatters into the root only:
+// Note [Signed zeros of functionalized gradients]); a stale view's stale parents are too.
 class Walker {
  public:
   explicit Walker(const Graph& g) : g_(g) {
@@ -145,7 +145,6 @@ class Walker {
     w.storage = root;
     for (int64_t v = self; v != root; v = canon_[self_of(g_.nodes[made_by_[v]])]) {
       w.chain.push_back(v);
-      if (v != self) sync(v, r);  // the scatter reads each parent
     }
     w.chain.push_back(root);
     std::reverse(w.chain.begin(), w.chain.end());
@@ -156,7 +155,7 @@ class Walker {
     w.seen_by.erase(std::remove(w.seen_by.begin(), w.seen_by.end(), self), w.seen_by.end());
     ++ver_[root];
     last_write_[root] = static_cast<int64_t>(r.writes.size());
-    for (int64_t v : w.chain) made_at_[v] = ver_[root];
+    made_at_[root] = ver_[root];
     r.writes.push_back(std::move(w));
   }
 
