@@ -41,14 +41,19 @@
 // index_in_range() screens an index tensor with one kernel that sets the same kind of flag
 // (the screen before a write: Note [Index validation on the device] in
 // tensor/native/index_ops.cc). Flags are set with an atomic OR, only by offending elements.
+#include <thrust/functional.h>
+#include <thrust/scan.h>
 #include <thrust/sort.h>
 
 #ifdef __CUDACC__
 #include <cub/device/device_radix_sort.cuh>
+#elif defined(_OPENMP)
+#include <omp.h>
 #endif
 
 #include "cuda/kernel_util.h"
 #include "cuda/kernels.h"
+#include "tensor/blocked_order.h"
 #include "tensor/element_math.h"
 #include "tensor/native/index_ops.h"
 
@@ -343,25 +348,98 @@ struct PutLast : SortedWrites<T> {
 };
 
 // With accumulate: the first position of each group folds the group's values into the
-// destination in index order with `combine` (math::AddValues, MulValues, Max/MinValues).
-// With `start`, the group folds into *start instead (IndexPutDescriptor::start).
+// destination with `combine` (math::AddValues, MulValues, Max/MinValues), in the order of Note
+// [Blocked accumulation order] (tensor/blocked_order.h) where the order matters, else in index
+// order. With `start`, the group folds into *start instead (IndexPutDescriptor::start). One
+// thread per group: the host-run build's path on one thread (Note [Accumulating groups]).
 template <typename T, typename Combine>
 struct AccumulateGroup : SortedWrites<T> {
   Combine combine;
   const T* start;
+  MG_HOST_DEVICE T value(int64_t q) const {
+    int64_t s, o;
+    this->g.offsets(this->order[q], &s, &o);
+    return this->values[o];
+  }
   MG_HOST_DEVICE void operator()(int64_t p) const {
     const int64_t* keys = this->keys;
     if (p > 0 && keys[p - 1] == keys[p]) return;
     const int64_t key = keys[p];
     T acc = start != nullptr ? *start : this->dst[key];
-    for (int64_t q = p; q < this->n && keys[q] == key; ++q) {
-      int64_t s, o;
-      this->g.offsets(this->order[q], &s, &o);
-      acc = combine(acc, this->values[o]);
+    if constexpr (blocked::order_matters<T, Combine>()) {
+      int64_t m = 1;
+      while (p + m < this->n && keys[p + m] == key) ++m;
+      acc = blocked::fold(
+          acc, m, [this, p](int64_t k) { return value(p + k); }, combine);
+    } else {
+      for (int64_t q = p; q < this->n && keys[q] == key; ++q) acc = combine(acc, value(q));
     }
     this->dst[key] = acc;
   }
 };
+
+// Note [Accumulating groups]
+// One thread folding a group of a million equal keys is a million dependent steps on a GPU. So
+// where the order matters, the groups fold in the blocked order in three kernels: each position
+// finds its group's first position (a max-scan of the group starts); each position that starts
+// a later block of its group (rank a positive multiple of kBlock) folds that block in order into
+// its partial; each group's first position folds its first block into the destination and
+// chains the partials. The same association as AccumulateGroup's blocked::fold: the same bits.
+// The host-run build runs these kernels when it has more than one thread (so its tests check
+// their bits) and AccumulateGroup, one pass at the old cost, on one.
+
+// gs[p]: p where p starts its group, else 0 (then max-scanned into each group's start).
+struct GroupStarts {
+  const int64_t* keys;
+  int64_t* gs;
+  MG_HOST_DEVICE void operator()(int64_t p) const {
+    gs[p] = p == 0 || keys[p - 1] != keys[p] ? p : 0;
+  }
+};
+
+template <typename T, typename Combine>
+struct BlockPartials : AccumulateGroup<T, Combine> {
+  const int64_t* gs;
+  T* partial;
+  MG_HOST_DEVICE void operator()(int64_t p) const {
+    const int64_t rank = p - gs[p];
+    if (rank == 0 || rank % blocked::kBlock != 0) return;
+    const int64_t key = this->keys[p];
+    T l = this->value(p);
+    for (int64_t q = p + 1; q < p + blocked::kBlock && q < this->n && this->keys[q] == key; ++q) {
+      l = this->combine(l, this->value(q));
+    }
+    partial[p] = l;
+  }
+};
+
+template <typename T, typename Combine>
+struct ChainPartials : BlockPartials<T, Combine> {
+  MG_HOST_DEVICE void operator()(int64_t p) const {
+    const int64_t* keys = this->keys;
+    if (p > 0 && keys[p - 1] == keys[p]) return;
+    const int64_t key = keys[p];
+    T acc = this->start != nullptr ? *this->start : this->dst[key];
+    int64_t q = p;
+    for (; q < p + blocked::kBlock && q < this->n && keys[q] == key; ++q) {
+      acc = this->combine(acc, this->value(q));
+    }
+    for (; q < this->n && keys[q] == key; q += blocked::kBlock) {
+      acc = this->combine(acc, this->partial[q]);
+    }
+    this->dst[key] = acc;
+  }
+};
+
+#ifndef __CUDACC__
+int64_t host_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+#endif
 
 }  // namespace
 
@@ -457,21 +535,47 @@ void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, con
     throw DeviceError(str("index_put_: the CUDA sort failed: ", e.what()));
   }
 #endif
-  desc.before_write();  // every temporary exists: Note [Allocate before the bump]
   dispatch_dtype(dst.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* d = reinterpret_cast<T*>(device_data(dst));
     const T* v = reinterpret_cast<const T*>(device_data(values));
     const SortedWrites<T> writes{d, v, keys, order, n, g};
-    if (desc.accumulate) {
-      const T* start =
-          desc.start != nullptr ? reinterpret_cast<const T*>(device_data(*desc.start)) : nullptr;
-      native::dispatch_combine(desc.reduce, [&](auto combine) {
-        launch("index_put_", n, AccumulateGroup<T, decltype(combine)>{writes, combine, start});
-      });
-    } else {
+    if (!desc.accumulate) {
+      desc.before_write();  // every temporary exists: Note [Allocate before the bump]
       launch("index_put_", n, PutLast<T>{writes});
+      return;
     }
+    const T* start =
+        desc.start != nullptr ? reinterpret_cast<const T*>(device_data(*desc.start)) : nullptr;
+    native::dispatch_combine(desc.reduce, [&](auto combine) {
+      using Combine = decltype(combine);
+      const AccumulateGroup<T, Combine> groups{writes, combine, start};
+      bool chained = blocked::order_matters<T, Combine>() && n > blocked::kBlock;
+#ifndef __CUDACC__
+      chained = chained && host_threads() > 1;  // Note [Accumulating groups]
+#endif
+      if (!chained) {
+        desc.before_write();
+        launch("index_put_", n, groups);
+        return;
+      }
+      // Note [Accumulating groups]: the partials read no destination, so they come before the
+      // bump, as every temporary (Note [Allocate before the bump]).
+      Tensor gs_buf = device_buffer(n, kInt64, dst.device());
+      Tensor partial_buf = device_buffer(n, dst.dtype(), dst.device());
+      int64_t* gs = reinterpret_cast<int64_t*>(device_data(gs_buf));
+      launch("index_put_", n, GroupStarts{keys, gs});
+      try {
+        thrust::inclusive_scan(exec_policy(), gs, gs + n, gs, thrust::maximum<int64_t>());
+      } catch (const thrust::system_error& e) {
+        throw DeviceError(str("index_put_: the CUDA scan failed: ", e.what()));
+      }
+      const BlockPartials<T, Combine> partials{groups, gs,
+                                               reinterpret_cast<T*>(device_data(partial_buf))};
+      launch("index_put_", n, partials);
+      desc.before_write();
+      launch("index_put_", n, ChainPartials<T, Combine>{partials});
+    });
   });
 }
 

@@ -19,8 +19,10 @@
 #include <cstring>
 #include <memory>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
+#include "tensor/blocked_order.h"
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/cpu/index_loop.h"
 #include "tensor/cpu/indexing.h"
@@ -58,12 +60,68 @@ constexpr int64_t kBlockBytes = int64_t{1} << 19;
 // Passes 1 and 2 of Note [Partitioned scatter] (they depend on no element type): the number of
 // writes of each thread's part of `plain` into each block of 2^shift elements from lo, turned
 // into each (thread, block)'s first slot (`slot`, thread-major) and each block's first slot.
+// d[k] = combine(d[k], v[k]) for k < n: vectorized (Note [Whole rows]); d and v never overlap.
+template <typename T, typename Combine>
+MG_VECTORIZE void combine_row(T* __restrict d, const T* __restrict v, int64_t n, Combine combine) {
+  for (int64_t k = 0; k < n; ++k) d[k] = combine(d[k], v[k]);
+}
+
+// Note [Blocked accumulation on the CPU]
+// An accumulating write folds each destination's values in the order of Note [Blocked
+// accumulation order] (tensor/blocked_order.h), which is index order for a destination with at
+// most kBlock values. Counting every destination's values would cost a pass and a counter per
+// element, so a sketch bounds them: the writes are counted per bucket of a hash of their
+// destination (a destination's count is at most its bucket's). With no bucket above kBlock,
+// every kernel below folds in index order, which is the blocked order. Only a write of more than
+// kBlock values can fill a bucket. The partition counts the buckets in its counting pass, before
+// it writes; the paths that write from one thread (per part) count as they write (Note
+// [Counting while writing]); a self with overlapping memory counts in a pass of its own. Where
+// a bucket is full, heavy_put runs: one thread in index order, destinations of full buckets
+// keeping their rank and open block's partial in a small table, flushed into the destination at
+// each block's end and at the end of the write. Rows sorted by destination know each row's
+// count and fold its blocks directly. Only floating sums and products (blocked::order_matters)
+// need any of this.
+struct Sketch {
+  int bits = 0;  // 2^bits buckets; 0: no sketch
+  std::vector<uint32_t> counts;
+  explicit Sketch(int64_t total) {
+    bits = 10;  // about 256 writes per bucket: a full one is rare unless a destination is
+    while (bits < 20 && (int64_t{1} << bits) * 256 < total) ++bits;
+  }
+  size_t size() const { return size_t{1} << bits; }
+  size_t bucket(int64_t s) const {
+    return static_cast<size_t>((static_cast<uint64_t>(s) * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+  }
+  // Whether some bucket holds more than kBlock writes (counts: `parts` arrays summed).
+  bool full(int parts) {
+    bool any = false;
+    for (size_t i = 0; i < size(); ++i) {
+      uint32_t c = counts[i];
+      for (int t = 1; t < parts; ++t) c += counts[static_cast<size_t>(t) * size() + i];
+      counts[i] = c;
+      any |= c > blocked::kBlock;
+    }
+    return any;
+  }
+};
+
 void count_block_slots(const Loop& plain, int64_t total, int nthreads, int64_t lo, int shift,
-                       size_t nb, std::vector<int64_t>& slot, std::vector<int64_t>& block_start) {
+                       size_t nb, std::vector<int64_t>& slot, std::vector<int64_t>& block_start,
+                       Sketch* sketch = nullptr) {
   slot.assign(static_cast<size_t>(nthreads) * nb, 0);
+  if (sketch != nullptr) sketch->counts.assign(static_cast<size_t>(nthreads) * sketch->size(), 0);
   run_parallel(nthreads, [&](int t) {
     auto [a, b] = part(total, t, nthreads);
     int64_t* count = slot.data() + static_cast<size_t>(t) * nb;
+    if (sketch != nullptr) {
+      uint32_t* bucket = sketch->counts.data() + static_cast<size_t>(t) * sketch->size();
+      const Sketch& k = *sketch;
+      run(plain, a, b, [count, bucket, &k, lo, shift](int64_t s, int64_t) {
+        ++count[(s - lo) >> shift];
+        ++bucket[k.bucket(s)];
+      });
+      return;
+    }
     run(plain, a, b, [count, lo, shift](int64_t s, int64_t) { ++count[(s - lo) >> shift]; });
   });
   block_start.assign(nb + 1, 0);
@@ -79,9 +137,11 @@ void count_block_slots(const Loop& plain, int64_t total, int nthreads, int64_t l
   block_start[nb] = at;
 }
 
+// False, before writing anything, when `sketch` (given where the accumulation order matters)
+// finds a bucket above kBlock: heavy_put's case (Note [Blocked accumulation on the CPU]).
 template <typename T, bool kAccumulate, typename Combine>
-void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t lo, int64_t hi,
-                     int nthreads, Combine combine) {
+bool partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t lo, int64_t hi,
+                     int nthreads, Combine combine, Sketch* sketch) {
   int shift = 0;
   while ((int64_t{1} << (shift + 1)) * static_cast<int64_t>(sizeof(T)) <= kBlockBytes) ++shift;
   // No more blocks than total / 8: the counts stay small next to the writes.
@@ -91,7 +151,8 @@ void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t 
   Loop plain = loop;
   plain.prefetch = nullptr;  // the counting and copying passes touch no destination
   std::vector<int64_t> slot, block_start;
-  count_block_slots(plain, total, nthreads, lo, shift, nb, slot, block_start);
+  count_block_slots(plain, total, nthreads, lo, shift, nb, slot, block_start, sketch);
+  if (sketch != nullptr && sketch->full(nthreads)) return false;
   // One stream of (offset in block, value) pairs per block and thread, in one array.
   struct Entry {
     uint32_t at;
@@ -134,6 +195,204 @@ void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t 
       }
     }
   });
+  return true;
+}
+
+// Note [Blocked accumulation on the CPU]: one thread, index order, the destinations of full
+// buckets folded in blocks.
+template <typename T, typename Combine>
+struct HeavyTable {
+  struct Entry {
+    int64_t s = -1;  // the destination's offset; -1: a free slot
+    int64_t rank = 0;
+    T partial{};
+  };
+  std::vector<Entry> slots = std::vector<Entry>(64);
+  size_t used = 0;
+  Entry* last = nullptr;
+  Entry& find(int64_t s) {
+    if (last != nullptr && last->s == s) return *last;
+    if (4 * (used + 1) > slots.size()) {
+      std::vector<Entry> old(2 * slots.size());
+      old.swap(slots);
+      used = 0;
+      last = nullptr;
+      for (const Entry& e : old) {
+        if (e.s >= 0) find(e.s) = e;
+      }
+    }
+    const size_t mask = slots.size() - 1;
+    size_t i = static_cast<size_t>((static_cast<uint64_t>(s) * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+    while (slots[i].s >= 0 && slots[i].s != s) i = (i + 1) & mask;
+    if (slots[i].s < 0) {
+      slots[i].s = s;
+      ++used;
+    }
+    return *(last = &slots[i]);
+  }
+};
+
+template <typename T, typename Combine>
+struct HeavyOp {
+  T* d;
+  const T* v;
+  Combine combine;
+  const Sketch* sketch;
+  HeavyTable<T, Combine>* table;
+  void operator()(int64_t s, int64_t o) const {
+    if (sketch->counts[sketch->bucket(s)] <= blocked::kBlock) {
+      d[s] = combine(d[s], v[o]);
+      return;
+    }
+    auto& e = table->find(s);
+    const int64_t r = e.rank++;
+    const int64_t in_block = r % blocked::kBlock;
+    if (r < blocked::kBlock) {
+      d[s] = combine(d[s], v[o]);
+    } else if (in_block == 0) {
+      e.partial = v[o];
+    } else {
+      e.partial = combine(e.partial, v[o]);
+    }
+    if (r >= blocked::kBlock && in_block == blocked::kBlock - 1) d[s] = combine(d[s], e.partial);
+  }
+};
+
+// `sketch` counted every write (Sketch::full). Wrap: as index_put_typed's.
+template <typename T, typename Wrap, typename Combine>
+bool heavy_put(T* d, const T* v, const Loop& loop, int64_t total, Combine combine,
+               const Sketch& sketch) {
+  HeavyTable<T, Combine> table;
+  Wrap wrap;
+  run(loop, 0, total, HeavyOp<T, Combine>{d, v, combine, &sketch, &table}, wrap);
+  for (const auto& e : table.slots) {  // the open blocks
+    if (e.s >= 0 && e.rank > blocked::kBlock && e.rank % blocked::kBlock != 0) {
+      d[e.s] = combine(d[e.s], e.partial);
+    }
+  }
+  return !wrap.bad;
+}
+
+// Whether some destination may take more than kBlock of the writes: their sketch, counted in a
+// pass of its own (Note [Blocked accumulation on the CPU]). Wrap: values not screened are
+// hashed as they are (an out-of-range one is refused by the write's own pass).
+bool sketch_full(const Loop& loop, int64_t total, Sketch& sketch) {
+  sketch.counts.assign(sketch.size(), 0);
+  Loop plain = loop;
+  plain.prefetch = nullptr;
+  uint32_t* bucket = sketch.counts.data();
+  const Sketch& k = sketch;
+  run(plain, 0, total, [bucket, &k](int64_t s, int64_t) { ++bucket[k.bucket(s)]; });
+  return sketch.full(1);
+}
+
+// Note [Counting while writing]
+// A pass of its own to fill the sketch cost as much as a write into a destination in cache
+// (scatter_add_ of 1M values into 64K: twice the time). So the paths that write from one thread
+// per part of a self without overlap count as they write: each call of the op (an element, or a
+// whole row: Note [Whole rows]; rows of one start cover the same elements) adds one to the
+// bucket of its start, and writes while the bucket holds at most kBlock calls: then its start's
+// rank is below kBlock, in the first block, folded in index order as the blocked order does.
+// A call into a fuller bucket is kept, in order, instead of written. Only if some were kept
+// (a destination with many values, or a rare full bucket), a second pass replays the buckets'
+// counts to find how many calls each kept start had written, and the kept calls continue from
+// there in the blocked order. Without long runs the cost is an increment in L1 per call.
+template <typename T>
+struct Deferred {
+  int64_t s, o, n;
+};
+
+template <typename T, typename Combine>
+struct CountingPutOp {
+  T* d;
+  const T* v;
+  Combine combine;
+  uint32_t* bucket;
+  int shift;  // 64 - Sketch::bits, held in the op (a register) rather than read per call
+  std::vector<Deferred<T>>* kept;
+  uint32_t& count(int64_t s) const {
+    return bucket[(static_cast<uint64_t>(s) * 0x9E3779B97F4A7C15ull) >> shift];
+  }
+  void row(int64_t s, int64_t o, int64_t n) const {
+    if (++count(s) <= blocked::kBlock) {
+      combine_row(d + s, v + o, n, combine);
+    } else {
+      kept->push_back({s, o, n});
+    }
+  }
+  void operator()(int64_t s, int64_t o) const {
+    if (++count(s) <= blocked::kBlock) {
+      d[s] = combine(d[s], v[o]);
+    } else {
+      kept->push_back({s, o, 1});
+    }
+  }
+};
+
+// The rank each start of a full bucket had reached when its bucket filled (the second pass).
+struct ReplayOp {
+  uint32_t* bucket;
+  const uint32_t* full;
+  const Sketch* sketch;
+  std::unordered_map<int64_t, int64_t>* written;
+  void row(int64_t s, int64_t, int64_t) const { (*this)(s, 0); }
+  void operator()(int64_t s, int64_t) const {
+    const size_t b = sketch->bucket(s);
+    if (full[b] > blocked::kBlock && ++bucket[b] <= blocked::kBlock) ++(*written)[s];
+  }
+};
+
+// `loop` on one thread (a self without overlap): Note [Counting while writing].
+template <typename T, typename Wrap, typename Combine>
+bool counting_put(T* d, const T* v, const Loop& loop, int64_t total, Combine combine) {
+  Sketch sketch(total);
+  sketch.counts.assign(sketch.size(), 0);
+  std::vector<Deferred<T>> kept;
+  Wrap wrap;
+  run(loop, 0, total,
+      CountingPutOp<T, Combine>{d, v, combine, sketch.counts.data(), 64 - sketch.bits, &kept},
+      wrap);
+  if (wrap.bad || kept.empty()) return !wrap.bad;
+  std::vector<uint32_t> replay(sketch.size(), 0);
+  std::unordered_map<int64_t, int64_t> written;
+  run(loop, 0, total, ReplayOp{replay.data(), sketch.counts.data(), &sketch, &written});
+  struct State {
+    int64_t rank = 0;
+    std::vector<T> partial;
+  };
+  std::unordered_map<int64_t, State> states;
+  int64_t last_s = -1;
+  State* last = nullptr;
+  for (const Deferred<T>& k : kept) {
+    if (k.s != last_s) {
+      auto [it, fresh] = states.try_emplace(k.s);
+      if (fresh) {
+        const auto w = written.find(k.s);
+        it->second.rank = w == written.end() ? 0 : w->second;
+        it->second.partial.resize(static_cast<size_t>(k.n));
+      }
+      last_s = k.s;
+      last = &it->second;
+    }
+    const int64_t r = last->rank++;
+    const int64_t in_block = r % blocked::kBlock;
+    T* p = last->partial.data();
+    if (r < blocked::kBlock) {
+      combine_row(d + k.s, v + k.o, k.n, combine);
+    } else if (in_block == 0) {
+      std::copy(v + k.o, v + k.o + k.n, p);
+    } else {
+      combine_row(p, v + k.o, k.n, combine);
+    }
+    if (r >= blocked::kBlock && in_block == blocked::kBlock - 1)
+      combine_row(d + k.s, p, k.n, combine);
+  }
+  for (auto& [at, st] : states) {  // the open blocks
+    if (st.rank > blocked::kBlock && st.rank % blocked::kBlock != 0) {
+      combine_row(d + at, st.partial.data(), static_cast<int64_t>(st.partial.size()), combine);
+    }
+  }
+  return true;
 }
 
 // Note [Copies into the shared cache]
@@ -149,12 +408,6 @@ void partitioned_put(T* d, const T* v, const Loop& loop, int64_t total, int64_t 
 // tensor/cpu/parallel.h) skips the partition and its prefetch: one thread writes in index
 // order, or two split the writes as Note [Earlier writes skip later destinations] says. An
 // accumulating write keeps the partition.
-
-// d[k] = combine(d[k], v[k]) for k < n: vectorized (Note [Whole rows]); d and v never overlap.
-template <typename T, typename Combine>
-MG_VECTORIZE void combine_row(T* __restrict d, const T* __restrict v, int64_t n, Combine combine) {
-  for (int64_t k = 0; k < n; ++k) d[k] = combine(d[k], v[k]);
-}
 
 // The write of one element (self offset s, value offset o), and of a whole row (Note [Whole
 // rows]).
@@ -264,6 +517,26 @@ bool whole_rows_beyond_l2(const Loop& loop, int64_t element_size) {
          loop.sizes[0] * row_bytes >= table_bytes;
 }
 
+// The m value rows at v + order[k] * v_step (k < m) folded into `row` in the order of Note
+// [Blocked accumulation order]: the first kBlock in order, then each block's partial row.
+template <typename T, typename Combine>
+void blocked_rows(T* row, const T* v, const int64_t* order, int64_t m, int64_t v_step,
+                  int64_t width, Combine combine) {
+  std::vector<T> partial(static_cast<size_t>(width));
+  for (int64_t b = 0; b < m; b += blocked::kBlock) {
+    const int64_t e = std::min(m, b + blocked::kBlock);
+    T* into = row;
+    if (b > 0) {
+      std::copy(v + order[b] * v_step, v + order[b] * v_step + width, partial.begin());
+      into = partial.data();
+    }
+    for (int64_t k = b > 0 ? b + 1 : b; k < e; ++k) {
+      combine_row(into, v + order[k] * v_step, width, combine);
+    }
+    if (b > 0) combine_row(row, partial.data(), width, combine);
+  }
+}
+
 template <typename T, typename Combine>
 void rows_sorted_by_destination(T* d, const T* v, const Loop& loop, int nthreads, Combine combine) {
   const IndexOperand& ix = loop.idx[0];
@@ -296,6 +569,12 @@ void rows_sorted_by_destination(T* d, const T* v, const Loop& loop, int nthreads
       const int64_t a = start[static_cast<size_t>(r)];
       const int64_t b = start[static_cast<size_t>(r) + 1];
       T* row = d + loop.self_base + r * ix.stride;
+      if constexpr (blocked::order_matters<T, Combine>()) {
+        if (b - a > blocked::kBlock) {  // Note [Blocked accumulation on the CPU]
+          blocked_rows(row, v + loop.dense_base, order.get() + a, b - a, v_step, width, combine);
+          continue;
+        }
+      }
       for (int64_t j = a; j < b; ++j) {
         if (j + kAheadEntries < n) {
           const char* ahead = reinterpret_cast<const char*>(
@@ -421,6 +700,27 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
     run(direct, 0, total, write, wrap);
     return !wrap.bad;
   }
+  // Note [Blocked accumulation on the CPU]
+  constexpr bool kBlocked = kAccumulate && blocked::order_matters<T, Combine>();
+  if constexpr (kBlocked) {
+    if (total > blocked::kBlock) {
+      Sketch sketch(total);
+      const bool counted = nthreads > 1 && partition;
+      if (counted) {
+        if (kChecks && !all_in_range(loop, total)) return false;
+        if (partitioned_put<T, kAccumulate>(d, v, loop, total, lo, hi, nthreads, combine,
+                                            &sketch)) {
+          return true;
+        }
+      }
+      if (!counted && distinct) {
+        // Note [Counting while writing]: here on one thread, or below on each part of a split.
+        if (nthreads <= 1 || split < 0) return counting_put<T, Wrap>(d, v, loop, total, combine);
+      } else if (counted || sketch_full(loop, total, sketch)) {
+        return heavy_put<T, Wrap>(d, v, loop, total, combine, sketch);
+      }
+    }
+  }
   if (nthreads <= 1 || (split < 0 && !partition)) {
     Wrap wrap;
     run(loop, 0, total, write, wrap);
@@ -428,7 +728,7 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
   }
   if (partition) {
     if (kChecks && !all_in_range(loop, total)) return false;
-    partitioned_put<T, kAccumulate>(d, v, loop, total, lo, hi, nthreads, combine);
+    partitioned_put<T, kAccumulate>(d, v, loop, total, lo, hi, nthreads, combine, nullptr);
     return true;
   }
   const size_t s = static_cast<size_t>(split);
@@ -441,8 +741,17 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
     sub.self_base += a * loop.self_strides[s];
     sub.dense_base += a * loop.dense_strides[s];
     for (IndexOperand& ix : sub.idx) ix.data += a * ix.strides[s];  // 0 on a sliced dim
+    const int64_t sub_total = compute_numel(sub.sizes);
+    if constexpr (kBlocked) {
+      if (sub_total > blocked::kBlock) {  // Note [Counting while writing]
+        if (!counting_put<T, Wrap>(d, v, sub, sub_total, combine)) {
+          bad.store(true, std::memory_order_relaxed);
+        }
+        return;
+      }
+    }
     Wrap wrap;
-    run(sub, 0, compute_numel(sub.sizes), write, wrap);
+    run(sub, 0, sub_total, write, wrap);
     if (wrap.bad) bad.store(true, std::memory_order_relaxed);
   });
   return !bad.load(std::memory_order_relaxed);

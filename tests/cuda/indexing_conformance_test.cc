@@ -5,7 +5,9 @@
 // [Deterministic index_put_ on the device] in cuda/indexing.cu), errors included.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -100,6 +102,110 @@ TEST_P(IndexingConformance, ManyDuplicatesAccumulateInIndexOrder) {
           return t[0];
         },
         0, str("accumulate ", dtype));
+  }
+}
+
+// Note [Blocked accumulation order] (tensor/blocked_order.h) written out naively: the values
+// of one destination, in index order, folded into d in the dtype (float or double): the first
+// 1024 in order, then each later block's partial.
+template <typename T>
+T blocked_fold(T d, const std::vector<T>& w) {
+  for (size_t b = 0; b < w.size(); b += 1024) {
+    const size_t e = std::min(w.size(), b + 1024);
+    T l = b == 0 ? d + w[0] : w[b];
+    for (size_t k = b + 1; k < e; ++k) l = l + w[k];
+    d = b == 0 ? l : d + l;
+  }
+  return d;
+}
+
+template <typename T>
+std::vector<T> contents(const Tensor& t) {
+  const Tensor c = conformance::host(t);
+  return std::vector<T>(c.data_ptr<T>(), c.data_ptr<T>() + c.numel());
+}
+
+// index_put_(accumulate=true) (the kernel of index_add_ and scatter_add_ too) with long runs of
+// one destination (all equal, and mixed with other destinations) fold each destination in the
+// blocked order, bitwise, on every device and through every CPU path: one thread into a small
+// destination, the partition of a destination beyond L2, a sliced dim split between threads, rows
+// sorted by destination. A kernel folding in index order fails: the test checks the orders differ
+// on the all-equal run.
+TEST_P(IndexingConformance, LongRunsOfOneDestinationFoldInTheBlockedOrder) {
+  const Device dev = GetParam();
+  auto run_float = [&](auto zero, int64_t size, const std::vector<int64_t>& idx,
+                       const std::string& what) {
+    using T = decltype(zero);
+    const ScalarType dtype = std::is_same_v<T, float> ? kFloat32 : kFloat64;
+    const int64_t n = static_cast<int64_t>(idx.size());
+    Tensor self = empty({size}, dtype);
+    Tensor values = empty({n}, dtype);
+    Tensor index = empty({n}, kInt64);
+    for (int64_t i = 0; i < size; ++i) self.data_ptr<T>()[i] = static_cast<T>(rnd_.real(-1, 1));
+    for (int64_t i = 0; i < n; ++i) {
+      values.data_ptr<T>()[i] = static_cast<T>(rnd_.real(-1, 1) * (1 + i % 7));
+      index.data_ptr<int64_t>()[i] = idx[static_cast<size_t>(i)];
+    }
+    std::vector<std::vector<T>> runs(static_cast<size_t>(size));
+    for (int64_t i = 0; i < n; ++i) {
+      runs[static_cast<size_t>(idx[static_cast<size_t>(i)])].push_back(values.data_ptr<T>()[i]);
+    }
+    std::vector<T> want = contents<T>(self);
+    for (size_t k = 0; k < want.size(); ++k) want[k] = blocked_fold(want[k], runs[k]);
+    Tensor a = native::to(self, dev);
+    native::index_put_(a, {native::to(index, dev)}, native::to(values, dev), /*accumulate=*/true);
+    EXPECT_EQ(contents<T>(a), want) << what << " " << dtype;
+    return runs;
+  };
+  {
+    const float zero = 0.0f;
+    // 100,000 writes to one of 3 elements, then to one of 300,000 (1.2 MB: the partition).
+    for (int64_t size : {3, 300000}) {
+      const auto runs = run_float(zero, size, std::vector<int64_t>(100000, 1), "all equal");
+      float in_order = 0, blocked = blocked_fold(0.0f, runs[1]);
+      for (float w : runs[1]) in_order += w;
+      EXPECT_NE(in_order, blocked);  // the order is visible
+    }
+  }
+  auto mixed = [&](auto zero) {
+    // One destination takes 3,000 of 80,000 writes (the rest spread): mixed runs.
+    for (int64_t size : {50, 300000}) {
+      std::vector<int64_t> idx(80000);
+      for (size_t i = 0; i < idx.size(); ++i) {
+        idx[i] = i % 27 == 0 ? 7 : rnd_.uniform(0, size - 1);
+      }
+      run_float(zero, size, idx, "mixed");
+    }
+  };
+  mixed(0.0f);
+  mixed(0.0);
+  // Rows: 30,000 rows of 16 floats into 20,000 rows (1.28 MB, rows sorted by destination on
+  // the CPU), and into 50 rows (columns split between threads); row 3 takes every third.
+  for (int64_t rows : {20000, 50}) {
+    const int64_t width = 16, n = 30000;
+    Tensor table = empty({rows, width}, kFloat32);
+    Tensor src = empty({n, width}, kFloat32);
+    Tensor index = empty({n}, kInt64);
+    for (int64_t i = 0; i < rows * width; ++i) table.data_ptr<float>()[i] = float(rnd_.real(-1, 1));
+    for (int64_t i = 0; i < n * width; ++i) src.data_ptr<float>()[i] = float(rnd_.real(-3, 3));
+    for (int64_t i = 0; i < n; ++i)
+      index.data_ptr<int64_t>()[i] = i % 3 == 0 ? 3 : rnd_.uniform(0, rows - 1);
+    std::vector<std::vector<int64_t>> by_row(static_cast<size_t>(rows));
+    for (int64_t i = 0; i < n; ++i)
+      by_row[static_cast<size_t>(index.data_ptr<int64_t>()[i])].push_back(i);
+    std::vector<float> want = contents<float>(table);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < width; ++c) {
+        std::vector<float> w;
+        for (int64_t i : by_row[static_cast<size_t>(r)])
+          w.push_back(src.data_ptr<float>()[i * width + c]);
+        float& x = want[static_cast<size_t>(r * width + c)];
+        x = blocked_fold(x, w);
+      }
+    }
+    Tensor got = native::to(table, dev);
+    native::index_put_(got, {native::to(index, dev)}, native::to(src, dev), /*accumulate=*/true);
+    EXPECT_EQ(contents<float>(got), want) << "rows into " << rows;
   }
 }
 

@@ -10,6 +10,7 @@
 // CUDA device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <random>
 #include <string>
@@ -384,18 +385,31 @@ Tensor random_values(std::mt19937& rng, ScalarType dtype, int64_t numel) {
   return from_vector<double>(v, {numel});
 }
 
+// Each memory location's values, in index order, folded into it in the order of Note [Blocked
+// accumulation order] (tensor/blocked_order.h): the first 1024 in order, then each later block
+// of 1024 folded from its first value and added.
 std::vector<double> naive_sum_into_overlapping(const std::vector<double>& base,
                                                const std::vector<double>& index,
                                                const std::vector<double>& src, bool scatter) {
-  std::vector<double> out = base;
+  std::vector<std::vector<double>> runs(base.size());
   const size_t m = index.size() / 2;
   for (size_t j = 0; j < m; ++j) {
     if (scatter) {  // self[index[j][k]][k] += src[j][k]
       for (size_t k = 0; k < 2; ++k) {
-        out[static_cast<size_t>(index[2 * j + k]) + k] += src[2 * j + k];
+        runs[static_cast<size_t>(index[2 * j + k]) + k].push_back(src[2 * j + k]);
       }
     } else {  // self[index[j][0], index[j][1]] += src[j]
-      out[static_cast<size_t>(index[2 * j] + index[2 * j + 1])] += src[j];
+      runs[static_cast<size_t>(index[2 * j] + index[2 * j + 1])].push_back(src[j]);
+    }
+  }
+  std::vector<double> out = base;
+  for (size_t at = 0; at < out.size(); ++at) {
+    const std::vector<double>& w = runs[at];
+    for (size_t b = 0; b < w.size(); b += 1024) {
+      const size_t e = std::min(w.size(), b + 1024);
+      double l = b == 0 ? out[at] + w[0] : w[b];
+      for (size_t k = b + 1; k < e; ++k) l += w[k];
+      out[at] = b == 0 ? l : out[at] + l;
     }
   }
   return out;
