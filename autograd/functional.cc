@@ -137,8 +137,20 @@ FunctionalResult vhp(const TensorFunction& fn, const VariableList& inputs, const
   return {detach_unless(outputs, create_graph), detach_unless(result, create_graph)};
 }
 
+// Note [hvp by forward-over-reverse]
+// Without create_graph, H v is the tangent of the gradient (forward_over_reverse_hvp): one
+// backward pass on dual inputs instead of the double vjp's three passes, with the same results
+// (outputs detached, zeros for inputs fn does not use). With create_graph the double vjp stays:
+// its H v is a graph of ordinary backward nodes, differentiable again like torch's.
 FunctionalResult hvp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
                      bool create_graph) {
+  check_same_count(v.size(), inputs.size(), "inputs", "hvp");
+  if (create_graph) return hvp_by_double_vjp(fn, inputs, v, create_graph);
+  return forward_over_reverse_hvp(fn, inputs, v, create_graph);
+}
+
+FunctionalResult hvp_by_double_vjp(const TensorFunction& fn, const VariableList& inputs,
+                                   const VariableList& v, bool create_graph) {
   check_same_count(v.size(), inputs.size(), "inputs", "hvp");
   EnableGradGuard grad_on;
   VariableList x = prepare_inputs(inputs, create_graph);
@@ -218,7 +230,7 @@ FunctionalResult forward_jvp(const TensorFunction& fn, const VariableList& input
 
 FunctionalResult forward_over_reverse_hvp(const TensorFunction& fn, const VariableList& inputs,
                                           const VariableList& v, bool create_graph) {
-  check_same_count(v.size(), inputs.size(), "inputs", "forward_over_reverse_hvp");
+  check_same_count(v.size(), inputs.size(), "inputs", "hvp");
   EnableGradGuard grad_on;
   forward_ad::dual_level level;
   const int64_t l = level.level();

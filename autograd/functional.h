@@ -1,6 +1,5 @@
 // Functional autograd: grad, and the torch.autograd.functional transforms (vjp, jvp, jacobian,
-// hessian, hvp, vhp). Every transform is built from grad(); jvp and hvp use the double-vjp
-// trick (the vjp is linear in its cotangent, so differentiating it again transposes it).
+// hessian, hvp, vhp), built from grad() and, for jvp and hvp, forward mode (forward_ad.h).
 //
 //   auto g = autograd::grad({(x * x).sum()}, {x});                 // {2x}
 //   auto [y, hv] = autograd::hvp([](const Tensor& x) { return (x * x * x).sum(); }, x, v);
@@ -79,8 +78,15 @@ FunctionalResult forward_over_reverse_hvp(const TensorFunction& fn, const Variab
 // fn must return one one-element tensor.
 FunctionalResult vhp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
                      bool create_graph = false);
+// H v (torch's functional.hvp): forward_over_reverse_hvp without create_graph, else
+// hvp_by_double_vjp (its result differentiable again). Note [hvp by forward-over-reverse].
 FunctionalResult hvp(const TensorFunction& fn, const VariableList& inputs, const VariableList& v,
                      bool create_graph = false);
+// H v by the double vjp (u -> H u is linear in u; its vjp with v is H v): three backward
+// passes, for every op with a double backward. What hvp was before forward mode; the reference
+// of tests and benchmarks.
+FunctionalResult hvp_by_double_vjp(const TensorFunction& fn, const VariableList& inputs,
+                                   const VariableList& v, bool create_graph = false);
 // How jacobian builds J (torch's `strategy`): a backward pass per output element, or a
 // forward-mode jvp per input element (cheaper when inputs are fewer than outputs).
 enum class JacobianStrategy : int8_t { kReverseMode, kForwardMode };

@@ -801,7 +801,7 @@ TEST(ForwardAdMutation, ForwardOverReverseHvpThroughSavedOutputs) {
     e.exp_();
     return (e.mm(w2) + h.exp().sum()).sum();
   });
-  const Tensor expected = autograd::hvp(f, {x}, {v}).result[0];
+  const Tensor expected = autograd::hvp_by_double_vjp(f, {x}, {v}).result[0];
   const Tensor got = autograd::forward_over_reverse_hvp(f, {x}, {v}).result[0];
   expect_close(got, values(expected), 1e-9);
 }

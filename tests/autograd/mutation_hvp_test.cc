@@ -4,6 +4,7 @@
 // (op and this file's line); set_item_, index_put_ and masked_fill_ on views of non-leaf
 // tensors pass gradcheck and gradgradcheck. Expected values are hand-derived.
 #include <string>
+#include <vector>
 
 #include "grad_test_util.h"
 #include "indexing/indexing.h"
@@ -159,6 +160,46 @@ TEST(MutationHvp, GradcheckMaskedFillOnView) {
         return y.exp();
       },
       {x});
+}
+
+// The public hvp (forward-over-reverse without create_graph, Note [hvp by forward-over-reverse])
+// equals the double-vjp hvp on a program writing in place through views of intermediates: a
+// product into a slice, a copy_ into a transposed view, an indexed accumulate, and an input
+// the loss does not use (zeros from both).
+TEST(MutationHvp, PublicHvpEqualsTheDoubleVjpThroughViewWrites) {
+  std::vector<bool> in_dual_level;  // per call of f: forward-over-reverse runs it in a level
+  autograd::TensorFunction f([&in_dual_level](const VariableList& in) {
+    in_dual_level.push_back(forward_ad::current_level().has_value());
+    Tensor h = in[0].tanh() * in[1];                // 3x4
+    h.narrow(1, 1, 2).mul_(in[0].narrow(1, 0, 2));  // through a view of h
+    Tensor w = in[1].exp() * 1.0;  // 3x4 (exp saves its output; the product does not)
+    w.t().narrow(0, 0, 2).copy_(h.t().narrow(0, 2, 2));  // dual into a view of w
+    w.index_put_({dev(tensor({0, 2, 0}, kInt64))}, h.narrow(0, 0, 3).sin(), /*accumulate=*/true);
+    return (w * h).sum() + (h * h).mean();
+  });
+  const VariableList x = {leaf({3, 4}, 40).detach(), leaf({3, 4}, 41).detach(),
+                          leaf({2}, 42).detach()};
+  const VariableList v = {leaf({3, 4}, 43).detach(), leaf({3, 4}, 44).detach(),
+                          leaf({2}, 45).detach()};
+  const autograd::FunctionalResult got = autograd::hvp(f, x, v);
+  const autograd::FunctionalResult want = autograd::hvp_by_double_vjp(f, x, v);
+  EXPECT_EQ(in_dual_level, (std::vector<bool>{true, false}));
+  expect_close(got.outputs[0], testing_util::values(want.outputs[0]), 1e-12);
+  ASSERT_EQ(got.result.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_FALSE(got.result[i].requires_grad());
+    EXPECT_EQ(got.result[i].device(), x[i].device());
+    expect_close(got.result[i], testing_util::values(want.result[i]), 1e-10);
+  }
+  expect_close(got.result[2], {0, 0});
+  EXPECT_EQ(x[0].version(), 0u);
+  EXPECT_FALSE(forward_ad::current_level().has_value());  // its dual level was exited
+  // With create_graph the result stays differentiable (the double vjp) and has the same value.
+  const VariableList xg = {x[0].clone().requires_grad_(), x[1], x[2]};
+  const autograd::FunctionalResult cg = autograd::hvp(f, xg, v, /*create_graph=*/true);
+  EXPECT_TRUE(cg.result[0].requires_grad());
+  EXPECT_EQ(in_dual_level.back(), false);
+  expect_close(cg.result[0], testing_util::values(want.result[0]), 1e-10);
 }
 
 }  // namespace

@@ -316,6 +316,45 @@ def test_hvp_after_mutation_between_passes():
     same_ok(run, tol=1e-10)
 
 
+def test_hvp_through_view_writes_is_forward_over_reverse_and_matches_torch():
+    """hvp without create_graph runs func inside a dual level (forward-over-reverse), with
+    create_graph outside one (the double vjp); both give torch's (output, H v) on a program
+    writing in place through views of intermediates, and the create_graph result is
+    differentiable again."""
+    def f(a, b):
+        h = a.tanh() * b
+        h[:, 1:3].mul_(a[:, 0:2])
+        w = b.exp() * 1.0
+        w.t()[0:2].copy_(h.t()[2:4])
+        w[[2, 0]] += h[0:2].sin()
+        return (w * h).sum() + (h * h).mean()
+
+    levels = []
+
+    def run(lib, create_graph):
+        F = TF if lib is torch else MF
+
+        def g(a, b):
+            if lib is mg:
+                levels.append(mg._C._current_dual_level())
+            return f(a, b)
+
+        a, b, va, vb = (lib.tensor([[0.1 * (i + 4 * j) - 0.5 + k for i in range(4)]
+                                    for j in range(3)], dtype=lib.float64)
+                        for k in (0.0, 0.3, 1.0, -0.7))
+        if create_graph:
+            a.requires_grad_()
+        out, (ha, hb) = F.hvp(g, (a, b), (va, vb), create_graph=create_graph)
+        again = lib.autograd.grad(ha.sum(), a)[0] if create_graph else None
+        return out, ha, hb, again
+
+    same_ok(lambda lib: run(lib, False), tol=1e-10)
+    assert levels and all(level is not None for level in levels)
+    levels.clear()
+    same_ok(lambda lib: run(lib, True), tol=1e-10)
+    assert levels and all(level is None for level in levels)
+
+
 # ---- gradcheck -------------------------------------------------------------------------------
 
 @LIBS

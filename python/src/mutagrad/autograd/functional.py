@@ -117,7 +117,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(*inputs), H v) for a func returning one single-element tensor; the products have
-    the structure of `inputs`."""
+    the structure of `inputs`. Forward-over-reverse (one backward pass on dual inputs) unless
+    create_graph, which takes the double vjp so that H v can be differentiated again."""
     return _second_order("hvp", func, inputs, v, create_graph, strict)
 
 
