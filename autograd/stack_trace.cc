@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <execinfo.h>
+#include <link.h>
 
 #include <algorithm>
 #include <cctype>
@@ -115,13 +116,23 @@ namespace detail {
 
 bool symbolize(const void* address, std::string& function, std::string& binary, uintptr_t& offset) {
   Dl_info info{};
-  if (dladdr(address, &info) == 0 || info.dli_fbase == nullptr) return false;
+  void* entry = nullptr;  // the symbol's ElfW(Sym)
+  if (dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0 || info.dli_fbase == nullptr) {
+    return false;
+  }
   const uintptr_t a = reinterpret_cast<uintptr_t>(address);
   offset = a - reinterpret_cast<uintptr_t>(info.dli_fbase);
   // The main program's path may be given as its argv[0] or not at all.
   binary = info.dli_fname != nullptr && info.dli_fname[0] == '/' ? info.dli_fname
                                                                  : std::string("/proc/self/exe");
-  if (info.dli_sname != nullptr) {
+  // dladdr names the nearest exported symbol at or below the address, which for a function
+  // with internal linkage (an anonymous namespace's helper) is some other function: only a
+  // symbol whose extent covers the address names it; else the binary's full symbol table does.
+  const auto* sym = static_cast<const ElfW(Sym)*>(entry);
+  const bool covers =
+      sym != nullptr && info.dli_saddr != nullptr &&
+      (sym->st_size == 0 || a < reinterpret_cast<uintptr_t>(info.dli_saddr) + sym->st_size);
+  if (info.dli_sname != nullptr && covers) {
     function = demangle(info.dli_sname);
     return true;
   }
