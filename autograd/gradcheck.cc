@@ -350,8 +350,12 @@ class Checker {
         forward_ad::dual_level level;
         Tensor one_hot = zeros_like(inputs_[i].detach());
         native::fill_(element_alias(one_hot, j), 1.0);
-        VariableList duals = inputs_;
-        duals[i] = forward_ad::make_dual(inputs_[i], one_hot);
+        // Detached primals, as torch's gradcheck: the forward-mode columns need no reverse
+        // graph, and one would tie the nodes that save a tangent to that tangent's history.
+        VariableList duals;
+        duals.reserve(inputs_.size());
+        for (const Tensor& x : inputs_) duals.push_back(x.defined() ? x.detach() : x);
+        duals[i] = forward_ad::make_dual(duals[i], one_hot);
         const VariableList outs = fn_(duals);
         for (size_t w = 0; w < diff_outputs_.size(); ++w) {
           const Tensor tangent = forward_ad::unpack_dual(outs[diff_outputs_[w]]).tangent;
