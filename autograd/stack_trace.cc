@@ -146,8 +146,12 @@ bool symbolize(const void* address, std::string& function, std::string& binary, 
 bool is_library_frame(const std::string& function) {
   // Everything in namespace mutagrad (the library's ops, including their anonymous helpers) and
   // the standard library's call wrappers (std::function, std::invoke).
-  // A template's demangled name starts with its return type ("void mutagrad::f<...>(...)").
-  const std::string name = function.substr(0, function.find('('));
+  // A template's demangled name starts with its return type ("void mutagrad::f<...>(...)"),
+  // which may itself hold parentheses ("decltype(auto) mutagrad::dispatch<...>(...)").
+  constexpr const char kDecltypeAuto[] = "decltype(auto) ";
+  const std::string rest =
+      function.rfind(kDecltypeAuto, 0) == 0 ? function.substr(sizeof kDecltypeAuto - 1) : function;
+  const std::string name = rest.substr(0, rest.find('('));
   const size_t space = name.find(' ');
   const std::string qualified =
       space != std::string::npos && name.find('<') > space ? name.substr(space + 1) : name;

@@ -94,6 +94,12 @@ TEST(AnomalyMode, LibraryFramesAreSkipped) {
   EXPECT_TRUE(is_library_frame("mutagrad::operator*(mutagrad::Tensor const&, double)"));
   EXPECT_TRUE(is_library_frame("mutagrad::autograd::(anonymous namespace)::mul(int)"));
   EXPECT_TRUE(is_library_frame("void mutagrad::dispatch<float>(int)"));
+  // A return type with parentheses, and template arguments naming a function type.
+  EXPECT_TRUE(is_library_frame(
+      "decltype(auto) mutagrad::dispatch_compute_dtype<mutagrad::cpu::CpuBackend::reduce("
+      "mutagrad::ReduceOp, mutagrad::Tensor const&)::{lambda(auto:1)#1}>(mutagrad::ScalarType)"));
+  EXPECT_TRUE(is_library_frame("auto mutagrad::cpu::f<void (int)>(int)"));
+  EXPECT_FALSE(is_library_frame("decltype(auto) user_dispatch<int>(int)"));
   EXPECT_TRUE(is_library_frame("std::function<void ()>::operator()() const"));
   EXPECT_FALSE(is_library_frame("user_square_loss(mutagrad::Tensor const&)"));
   EXPECT_FALSE(is_library_frame("void train<std::vector<int> >(int)"));

@@ -492,6 +492,10 @@ TEST(CaptureTest, EveryRefusalNamesTheOp) {
       {"flip", [](const Tensor& y) { return y.flip({0}); }},
       {"sort", [](const Tensor& y) { return mutagrad::sort(y, 0).first; }},
       {"lerp", [](const Tensor& y) { return mutagrad::lerp(y, y * y, 0.25); }},
+      // Reads in a kernel reached through a `decltype(auto)` dispatch frame (the stack walk
+      // once stopped there) and in internal-linkage helpers (dladdr once misnamed them).
+      {"softmax", [](const Tensor& y) { return y.softmax(0); }},
+      {"log_softmax", [](const Tensor& y) { return y.log_softmax(0); }},
   };
   for (const Case& c : uncovered) {
     for (bool grad : {false, true}) {
