@@ -212,6 +212,9 @@ std::string StackTrace::public_op() const {
     std::string function, binary;
     uintptr_t offset = 0;
     if (!detail::symbolize(pc, function, binary, offset) || function.empty()) continue;
+    // capture() itself: frame 1 where backtrace() is intercepted (ASan adds the interceptor's
+    // frame 0), else already skipped; it must not count as the first library frame.
+    if (function.rfind("mutagrad::autograd::StackTrace::", 0) == 0) continue;
     const bool program = !detail::is_library_frame(function) ||
                          function.rfind("mutagrad::func::", 0) == 0 ||
                          function.rfind("mutagrad::python::", 0) == 0;
