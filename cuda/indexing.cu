@@ -47,8 +47,6 @@
 
 #ifdef __CUDACC__
 #include <cub/device/device_radix_sort.cuh>
-#elif defined(_OPENMP)
-#include <omp.h>
 #endif
 
 #include "cuda/kernel_util.h"
@@ -430,16 +428,6 @@ struct ChainPartials : BlockPartials<T, Combine> {
     this->dst[key] = acc;
   }
 };
-
-#ifndef __CUDACC__
-int64_t host_threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
-#endif
 
 }  // namespace
 

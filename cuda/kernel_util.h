@@ -46,6 +46,9 @@
 #include <thrust/system/cuda/execution_policy.h>
 #else
 #include <thrust/system/cpp/execution_policy.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #endif
 
 // MG_UNROLL: unroll the next loop fully in device code (a loop over a kernel's dims with a
@@ -187,6 +190,15 @@ inline auto exec_policy() {
 inline auto host_sort_policy() {
   static ThrustAllocator alloc;  // stateless
   return thrust::cpp::par(alloc);
+}
+
+// The threads a host-run launch runs on: OpenMP's (Thrust's OMP system), or 1 (its CPP system).
+inline int64_t host_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
 }
 #endif
 

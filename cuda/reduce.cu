@@ -30,10 +30,6 @@
 #include "tensor/element_math.h"
 #include "tensor/native/index_ops.h"
 
-#if !defined(__CUDACC__) && defined(_OPENMP)
-#include <omp.h>
-#endif
-
 namespace mutagrad::cuda {
 namespace {
 
@@ -383,17 +379,6 @@ struct ScanLines {
     }
   }
 };
-
-#ifndef __CUDACC__
-// The threads a host-run launch runs on: OpenMP's (Thrust's OMP system), or 1 (its CPP system).
-int64_t host_threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
-#endif
 
 // A longer line in the blocked order in one pass, one thread per line: each block folds its
 // partial l from its own first element and writes carry . l, the carry moving on at the block's
