@@ -119,15 +119,16 @@ int64_t first_out_of_bounds_on_device(const Tensor& idx, int64_t lower, int64_t 
   return pos;
 }
 
-// The single bool mask of `indices` (all other entries undefined), checked against the dims
-// it covers and viewed with trailing size-1 dims so that it broadcasts to self's shape; an
-// undefined tensor when the list is not of that form.
+// The single bool (or uint8, as torch) mask of `indices` (all other entries undefined), checked
+// against the dims it covers and viewed as bool with trailing size-1 dims so that it broadcasts
+// to self's shape; an undefined tensor when the list is not of that form.
 Tensor fill_mask(const Tensor& self, TensorList indices) {
   const Tensor* mask = nullptr;
   int64_t at = 0;
   for (size_t p = 0; p < indices.size(); ++p) {
     if (!indices[p].defined()) continue;
-    if (mask != nullptr || indices[p].dtype() != kBool || indices[p].dim() == 0 ||
+    const bool is_mask = indices[p].dtype() == kBool || indices[p].dtype() == kUInt8;
+    if (mask != nullptr || !is_mask || indices[p].dim() == 0 ||
         indices[p].device() != self.device()) {
       return Tensor();
     }
@@ -147,13 +148,14 @@ Tensor fill_mask(const Tensor& self, TensorList indices) {
                            "; a mask must have exactly the sizes of the dims it indexes"));
     }
   }
-  DimVector sizes(mask->sizes());
-  DimVector strides(mask->strides());
-  for (int64_t d = at + mask->dim(); d < self.dim(); ++d) {
+  const Tensor as_bool = mask->dtype() == kBool ? *mask : to(*mask, kBool);
+  DimVector sizes(as_bool.sizes());
+  DimVector strides(as_bool.strides());
+  for (int64_t d = at + as_bool.dim(); d < self.dim(); ++d) {
     sizes.push_back(1);
     strides.push_back(0);
   }
-  return restride(*mask, sizes, strides, mask->storage_offset());
+  return restride(as_bool, sizes, strides, as_bool.storage_offset());
 }
 
 }  // namespace

@@ -140,12 +140,12 @@ void index_put_(const Tensor& self, TensorList indices, const Tensor& values, bo
 // Every check of index_put_ (index list, value shape, dtype, device, destination overlap,
 // bounds) without writing: the normal form to pass to index_put_validated(). As PyTorch
 // (canDispatchToMaskedFill), a write without accumulate whose only index is a bool mask and
-// whose value has one element on the CPU is a masked fill: only the mask is checked, and the
-// value is converted to self's dtype. `may_stage`: the result feeds exactly one
-// index_put_validated() with these values and this accumulate (a sum), so the write may be
-// done here into a copy (Note [Staged writes]). Index tensors and a mask that share memory with
-// self are copied here: every pass with the result reads the values checked here, whatever the
-// passes before it wrote (Note [Operands read before the write]).
+// whose value has one element on the CPU is a masked fill (a uint8 mask too, as torch): only the
+// mask is checked, and the value is converted to self's dtype. `may_stage`: the result feeds
+// exactly one index_put_validated() with these values and this accumulate (a sum), so the
+// write may be done here into a copy (Note [Staged writes]). Index tensors and a mask that share
+// memory with self are copied here: every pass with the result reads the values checked here,
+// whatever the passes before it wrote (Note [Operands read before the write]).
 // `known`: entries that need no bounds screen (Note [Indices known in range]).
 AdvancedIndex prepare_index_put(const Tensor& self, TensorList indices, const Tensor& values,
                                 bool accumulate, bool negative_wraps = true, bool may_stage = true,

@@ -149,6 +149,15 @@ TEST(SetItem, BasicWritesConvertTheValueAdvancedOnesRefuseAnotherDtype) {
   const Tensor m = mask({true, false, false, true}, {4});
   x[{m}] = one;
   EXPECT_EQ(doubles(x), (V{7, 2, 3, 7}));
+  // So does a uint8 mask (torch's canDispatchToMaskedFill takes kByte as kBool), also after
+  // basic indices and onto an empty selection (the Python fuzzer's x[2**64::3, u8] = tensor([1])).
+  const Tensor u8 = dev(mask({false, true, true, false}, {4}).to(kUInt8));
+  x[{u8}] = from_vector<double>({5.5}, {1});
+  EXPECT_EQ(doubles(x), (V{7, 5, 5, 7}));
+  Tensor e = dev(zeros({3, 2}, kFloat64));
+  e[{Slice(1, None, 3), dev(mask({false, true}, {2}).to(kUInt8))}] = from_vector<int64_t>({4}, {1});
+  e[{Slice(7, None, 3), dev(mask({true, true}, {2}).to(kUInt8))}] = from_vector<int64_t>({1}, {1});
+  EXPECT_EQ(doubles(e), (V{0, 0, 0, 4, 0, 0}));
   const std::vector<unsigned char> before = bytes(x);
   const uint32_t version = x.version();
   // Each as torch: "Index put requires the source and destination dtypes match".
