@@ -29,6 +29,10 @@ namespace mutagrad::autograd::capture {
 //   host read such as item()) reaches Tracer::unrecorded_read through tensor/read_hook.h, which
 //   refuses it when the values vary from replay to replay (Note [Reads of traced values] in
 //   func/capture.cc).
+// - Views: a view op reads no data, so an uncovered one (unfold, detach, variable_data) would
+//   reach neither hook. Every public view op reports its result through uncovered_view(); at
+//   depth 0 (no covered op running, so this view op is not covered) the tracer learns the
+//   view's op, and refuses the view by that name when the program uses it.
 // - Several results: an op of several results (unbind, split, max(dim)) records each with
 //   done_as, as the single-result op that makes it.
 // - kAuto: the op is a view when its result shares its first argument's storage (reshape,
@@ -52,6 +56,8 @@ class Tracer {
   // a host read of its values named `what` ("item", "tolist"), or (host_read false) an access by
   // the kernel of an op the hook does not cover.
   virtual void unrecorded_read(const TensorImpl& impl, const char* what, bool host_read) = 0;
+  // `view` was made by the view op `op`, which no covered op reported (Note [Capture hook]).
+  virtual void unrecorded_view(const char* op, const Tensor& view) = 0;
 };
 
 namespace detail {
@@ -65,6 +71,12 @@ Tracer* set_tracer(Tracer* tracer);
 inline Tracer* current_tracer() { return detail::t_tracer; }
 // Whether a tracer listens and no covered op is running (an op entered now would be recorded).
 inline bool capturing() { return detail::t_tracer != nullptr && detail::t_depth == 0; }
+
+// Called by every public view op with its result: reaches the tracer only when no covered op
+// is running (Note [Capture hook], views). Costs one thread-local load otherwise.
+inline void uncovered_view(const char* op, const Tensor& view) {
+  if (capturing()) detail::t_tracer->unrecorded_view(op, view);
+}
 
 class OpScope {
  public:

@@ -1,5 +1,6 @@
 // The autograd-state members of Tensor (declared in tensor/tensor.h).
 #include "autograd/autograd_meta.h"
+#include "autograd/capture_hook.h"
 #include "autograd/engine.h"
 #include "autograd/errors.h"
 #include "autograd/history.h"
@@ -119,7 +120,12 @@ void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph,
   autograd::backward({*this}, {gradient}, retain_graph, create_graph);
 }
 
-Tensor Tensor::detach() const { return native::detach(*this); }
+// detach and variable_data make aliases that capture does not cover (Note [Capture hook]).
+Tensor Tensor::detach() const {
+  Tensor result = native::detach(*this);
+  autograd::capture::uncovered_view("detach", result);
+  return result;
+}
 
 void Tensor::set_data(const Tensor& other) {
   if (!other.defined()) throw ValueError("set_data(): the new data is an undefined tensor");
@@ -155,6 +161,10 @@ Tensor& Tensor::detach_() {
   return *this;
 }
 
-Tensor Tensor::variable_data() const { return native::variable_data(*this); }
+Tensor Tensor::variable_data() const {
+  Tensor result = native::variable_data(*this);
+  autograd::capture::uncovered_view("variable_data", result);
+  return result;
+}
 
 }  // namespace mutagrad

@@ -80,15 +80,19 @@ class GraphTracer final : public autograd::capture::Tracer {
     if (it != ids_.end()) return it->second;
     const void* key = storage_key(t);
     if (key != nullptr && storages_.count(key) != 0) {
-      // A view op reads no data: only its grad_fn can name it (Note [Naming an uncovered op]).
-      const std::string view_op = t.grad_fn() ? op_of(t.grad_fn()->name()) : std::string();
+      // A view op reads no data: it reported itself (Note [Naming an uncovered op]).
+      const std::string view_op = uncovered_view_op(t);
       throw CaptureError(
           view_op.empty() ? std::string("a view op not covered") : view_op,
           str("capture(): an argument of ", op, " is a view of %", storages_.at(key), " made by ",
               view_op.empty() ? std::string("a view op") : "the view op " + view_op,
               " that func::capture does not cover yet; use the covered view ops (select, slice, "
               "narrow, view, reshape, transpose, permute, t, expand, unsqueeze, squeeze, alias, "
-              "diagonal, as_strided, unbind, split, chunk)"));
+              "diagonal, as_strided, unbind, split, chunk)",
+              view_op == "detach" || view_op == "variable_data"
+                  ? "; a detached alias has no place in a captured graph: detach outside the "
+                    "program and pass the result in as an input"
+                  : ""));
     }
     if (!t.is_view()) {
       if (const auto& fn = t.grad_fn()) {
@@ -184,6 +188,14 @@ class GraphTracer final : public autograd::capture::Tracer {
   }
 
   // Note [Naming an uncovered op]
+  // An uncovered view op reads no data: it reports its result (Note [Capture hook] in
+  // autograd/capture_hook.h) and the refusal of a program that uses the view names that op,
+  // with or without autograd history, for integer views too. Failing that (a view no op
+  // reported), its grad_fn names it.
+  void unrecorded_view(const char* op, const Tensor& view) override {
+    view_ops_[view.unsafe_impl()] = {op, view.impl_ptr()};
+  }
+
   // Without a dispatcher, the kernel's read is all the hook sees. The refusal names the op from
   // the C++ stack (autograd::StackTrace::public_op: the outermost mutagrad::NAME or
   // mutagrad::Tensor::NAME frame below the program's own code, from the binary's symbols); only
@@ -307,6 +319,15 @@ class GraphTracer final : public autograd::capture::Tracer {
     return site;
   }
 
+  // The uncovered view op that made `t` (Note [Naming an uncovered op]); "" when unknown.
+  std::string uncovered_view_op(const Tensor& t) const {
+    auto it = view_ops_.find(t.unsafe_impl());
+    if (it != view_ops_.end() && it->second.second.lock().get() == t.unsafe_impl()) {
+      return it->second.first;
+    }
+    return t.grad_fn() ? op_of(t.grad_fn()->name()) : std::string();
+  }
+
   static ValueInfo info_of_impl(const TensorImpl& impl) {
     ValueInfo info;
     info.shape.assign(impl.sizes().begin(), impl.sizes().end());
@@ -338,6 +359,10 @@ class GraphTracer final : public autograd::capture::Tracer {
   std::unordered_map<const void*, int64_t> storages_;
   std::unordered_set<const void*> varying_;  // Note [Reads of traced values]
   std::vector<Tensor> keep_;
+  // Note [Naming an uncovered op]: view -> the op that made it (weak: a view the program drops
+  // is not kept; a reused address is told apart by the weak pointer).
+  std::unordered_map<const TensorImpl*, std::pair<const char*, std::weak_ptr<TensorImpl>>>
+      view_ops_;
   // Note [Stale saved tensors]
   std::map<int64_t, const void*> write_counters_;                  // in-place node -> its counter
   std::unordered_map<const void*, int64_t> counter_values_;        // counter -> its first value

@@ -373,10 +373,12 @@ class ReplayView final : public autograd::ViewFn {
   Op op_;
 };
 
-// Records `view` of `self`; `replay` (the differentiable view op with its arguments) extends
-// self's replay chain when it has one (see Note [Regenerating a view's grad_fn]).
-Tensor record_view(const Tensor& self, const Tensor& view,
+// Records `view` of `self`, made by the view op `op`; `replay` (the differentiable view op with
+// its arguments) extends self's replay chain when it has one (see Note [Regenerating a view's
+// grad_fn]).
+Tensor record_view(const char* op, const Tensor& self, const Tensor& view,
                    const std::shared_ptr<autograd::Node>& node, ReplayView::Op replay) {
+  autograd::capture::uncovered_view(op, view);
   std::shared_ptr<const autograd::ViewFn> view_fn;
   if (replay && view.is_floating_point() && autograd::is_view_replay_enabled()) {
     const autograd::ViewInfo* parent = autograd::get_view_info(self);
@@ -390,8 +392,10 @@ Tensor record_view(const Tensor& self, const Tensor& view,
   return view;
 }
 
-std::vector<Tensor> record_multi_view(const Tensor& self, std::vector<Tensor> views,
+// `op` made `views`; `name` is their node's.
+std::vector<Tensor> record_multi_view(const char* op, const Tensor& self, std::vector<Tensor> views,
                                       const char* name, bool stacked, int64_t dim) {
+  for (const Tensor& v : views) autograd::capture::uncovered_view(op, v);
   std::shared_ptr<autograd::MultiViewBackward> node;
   // Views need no tangent formula: set_view_history gives a view of a dual the same view of
   // its tangent (Note [Where tangents live] in autograd/forward_ad.h).
@@ -431,7 +435,7 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
     node->index_ = index < 0 ? index + self.size(dim) : index;
   }
   return cap.done(
-      record_view(self, result, node,
+      record_view("select", self, result, node,
                   [dim, index](const Tensor& b) { return mutagrad::select(b, dim, index); }),
       [&] {
         return autograd::capture::Args{self, dim, index};
@@ -455,7 +459,7 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
     node->step_ = step;
     node->end_ = std::min(size, b + result.size(d) * step);
   }
-  return cap.done(record_view(self, result, node,
+  return cap.done(record_view("slice", self, result, node,
                               [dim, start, stop, step](const Tensor& b) {
                                 return mutagrad::slice(b, dim, start, stop, step);
                               }),
@@ -477,7 +481,7 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
     node->end_ = node->start_ + length;
     node->step_ = 1;
   }
-  return cap.done(record_view(self, result, node,
+  return cap.done(record_view("narrow", self, result, node,
                               [dim, start, length](const Tensor& b) {
                                 return mutagrad::narrow(b, dim, start, length);
                               }),
@@ -494,7 +498,7 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
     for (int64_t d : dims) node->dims_.push_back(wrap_dim(d, self.dim(), "permute"));
   }
   return cap.done(
-      record_view(self, result, node,
+      record_view("permute", self, result, node,
                   [d = DimVector(dims)](const Tensor& b) { return mutagrad::permute(b, d); }),
       [&] {
         return autograd::capture::Args{self, autograd::capture::ints(dims)};
@@ -510,7 +514,7 @@ Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
     node->dim1_ = self.dim() == 0 ? 0 : wrap_dim(dim1, self.dim(), "transpose");
   }
   return cap.done(
-      record_view(self, result, node,
+      record_view("transpose", self, result, node,
                   [dim0, dim1](const Tensor& b) { return mutagrad::transpose(b, dim0, dim1); }),
       [&] {
         return autograd::capture::Args{self, dim0, dim1};
@@ -520,7 +524,7 @@ Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
 Tensor t(const Tensor& self) {
   autograd::capture::OpScope cap("t", autograd::capture::OpKind::kView);
   Tensor result = native::t(self);
-  return cap.done(record_view(self, result, node_if_needed<autograd::TBackward0>(self),
+  return cap.done(record_view("t", self, result, node_if_needed<autograd::TBackward0>(self),
                               [](const Tensor& b) { return mutagrad::t(b); }),
                   [&] { return autograd::capture::Args{self}; });
 }
@@ -531,7 +535,7 @@ Tensor expand(const Tensor& self, IntArrayRef sizes) {
   auto node = node_if_needed<autograd::ExpandBackward0>(self);
   if (node) node->self_sizes_ = DimVector(self.sizes());
   return cap.done(
-      record_view(self, result, node,
+      record_view("expand", self, result, node,
                   [s = DimVector(sizes)](const Tensor& b) { return mutagrad::expand(b, s); }),
       [&] {
         return autograd::capture::Args{self, autograd::capture::ints(sizes)};
@@ -543,7 +547,7 @@ Tensor unsqueeze(const Tensor& self, int64_t dim) {
   Tensor result = native::unsqueeze(self, dim);
   auto node = node_if_needed<autograd::UnsqueezeBackward0>(self);
   if (node) node->dim_ = wrap_dim(dim, self.dim() + 1, "unsqueeze");
-  return cap.done(record_view(self, result, node,
+  return cap.done(record_view("unsqueeze", self, result, node,
                               [dim](const Tensor& b) { return mutagrad::unsqueeze(b, dim); }),
                   [&] {
                     return autograd::capture::Args{self, dim};
@@ -553,7 +557,7 @@ Tensor unsqueeze(const Tensor& self, int64_t dim) {
 Tensor squeeze(const Tensor& self) {
   autograd::capture::OpScope cap("squeeze", autograd::capture::OpKind::kView);
   Tensor result = native::squeeze(self);
-  return cap.done(record_view(self, result, reshape_node(self, "SqueezeBackward0"),
+  return cap.done(record_view("squeeze", self, result, reshape_node(self, "SqueezeBackward0"),
                               [](const Tensor& b) { return mutagrad::squeeze(b); }),
                   [&] { return autograd::capture::Args{self}; });
 }
@@ -566,17 +570,17 @@ Tensor squeeze(const Tensor& self, int64_t dim) {
     node->self_sizes_ = DimVector(self.sizes());
     node->dim_ = self.dim() == 0 ? 0 : wrap_dim(dim, self.dim(), "squeeze");
   }
-  return cap.done(
-      record_view(self, result, node, [dim](const Tensor& b) { return mutagrad::squeeze(b, dim); }),
-      [&] {
-        return autograd::capture::Args{self, dim};
-      });
+  return cap.done(record_view("squeeze", self, result, node,
+                              [dim](const Tensor& b) { return mutagrad::squeeze(b, dim); }),
+                  [&] {
+                    return autograd::capture::Args{self, dim};
+                  });
 }
 
 Tensor view(const Tensor& self, IntArrayRef sizes) {
   autograd::capture::OpScope cap("view", autograd::capture::OpKind::kView);
   Tensor result = native::view(self, sizes);
-  return cap.done(record_view(self, result, reshape_node(self, "ViewBackward0"),
+  return cap.done(record_view("view", self, result, reshape_node(self, "ViewBackward0"),
                               [s = DimVector(result.sizes())](const Tensor& b) {
                                 return mutagrad::view(b, s);
                               }),
@@ -590,11 +594,12 @@ Tensor reshape(const Tensor& self, IntArrayRef sizes) {
   DimVector shape = infer_size(sizes, self.numel(), "reshape");
   if (compute_view_strides(self.sizes(), self.strides(), shape)) {
     Tensor result = native::view(self, shape);
-    return cap.done(record_view(self, result, reshape_node(self, "ReshapeAliasBackward0"),
-                                [s = shape](const Tensor& b) { return mutagrad::reshape(b, s); }),
-                    [&] {
-                      return autograd::capture::Args{self, autograd::capture::ints(sizes)};
-                    });
+    return cap.done(
+        record_view("reshape", self, result, reshape_node(self, "ReshapeAliasBackward0"),
+                    [s = shape](const Tensor& b) { return mutagrad::reshape(b, s); }),
+        [&] {
+          return autograd::capture::Args{self, autograd::capture::ints(sizes)};
+        });
   }
   // No view exists: clone (CloneBackward0), then give the copy the new shape without making it
   // a view of the temporary (UnsafeViewBackward0), as PyTorch's _unsafe_view.
@@ -645,7 +650,7 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
     node->dim1_ = wrap_dim(dim1, self.dim(), "diagonal");
     node->dim2_ = wrap_dim(dim2, self.dim(), "diagonal");
   }
-  return cap.done(record_view(self, result, node,
+  return cap.done(record_view("diagonal", self, result, node,
                               [offset, dim1, dim2](const Tensor& b) {
                                 return mutagrad::diagonal(b, offset, dim1, dim2);
                               }),
@@ -663,7 +668,7 @@ Tensor unfold(const Tensor& self, int64_t dim, int64_t size, int64_t step) {
     node->size_ = size;
     node->step_ = step;
   }
-  return record_view(self, result, node, [dim, size, step](const Tensor& b) {
+  return record_view("unfold", self, result, node, [dim, size, step](const Tensor& b) {
     return mutagrad::unfold(b, dim, size, step);
   });
 }
@@ -714,7 +719,7 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
     node->output_ = {DimVector(result.sizes()), DimVector(result.strides()),
                      result.storage_offset()};
   }
-  return cap.done(record_view(self, result, node, nullptr), [&] {
+  return cap.done(record_view("as_strided", self, result, node, nullptr), [&] {
     return autograd::capture::Args{self, autograd::capture::ints(sizes),
                                    autograd::capture::ints(strides),
                                    autograd::capture::opt(storage_offset)};
@@ -724,7 +729,7 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
 Tensor alias(const Tensor& self) {
   autograd::capture::OpScope cap("alias", autograd::capture::OpKind::kView);
   Tensor result = native::alias(self);
-  return cap.done(record_view(self, result, node_if_needed<autograd::AliasBackward0>(self),
+  return cap.done(record_view("alias", self, result, node_if_needed<autograd::AliasBackward0>(self),
                               [](const Tensor& b) { return mutagrad::alias(b); }),
                   [&] { return autograd::capture::Args{self}; });
 }
@@ -757,32 +762,34 @@ std::vector<Tensor> captured_pieces(autograd::capture::OpScope& cap, const Tenso
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
   autograd::capture::OpScope cap("unbind", autograd::capture::OpKind::kView);
   return captured_pieces(
-      cap, self, record_multi_view(self, native::unbind(self, dim), "UnbindBackward0", true, dim),
+      cap, self,
+      record_multi_view("unbind", self, native::unbind(self, dim), "UnbindBackward0", true, dim),
       true, dim);
 }
 
 std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   autograd::capture::OpScope cap("split", autograd::capture::OpKind::kView);
-  return captured_pieces(
-      cap, self,
-      record_multi_view(self, native::split(self, split_size, dim), "SplitBackward0", false, dim),
-      false, dim);
+  return captured_pieces(cap, self,
+                         record_multi_view("split", self, native::split(self, split_size, dim),
+                                           "SplitBackward0", false, dim),
+                         false, dim);
 }
 
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
   autograd::capture::OpScope cap("split_with_sizes", autograd::capture::OpKind::kView);
-  return captured_pieces(cap, self,
-                         record_multi_view(self, native::split_with_sizes(self, split_sizes, dim),
-                                           "SplitWithSizesBackward0", false, dim),
-                         false, dim);
+  return captured_pieces(
+      cap, self,
+      record_multi_view("split_with_sizes", self, native::split_with_sizes(self, split_sizes, dim),
+                        "SplitWithSizesBackward0", false, dim),
+      false, dim);
 }
 
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   autograd::capture::OpScope cap("chunk", autograd::capture::OpKind::kView);
-  return captured_pieces(
-      cap, self,
-      record_multi_view(self, native::chunk(self, chunks, dim), "SplitBackward0", false, dim),
-      false, dim);
+  return captured_pieces(cap, self,
+                         record_multi_view("chunk", self, native::chunk(self, chunks, dim),
+                                           "SplitBackward0", false, dim),
+                         false, dim);
 }
 
 Tensor as_strided_scatter(const Tensor& self, const Tensor& src, IntArrayRef sizes,

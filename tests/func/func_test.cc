@@ -514,15 +514,52 @@ TEST(CaptureTest, EveryRefusalNamesTheOp) {
       }
     }
   }
-  // A view op not covered: named by its grad_fn (a view reads no data).
-  Program unfold = [](const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{in[0].unfold(0, 2, 1) * 2.0};
+  // A view op not covered reads no data: it reports itself (Note [Capture hook], views), so
+  // its refusal names it with or without autograd history, for float and integer views, used
+  // directly, through a covered view of it, written in place, or returned.
+  struct ViewCase {
+    const char* op;
+    std::function<Tensor(const Tensor&)> fn;
   };
-  EXPECT_EQ(capture_error(unfold, {input({4}, 51).requires_grad_()}).op(), "unfold");
-  // Without history nothing names it: refused all the same, as a view op not covered.
-  const func::CaptureError v = capture_error(unfold, {input({4}, 51)});
-  EXPECT_EQ(v.op(), "a view op not covered") << v.what();
-  EXPECT_NE(std::string(v.what()).find("is a view of %0"), std::string::npos) << v.what();
+  const std::vector<ViewCase> views = {
+      {"unfold", [](const Tensor& y) { return y.unfold(0, 2, 1); }},
+      {"detach", [](const Tensor& y) { return y.detach(); }},
+      {"variable_data", [](const Tensor& y) { return y.variable_data(); }},
+  };
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> uses = {
+      {"read", [](const Tensor& v) { return v * 2; }},
+      {"covered view of it", [](const Tensor& v) { return v.select(0, 1) + 1; }},
+      {"written", [](const Tensor& v) { return Tensor(v).mul_(2); }},
+      {"returned", [](const Tensor& v) { return v; }},
+  };
+  for (const ViewCase& c : views) {
+    for (const auto& [use, use_fn] : uses) {
+      for (int how : {0, 1, 2}) {  // float with history, float without, int64
+        SCOPED_TRACE(str(c.op, " ", use, " ", how));
+        Tensor x = how == 2 ? input({4}, 51, kInt64) : input({4}, 51);
+        if (how == 0) x.requires_grad_();
+        // On an input itself and on an intermediate.
+        for (bool intermediate : {false, true}) {
+          if (how == 0 && std::string(use) == "written" && !intermediate) continue;  // a leaf
+          Program p = [&c, use_fn = use_fn, intermediate](const std::vector<Tensor>& in) {
+            Tensor base = intermediate ? in[0] * 3 : in[0];
+            return std::vector<Tensor>{use_fn(c.fn(base))};
+          };
+          const func::CaptureError v =
+              capture_error(p, {x.detach().clone().requires_grad_(how == 0)});
+          EXPECT_EQ(v.op(), c.op) << v.what();
+          EXPECT_NE(std::string(v.what()).find(str("the view op ", c.op)), std::string::npos)
+              << v.what();
+          try {
+            func::functionalize(p)({x});
+            ADD_FAILURE() << "functionalize accepted " << c.op;
+          } catch (const func::CaptureError& f) {
+            EXPECT_EQ(f.op(), c.op) << f.what();
+          }
+        }
+      }
+    }
+  }
   // A tensor with history made outside the program would lose it as a constant.
   const Tensor w = input({4}, 52).requires_grad_() * 3.0;
   Program closed = [w](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + w}; };
