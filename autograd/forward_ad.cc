@@ -10,6 +10,7 @@
 
 #include "autograd/autograd_meta.h"
 #include "autograd/grad_mode.h"
+#include "autograd/history.h"
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/views.h"
@@ -36,30 +37,32 @@ namespace {
 
 struct Level {
   int64_t index;
-  uint64_t generation;  // distinguishes a level from a later one with the same index
   std::vector<std::weak_ptr<ForwardGrad>> grads;  // holders of a tangent at this level
+  size_t prune_at = 64;                           // the size at which expired ones are dropped
 };
 
 std::mutex g_mutex;
 std::vector<Level> g_levels;
-uint64_t g_next_generation = 1;
 thread_local std::vector<int64_t> t_suspended;
 
-uint64_t generation_of(int64_t level) {
+void register_with_level(const std::shared_ptr<ForwardGrad>& grad, int64_t level) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (level < 0 || level >= static_cast<int64_t>(g_levels.size())) return 0;
-  return g_levels[level].generation;
+  MG_INTERNAL_ASSERT(level < static_cast<int64_t>(g_levels.size()), "inactive level ", level);
+  std::vector<std::weak_ptr<ForwardGrad>>& grads = g_levels[level].grads;
+  // A long-lived level sees many holders die (saved tangents, temporaries): drop the expired
+  // ones whenever the list doubles, so it stays proportional to the holders alive.
+  if (grads.size() >= g_levels[level].prune_at) {
+    grads.erase(std::remove_if(grads.begin(), grads.end(),
+                               [](const std::weak_ptr<ForwardGrad>& g) { return g.expired(); }),
+                grads.end());
+    g_levels[level].prune_at = std::max<size_t>(64, 2 * grads.size());
+  }
+  grads.push_back(grad);
 }
 
 // The tangent stored on t itself (not derived from a base), or undefined. `found`: whether t
 // has an entry for the level (an undefined entry marks a primal view: no tangent, even when
 // its base has one).
-void register_with_level(const std::shared_ptr<ForwardGrad>& grad, int64_t level) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  MG_INTERNAL_ASSERT(level < static_cast<int64_t>(g_levels.size()), "inactive level ", level);
-  g_levels[level].grads.push_back(grad);
-}
-
 Tensor own_tangent(const Tensor& t, int64_t level, bool* found = nullptr) {
   if (found != nullptr) *found = false;
   AutogradMeta* meta = get_autograd_meta(t);
@@ -288,23 +291,34 @@ SavedTangents save_tangents(const Tensor& t) {
   for (int64_t level : active_levels()) {
     Tensor tg = tangent(t, level);
     if (!tg.defined()) continue;
-    saved.tangents.emplace_back(level, tg);
-    saved.versions.push_back(tg.version());
-    saved.generations.push_back(generation_of(level));
+    if (!saved.grad) saved.grad = std::make_shared<ForwardGrad>();
+    saved.versions.emplace_back(level, tg.version());
+    {
+      std::lock_guard<std::mutex> lock(saved.grad->mutex);
+      // Note [Saved tangents hold no cycle]: the history at save time, not the view's.
+      saved.grad->by_level.emplace_back(level, alias_with_current_edge(tg));
+    }
+    register_with_level(saved.grad, level);
   }
   return saved;
 }
 
 void restore_tangents(const SavedTangents& saved, const Tensor& unpacked, const char* node) {
-  for (size_t i = 0; i < saved.tangents.size(); ++i) {
-    const auto& [level, tg] = saved.tangents[i];
-    if (generation_of(level) != saved.generations[i]) continue;  // that level was exited
-    if (tg.version() != saved.versions[i]) {
+  for (const auto& [level, version] : saved.versions) {
+    Tensor tg;
+    {
+      std::lock_guard<std::mutex> lock(saved.grad->mutex);
+      for (const auto& [l, t] : saved.grad->by_level) {
+        if (l == level) tg = t;
+      }
+    }
+    if (!tg.defined()) continue;  // that level was exited
+    if (tg.version() != version) {
       throw AutogradError(str(
           "one of the variables needed for gradient computation has been modified by an inplace "
           "operation: the tangent (forward-mode gradient at level ",
           level, ") of a tensor saved by ", node, " is at version ", tg.version(),
-          "; expected version ", saved.versions[i],
+          "; expected version ", version,
           " instead. Tangents are version checked like primals (docs/forward-ad.md): clone the "
           "dual before writing into it, or its tangent, in place."));
     }
@@ -324,7 +338,7 @@ using autograd::fwd::detail::g_active_levels;
 int64_t enter_dual_level() {
   std::lock_guard<std::mutex> lock(autograd::fwd::g_mutex);
   const auto index = static_cast<int64_t>(autograd::fwd::g_levels.size());
-  autograd::fwd::g_levels.push_back({index, autograd::fwd::g_next_generation++, {}});
+  autograd::fwd::g_levels.push_back({index, {}, 64});
   ++g_active_levels;
   return index;
 }

@@ -37,6 +37,7 @@
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -93,6 +94,10 @@ struct UnpackedDual {
 UnpackedDual unpack_dual(const Tensor& t, std::optional<int64_t> level = std::nullopt);
 
 }  // namespace forward_ad
+
+namespace autograd {
+struct ForwardGrad;  // a tensor's tangents (autograd/forward_ad.cc)
+}  // namespace autograd
 
 namespace autograd::fwd {
 
@@ -267,13 +272,29 @@ Tensor tangent_or_zeros(const Tensor& tangent, const Tensor& like);
 // Called by set_view_history: a view of a dual gets the same view of its base's tangent.
 void on_view_created(const Tensor& base, const Tensor& view);
 
-// Saved tensors (forward-over-reverse): the tangents of `t` at the active levels, with their
-// versions, to check and restore on unpack.
+// Note [Saved tangents hold no cycle]
+// A node saves the tangents of what it saves (forward-over-reverse). On primals that require
+// grad a tangent has a reverse history, which must not lead back to the saving node:
+// - A tangent is kept as alias_with_current_edge (its data with its grad_fn at save time, no
+//   view metadata), as a saved primal (Note [Saved views do not own their base]): a later write
+//   into its base, which rebases the views' tangents onto a CopySlices that may reach the
+//   saving node, leaves the saved one alone. Such a write bumps the tangent's version, so
+//   unpacking refuses it anyway: the history at save time is the only one ever used.
+// - A tangent formula's node saves the op's result before the result gets its own node, and an
+//   in-place op's formula saves the tangent it then writes: SavedVariable keeps an input without
+//   history as a detached alias too (Note [Saved inputs do not own their history]), so the
+//   history the tensor gets afterwards is not reached from that node.
+// - The tangents sit in a ForwardGrad registered with their levels, as a tensor's own: exiting a
+//   level drops them from every node still alive (torch's behaviour), which would end any cycle
+//   left.
+// Test: saved_variable_test's SavedTangentsHoldNoCycle (every program shape, both devices).
+//
+// The tangents of `t` at the active levels, with their versions, to check and restore on
+// unpack.
 struct SavedTangents {
-  std::vector<std::pair<int64_t, Tensor>> tangents;
-  std::vector<uint32_t> versions;
-  std::vector<uint64_t> generations;
-  bool empty() const { return tangents.empty(); }
+  std::shared_ptr<ForwardGrad> grad;  // by_level: the tangents (entries of exited levels go)
+  std::vector<std::pair<int64_t, uint32_t>> versions;  // (level, the tangent's version)
+  bool empty() const { return versions.empty(); }
 };
 SavedTangents save_tangents(const Tensor& t);
 // Throws AutogradError when a saved tangent was changed in place since it was saved; gives

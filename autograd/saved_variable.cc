@@ -56,12 +56,10 @@ SavedVariable::SavedVariable(const Tensor& tensor, bool is_output, bool is_inpla
   } else if (is_differentiable_view(tensor)) {
     // See Note [Saved views do not own their base].
     data_ = alias_with_current_edge(tensor);
-  } else if (meta != nullptr && meta->grad_fn_) {
-    // See Note [Saved inputs do not own their history].
+  } else {
+    // See Note [Saved inputs do not own their history]; without a grad_fn, a detached alias.
     data_ = alias_with_current_edge(tensor);
     original_ = tensor.impl_ptr();
-  } else {
-    data_ = tensor;
   }
   if (detail::current_saved_tensor_hooks()) {
     pack_with_hooks();  // Note [Saved-tensor hooks]: no snapshot slot
@@ -137,7 +135,12 @@ Tensor SavedVariable::original_or(const Tensor& saved) const {
   const Tensor original(std::move(impl));
   const AutogradMeta* now = get_autograd_meta(original);
   const AutogradMeta* then = get_autograd_meta(saved);
-  if (now == nullptr || then == nullptr || now->grad_fn_ != then->grad_fn_) return saved;
+  const Node* now_fn = now != nullptr ? now->grad_fn_.get() : nullptr;
+  const Node* then_fn = then != nullptr ? then->grad_fn_.get() : nullptr;
+  // Its history changed since (a write, or an op's result given its node after the save).
+  if (now_fn != then_fn || (now_fn == nullptr && now != nullptr && now->requires_grad_)) {
+    return saved;
+  }
   return original;
 }
 

@@ -43,7 +43,10 @@ struct PackedSavedTensor;  // autograd/saved_tensor_hooks.h
 // without backward (found by autograd_program_fuzzer, docs/reliability.md; PyTorch 1.13 keeps
 // the input's own handle and leaks there). So the input too is kept as
 // alias_with_current_edge(input), plus a weak reference to it: while the input is alive and its
-// grad_fn is still the saved edge, unpack() returns the input itself.
+// grad_fn is still the saved edge, unpack() returns the input itself. So is an input without
+// history (a detached alias): it may get one later, `y = t * w; t.add_(y)` on a plain t, or a
+// result saved by its own tangent formula before its node is set (issue 40), and holding it
+// would close the same cycle.
 //
 // Note [Saved result of an in-place op on a view]
 // `v.sigmoid_()` on a view v of a non-leaf: the node (SigmoidBackward0) becomes the `fn` of
