@@ -432,6 +432,37 @@ struct PutOp {
   }
 };
 
+// Note [Counting beside the write]
+// Counting while writing (above) put a bucket increment beside every write: scatter_add_ of 1M
+// float32 values into 64K, one thread, 2.39-2.81 ms against 1.64-2.24 ms for the plain write.
+// With a second thread, a dense destination that fits in L2 takes the plain write in index
+// order on one thread while the other fills the sketch in a pass of its own; the destination's
+// old values are kept first (a copy of at most kPrefetchBytes). No bucket above kBlock: the
+// plain write was the blocked order. Otherwise (an all-equal index, one hot destination) the old
+// values go back and heavy_put writes. Either way the bits of Note [Blocked accumulation order].
+template <typename T, typename Wrap, typename Combine>
+bool put_counting_beside(T* d, const T* v, const Loop& loop, int64_t total, int64_t lo, int64_t hi,
+                         Combine combine) {
+  const size_t span = static_cast<size_t>(hi - lo + 1);
+  std::unique_ptr<T[]> before(new T[span]);
+  std::copy(d + lo, d + hi + 1, before.get());
+  Sketch sketch(total);
+  bool bad = false, full = false;
+  run_parallel(2, [&](int t) {
+    if (t == 1) {
+      full = sketch_full(loop, total, sketch);
+      return;
+    }
+    Wrap wrap;
+    run(loop, 0, total, PutOp<T, true, Combine>{d, v, combine}, wrap);
+    bad = wrap.bad;
+  });
+  if (bad) return false;  // Checked: the caller drops the copy (Note [Staged writes])
+  if (!full) return true;
+  std::copy(before.get(), before.get() + span, d + lo);
+  return heavy_put<T, Wrap>(d, v, loop, total, combine, sketch);
+}
+
 // Note [Earlier writes skip later destinations]
 // One thread writing in index order leaves the second core idle; two threads writing halves
 // race where the halves share a destination (libtorch 1.13's writes: either value may win).
@@ -714,6 +745,10 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
         }
       }
       if (!counted && distinct) {
+        // Note [Counting beside the write]: a dense destination in L2, two threads.
+        if (nthreads > 1 && split < 0 && hi - lo + 1 == dst.numel()) {
+          return put_counting_beside<T, Wrap>(d, v, loop, total, lo, hi, combine);
+        }
         // Note [Counting while writing]: here on one thread, or below on each part of a split.
         if (nthreads <= 1 || split < 0) return counting_put<T, Wrap>(d, v, loop, total, combine);
       } else if (counted || sketch_full(loop, total, sketch)) {

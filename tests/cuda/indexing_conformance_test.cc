@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "tensor/cpu/indexing.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/index_ops.h"
 #include "tensor/native/pointwise.h"
@@ -152,9 +153,15 @@ TEST_P(IndexingConformance, LongRunsOfOneDestinationFoldInTheBlockedOrder) {
     }
     std::vector<T> want = contents<T>(self);
     for (size_t k = 0; k < want.size(); ++k) want[k] = blocked_fold(want[k], runs[k]);
-    Tensor a = native::to(self, dev);
-    native::index_put_(a, {native::to(index, dev)}, native::to(values, dev), /*accumulate=*/true);
-    EXPECT_EQ(contents<T>(a), want) << what << " " << dtype;
+    // One and two CPU threads take different paths (Note [Counting beside the write]).
+    const int saved_threads = cpu::indexing_num_threads();
+    for (int threads : {1, 2}) {
+      cpu::set_indexing_num_threads(threads);
+      Tensor a = native::clone(native::to(self, dev));  // `to` may return self
+      native::index_put_(a, {native::to(index, dev)}, native::to(values, dev), /*accumulate=*/true);
+      EXPECT_EQ(contents<T>(a), want) << what << " " << dtype << ", " << threads << " threads";
+    }
+    cpu::set_indexing_num_threads(saved_threads);
     return runs;
   };
   {
@@ -168,13 +175,14 @@ TEST_P(IndexingConformance, LongRunsOfOneDestinationFoldInTheBlockedOrder) {
     }
   }
   auto mixed = [&](auto zero) {
-    // One destination takes 3,000 of 80,000 writes (the rest spread): mixed runs.
-    for (int64_t size : {50, 300000}) {
+    // One destination takes 3,000 of 80,000 writes (the rest spread): mixed runs; into 5,000
+    // elements, the rest spread at about 15 per element, no bucket fills.
+    for (int64_t size : {50, 5000, 300000}) {
       std::vector<int64_t> idx(80000);
       for (size_t i = 0; i < idx.size(); ++i) {
-        idx[i] = i % 27 == 0 ? 7 : rnd_.uniform(0, size - 1);
+        idx[i] = i % 27 == 0 && size != 5000 ? 7 : rnd_.uniform(0, size - 1);
       }
-      run_float(zero, size, idx, "mixed");
+      run_float(zero, size, idx, size == 5000 ? "spread" : "mixed");
     }
   };
   mixed(0.0f);
