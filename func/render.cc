@@ -125,11 +125,30 @@ void write_body(std::ostream& os, const Graph& g, const std::string& p) {
     }
   }
   // Note [Stale saved tensors]: each saved tensor, beside the node whose op saved it; a stale
-  // one red, with an edge from the write that made it stale.
+  // one red, with an edge from the write that made it stale. Saved tensors that are one tensor
+  // (the same value at the same version: MulBackward0's self and other of y * y, or y saved by
+  // two ops) are one note, listing each, with an edge from each node that saved it.
+  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> same;  // (value, version) -> saved
+  std::vector<std::vector<size_t>> notes;
   for (size_t i = 0; i < report.saved.size(); ++i) {
     const SavedTensor& s = report.saved[i];
-    std::string label = str("saved ", i, ": ", s.backward, ".", s.name);
-    if (s.value >= 0) label += str(" (%", s.value, ")");
+    if (s.value < 0) {
+      notes.push_back({i});  // not a value of the program: nothing to tell it apart by
+    } else {
+      same[{s.value, s.version}].push_back(i);
+    }
+  }
+  for (auto& [key, group] : same) notes.push_back(std::move(group));
+  std::sort(notes.begin(), notes.end());  // by first saved index
+  for (const std::vector<size_t>& note : notes) {
+    const size_t i = note.front();
+    const SavedTensor& s = report.saved[i];
+    std::string label;
+    for (size_t k : note) {
+      const SavedTensor& t = report.saved[k];
+      label += str(label.empty() ? "" : "\n", "saved ", k, ": ", t.backward, ".", t.name);
+      if (t.value >= 0) label += str(" (%", t.value, ")");
+    }
     label += str("\nsaved at version ", s.version);
     std::string attrs = ", style=filled, fillcolor=orange";
     if (s.stale()) {
@@ -144,8 +163,11 @@ void write_body(std::ostream& os, const Graph& g, const std::string& p) {
     }
     os << "    " << p << "s" << i << " [shape=note, label=\"" << escape(label) << "\"" << attrs
        << "];\n";
-    if (s.node >= 0) {
-      os << "    " << name(g.nodes[s.node].output) << " -> " << p << "s" << i
+    std::set<int64_t> savers;
+    for (size_t k : note) {
+      const int64_t by = report.saved[k].node;
+      if (by < 0 || !savers.insert(by).second) continue;
+      os << "    " << name(g.nodes[by].output) << " -> " << p << "s" << i
          << " [style=dashed, arrowhead=none, label=\"saves\"];\n";
     }
     if (s.stale_by >= 0) {

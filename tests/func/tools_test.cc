@@ -332,6 +332,97 @@ TEST(VerifyTest, CatchesAPassThatDropsTheInputWrite) {
   EXPECT_EQ(r.first_divergent_node, 5) << r.summary();  // add_ into the input
 }
 
+// verify compares the replay's versions and aliasing with eager's. A program whose Python-like
+// control flow depends on state outside its tensors (here: a call count) replays the path the
+// capture took, which verify reports: the replay writes the input eager does not, and returns an
+// alias of the input where eager returns a copy.
+TEST(VerifyTest, CatchesAReplayWhoseWritesAndAliasingDifferFromEager) {
+  auto calls = std::make_shared<int>(0);
+  Program f = [calls](const std::vector<Tensor>& in) {
+    if ((*calls)++ == 0) {  // the capture's run
+      Tensor x = in[0];
+      x.mul_(1.0);  // the same values: only the version and the aliasing differ
+      return std::vector<Tensor>{x.slice(0, 0, 2), in[1] * 1.0};
+    }
+    return std::vector<Tensor>{in[0].slice(0, 0, 2).clone(), in[1] * 1.0};
+  };
+  const func::VerifyResult r = func::verify(f, {vec({1, 2, 3, 4}), vec({5, 6})});
+  ASSERT_FALSE(r.ok());
+  auto find = [&](const std::string& run, const std::string& what, const std::string& detail) {
+    for (const func::Difference& d : r.differences) {
+      if (d.run == run && d.what == what && d.detail == detail) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(find("replayed", "input 0", "version moved by 1, eager 0")) << r.summary();
+  EXPECT_TRUE(find("replayed", "output 0", "aliases input 0 (eager's does the opposite)"))
+      << r.summary();
+  EXPECT_TRUE(find("functionalized", "input 0", "written by the functionalized run only"))
+      << r.summary();
+  for (const func::Difference& d : r.differences) {  // the values agree everywhere
+    EXPECT_EQ(d.detail.find("element"), std::string::npos) << r.summary();
+    EXPECT_NE(d.what, "input 1") << r.summary();
+    EXPECT_NE(d.what, "output 1") << r.summary();
+  }
+  EXPECT_THROW(r.check(), func::VerifyError);
+}
+
+// Saved tensors that are one tensor (the same value at the same version) are one note of the
+// picture, whichever slots and nodes saved it; the same value at another version is another.
+TEST(PictureTest, OneTensorSavedInSeveralSlotsIsOneNote) {
+  Program f = [](const std::vector<Tensor>& in) {
+    Tensor y = in[0] * 2.0;  // %1
+    Tensor z = y * y;        // %2 = mul(%1, %1): MulBackward0 saves self and other, both %1 v0
+    Tensor s = y.sin();      // %3 = sin(%1): SinBackward0 saves self, %1 v0 again
+    y.mul_(3.0);             // %4 = mul_(%1, 3.0): makes the three stale
+    Tensor c = y.cos();      // %5 = cos(%1): %1 at version 1, another note
+    return std::vector<Tensor>{z, s, c};
+  };
+  const func::Graph g = func::capture(f, {vec({1, 2, 3}).requires_grad_()});
+  ASSERT_EQ(g.nodes.size(), 5u) << g.code();
+  std::vector<size_t> v0;
+  size_t v1 = 0;
+  for (size_t i = 0; i < g.saved.size(); ++i) {
+    ASSERT_EQ(g.saved[i].value, 1) << i;
+    if (g.saved[i].version == 0) {
+      v0.push_back(i);
+    } else {
+      v1 = i;
+    }
+  }
+  ASSERT_EQ(v0.size(), 3u);
+  ASSERT_EQ(g.saved.size(), 4u);
+  const std::string dot = func::to_dot(g);
+  size_t notes = 0;
+  for (size_t at = dot.find("shape=note"); at != std::string::npos;
+       at = dot.find("shape=note", at + 1)) {
+    ++notes;
+  }
+  EXPECT_EQ(notes, 2u) << dot;
+  std::string label;
+  for (size_t k : v0) {
+    const func::SavedTensor& s = g.saved[k];
+    label += str(label.empty() ? "" : "\\n", "saved ", k, ": ", s.backward, ".", s.name, " (%1)");
+  }
+  const std::string note = str("ps", v0[0]);
+  EXPECT_NE(dot.find(str(note, " [shape=note, label=\"", label,
+                         "\\nsaved at version 0, now 1\\nSTALE: made stale by write 0\\n"
+                         "%4 = mul_(%1, 3.0)\", style=filled, fillcolor=red")),
+            std::string::npos)
+      << dot;
+  // One "saves" edge from each node that saved it, one "makes stale" edge.
+  EXPECT_NE(dot.find(str("pv2 -> ", note, " [style=dashed, arrowhead=none, label=\"saves\"];")),
+            std::string::npos);
+  EXPECT_NE(dot.find(str("pv3 -> ", note, " [style=dashed, arrowhead=none, label=\"saves\"];")),
+            std::string::npos);
+  EXPECT_EQ(dot.find(str("pv2 -> ", note), dot.find(str("pv2 -> ", note)) + 1), std::string::npos);
+  EXPECT_NE(dot.find(str("pv4 -> ", note, " [color=red")), std::string::npos);
+  EXPECT_NE(dot.find(str("ps", v1, " [shape=note, label=\"saved ", v1,
+                         ": CosBackward0.self (%1)\\nsaved at version 1\"")),
+            std::string::npos)
+      << dot;
+}
+
 TEST(PictureTest, SideBySideDotMarksStoragesWritesViewsAndRegenerations) {
   func::Graph g = func::capture(two_views, {vec({1, 2, 3, 4})});
   func::Graph pure = func::functionalize(g);
