@@ -101,7 +101,9 @@ Tensor conv_map(ConvMap map, const Tensor& a, const Tensor& b, const Tensor& bia
   if (bias.defined()) {
     DimVector shape(static_cast<size_t>(r.dim()), 1);
     shape[1] = bias.numel();
-    r = native::binary(BinaryOp::kAdd, r, native::view(bias, shape));
+    // r is the map's fresh output, seen by nobody yet: the bias is added into it (no second
+    // output-sized buffer; the same bits as r + bias).
+    native::binary_out(BinaryOp::kAdd, r, r, native::view(bias, shape));
   }
   // ConvolutionNode's tangent: each map is bilinear in (a, b), plus the bias's tangent.
   fwd::propagate(name, r, {a, b, bias}, [&](const auto& t) {
