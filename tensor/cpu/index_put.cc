@@ -682,6 +682,22 @@ int64_t coordinate_dim(const Loop& loop) {
 // self that merely cannot be proved free of overlap (kTooHard without overlap) takes this path
 // too: correct, on one thread.
 
+// Note [The partition is for copies and common sums]
+// This file was the slowest of the library to compile, in every build (above 350 s under
+// asan, tsan and the fuzz build on CI's two cores), and most of its code was the partition and
+// the row sort instantiated for every dtype and every reduction. Those two paths now exist for
+// the writes that meet them in practice: copies (every width) and sums of float32, float64,
+// int32 and int64 (index_add_, scatter_add_, x[idx] += v, embedding gradients). Products, max,
+// min (scatter_reduce_, index_reduce_) and sums of the other dtypes split a sliced dim or a
+// coordinate between threads, or write from one thread in index order, as PyTorch's CPU does
+// for a 1-D scatter. The bits are the same on every path.
+template <typename T, bool kAccumulate, typename Combine>
+constexpr bool takes_partition() {
+  return !kAccumulate || (std::is_same_v<Combine, math::AddValues> &&
+                          (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                           std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>));
+}
+
 // `combine` (math::AddValues, ...) folds a value into its destination when accumulating;
 // integers wrap (defined: unsigned arithmetic), as every integer kernel does. Wrap is Screened
 // (the values were screened) or Checked (they were not: false when one is out of range, the
@@ -694,7 +710,9 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
   const int64_t total = compute_numel(loop.sizes);
   // Note [Self with overlapping strides]
   const bool distinct = has_internal_overlap(dst.sizes(), dst.strides()) == MemOverlap::kNo;
-  if constexpr (kAccumulate) {
+  // Note [The partition is for copies and common sums]
+  constexpr bool kPartition = takes_partition<T, kAccumulate, Combine>();
+  if constexpr (kAccumulate && kPartition) {
     if (distinct && whole_rows_beyond_l2(loop, static_cast<int64_t>(sizeof(T)))) {
       if (kChecks && !all_in_range(loop, total)) return false;
       rows_sorted_by_destination(d, v, loop, threads_for(total), combine);
@@ -720,16 +738,17 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
   // Random scatter does not scale to a second core by splitting the destination (Note
   // [Partitioned scatter]): without a sliced dim to split, the writes are partitioned by block
   // when the destination exceeds L2; into a smaller one, one thread writes.
-  const bool partition = split < 0 && span_bytes > kPrefetchBytes;
+  const bool partition = kPartition && split < 0 && span_bytes > kPrefetchBytes;
   // Note [Copies into the shared cache]: one thread, without the prefetch.
-  const bool in_shared_cache = !kAccumulate && partition && span_bytes <= shared_cache_bytes() / 2;
-  if (in_shared_cache) {
-    Loop direct = loop;
-    direct.prefetch = nullptr;
-    if (nthreads >= 2) return two_part_put<T, Wrap>(d, v, direct, total, lo, hi);
-    Wrap wrap;
-    run(direct, 0, total, write, wrap);
-    return !wrap.bad;
+  if constexpr (!kAccumulate) {
+    if (partition && span_bytes <= shared_cache_bytes() / 2) {
+      Loop direct = loop;
+      direct.prefetch = nullptr;
+      if (nthreads >= 2) return two_part_put<T, Wrap>(d, v, direct, total, lo, hi);
+      Wrap wrap;
+      run(direct, 0, total, write, wrap);
+      return !wrap.bad;
+    }
   }
   // Note [Blocked accumulation on the CPU]
   constexpr bool kBlocked = kAccumulate && blocked::order_matters<T, Combine>();
@@ -737,11 +756,13 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
     if (total > blocked::kBlock) {
       Sketch sketch(total);
       const bool counted = nthreads > 1 && partition;
-      if (counted) {
-        if (kChecks && !all_in_range(loop, total)) return false;
-        if (partitioned_put<T, kAccumulate>(d, v, loop, total, lo, hi, nthreads, combine,
-                                            &sketch)) {
-          return true;
+      if constexpr (kPartition) {
+        if (counted) {
+          if (kChecks && !all_in_range(loop, total)) return false;
+          if (partitioned_put<T, kAccumulate>(d, v, loop, total, lo, hi, nthreads, combine,
+                                              &sketch)) {
+            return true;
+          }
         }
       }
       if (!counted && distinct) {
@@ -761,10 +782,12 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
     run(loop, 0, total, write, wrap);
     return !wrap.bad;
   }
-  if (partition) {
-    if (kChecks && !all_in_range(loop, total)) return false;
-    partitioned_put<T, kAccumulate>(d, v, loop, total, lo, hi, nthreads, combine, nullptr);
-    return true;
+  if constexpr (kPartition) {
+    if (partition) {
+      if (kChecks && !all_in_range(loop, total)) return false;
+      partitioned_put<T, kAccumulate>(d, v, loop, total, lo, hi, nthreads, combine, nullptr);
+      return true;
+    }
   }
   const size_t s = static_cast<size_t>(split);
   nthreads = static_cast<int>(std::min<int64_t>(nthreads, loop.sizes[s]));
