@@ -357,12 +357,13 @@ void index_expression(const uint8_t* data, size_t size) {
       return;
     }
     FUZZ_CHECK(r.ok, name, " ", where, " succeeded; the reference says ", r.error);
-    // A one-element value written through one bool mask is a masked fill, which converts the
-    // value (as PyTorch, whose index_put_ also takes that path); otherwise dtypes must match.
+    // A one-element value written through one bool (or uint8) mask is a masked fill, which
+    // converts the value (as PyTorch, whose index_put_ also takes that path); otherwise dtypes
+    // must match.
     int defined = 0, masks = 0;
     for (const Tensor& t : put_indices) {
       defined += t.defined();
-      masks += t.defined() && t.dtype() == kBool && t.dim() > 0;
+      masks += t.defined() && (t.dtype() == kBool || t.dtype() == kUInt8) && t.dim() > 0;
     }
     const bool masked_fill = !accumulate && value.numel() == 1 && defined == 1 && masks == 1;
     FUZZ_CHECK(!put || masked_fill || value.dtype() == dtype, name, " accepted values of dtype ",
