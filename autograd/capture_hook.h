@@ -33,6 +33,10 @@ namespace mutagrad::autograd::capture {
 //   reach neither hook. Every public view op reports its result through uncovered_view(); at
 //   depth 0 (no covered op running, so this view op is not covered) the tracer learns the
 //   view's op, and refuses the view by that name when the program uses it.
+// - Custom Functions: capture would record the ops of a Function's forward, not the Function,
+//   so a replay would differentiate those ops instead of its backward. Its apply reports it
+//   (custom_function_applied) and the tracer refuses it when an argument is traced or
+//   requires grad.
 // - Several results: an op of several results (unbind, split, max(dim)) records each with
 //   done_as, as the single-result op that makes it.
 // - kAuto: the op is a view when its result shares its first argument's storage (reshape,
@@ -58,6 +62,8 @@ class Tracer {
   virtual void unrecorded_read(const TensorImpl& impl, const char* what, bool host_read) = 0;
   // `view` was made by the view op `op`, which no covered op reported (Note [Capture hook]).
   virtual void unrecorded_view(const char* op, const Tensor& view) = 0;
+  // The custom Function `name` ("MyFnBackward") is applied to `args` (Note [Capture hook]).
+  virtual void custom_function(const std::string& name, const std::vector<Tensor>& args) = 0;
 };
 
 namespace detail {
@@ -76,6 +82,11 @@ inline bool capturing() { return detail::t_tracer != nullptr && detail::t_depth 
 // is running (Note [Capture hook], views). Costs one thread-local load otherwise.
 inline void uncovered_view(const char* op, const Tensor& view) {
   if (capturing()) detail::t_tracer->unrecorded_view(op, view);
+}
+
+// Called by a custom Function's apply before its forward runs (Note [Capture hook]).
+inline void custom_function_applied(const std::string& name, const std::vector<Tensor>& args) {
+  if (capturing()) detail::t_tracer->custom_function(name, args);
 }
 
 class OpScope {

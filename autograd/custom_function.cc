@@ -24,6 +24,7 @@
 #include <boost/core/demangle.hpp>
 
 #include "autograd/autograd_meta.h"
+#include "autograd/capture_hook.h"
 #include "autograd/errors.h"
 #include "autograd/history.h"
 #include "tensor/native/factories.h"
@@ -126,6 +127,7 @@ void CustomFunctionNode::check_dirty(const Tensor& t) const {
 }
 
 void CustomFunctionNode::prepare(VariableList args, std::vector<bool> is_tensor) {
+  capture::custom_function_applied(name(), args);  // before anything changes
   grad_mode_ = GradMode::is_enabled();
   recording_ = has_jvp() ? compute_requires_grad_list_has_jvp(args)
                          : compute_requires_grad_list(name(), args);

@@ -196,6 +196,30 @@ class GraphTracer final : public autograd::capture::Tracer {
     view_ops_[view.unsafe_impl()] = {op, view.impl_ptr()};
   }
 
+  // A custom Function (Note [Capture hook]): the graph would hold its forward's ops, and a
+  // replay would differentiate those instead of its backward. Refused when an argument varies
+  // from replay to replay or requires grad (a closed-over parameter); named by the Function.
+  void custom_function(const std::string& name, const std::vector<Tensor>& args) override {
+    for (size_t i = 0; i < args.size(); ++i) {
+      const Tensor& t = args[i];
+      if (!t.defined()) continue;
+      const void* key = storage_key(t);
+      const bool varies = key != nullptr && varying_.count(key) != 0;
+      if (!varies && !t.requires_grad()) continue;
+      const size_t at = name.rfind("Backward");
+      const std::string fn = at != std::string::npos && at > 0 ? name.substr(0, at) : name;
+      throw CaptureError(
+          fn,
+          str("capture(): the custom Function ", fn, " is applied to ",
+              varies ? "a value computed from the program's inputs" : "a tensor that requires grad",
+              " (tensor argument ", i,
+              "); func::capture does not cover custom Functions: "
+              "it would record the ops of its forward, and the graph's gradients would be "
+              "those ops' instead of its backward's. Apply the Function outside the "
+              "captured program, or write it with the covered ops"));
+    }
+  }
+
   // Without a dispatcher, the kernel's read is all the hook sees. The refusal names the op from
   // the C++ stack (autograd::StackTrace::public_op: the outermost mutagrad::NAME or
   // mutagrad::Tensor::NAME frame below the program's own code, from the binary's symbols); only

@@ -234,6 +234,15 @@ TEST(FunctionalizeTest, GradientsEqualEagerGradients) {
 }
 
 // The CaptureError `f` raises when captured on `inputs` (fails the test when none is raised).
+// A custom Function whose backward is not its forward's derivative (a straight-through
+// estimator's kind): forward doubles, backward scales by 100.
+struct ScaledGrad : autograd::Function<ScaledGrad> {
+  static Tensor forward(autograd::AutogradContext*, const Tensor& x) { return x * 2.0; }
+  static autograd::VariableList backward(autograd::AutogradContext*, autograd::VariableList grads) {
+    return {grads[0] * 100.0};
+  }
+};
+
 func::CaptureError capture_error(const Program& f, const std::vector<Tensor>& inputs) {
   try {
     func::capture(f, inputs);
@@ -560,6 +569,26 @@ TEST(CaptureTest, EveryRefusalNamesTheOp) {
       }
     }
   }
+  // A custom Function: the graph would hold its forward's ops, whose gradient is not its
+  // backward's. Refused, named by the Function, on a traced value (with or without autograd
+  // history) and on a closed-over tensor that requires grad; on a plain constant it is fine.
+  for (int how : {0, 1, 2}) {  // input requires grad, input without, closed-over parameter
+    SCOPED_TRACE(str("custom Function ", how));
+    const Tensor p = input({4}, 59).requires_grad_();
+    Program apply = [how, p](const std::vector<Tensor>& in) {
+      const Tensor arg = how == 2 ? p : in[0] * 1.0;
+      return std::vector<Tensor>{ScaledGrad::apply(arg) + in[0]};
+    };
+    const func::CaptureError e = capture_error(apply, {input({4}, 60).requires_grad_(how == 0)});
+    EXPECT_EQ(e.op(), "ScaledGrad") << e.what();
+    EXPECT_NE(std::string(e.what()).find("the custom Function ScaledGrad"), std::string::npos)
+        << e.what();
+  }
+  const Tensor c = input({4}, 61);
+  Program on_constant = [c](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{ScaledGrad::apply(c) + in[0]};
+  };
+  EXPECT_NO_THROW(func::capture(on_constant, {input({4}, 62)}));
   // A tensor with history made outside the program would lose it as a constant.
   const Tensor w = input({4}, 52).requires_grad_() * 3.0;
   Program closed = [w](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + w}; };

@@ -376,6 +376,40 @@ def test_unsupported_ops_raise_naming_the_op():
                         assert e.value.op == op, (use_name, dtype, requires_grad, str(e.value))
 
 
+class ScaledGrad(mg.autograd.Function):
+    """A custom Function whose backward is not its forward's derivative."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 100.0
+
+
+def test_custom_functions_raise_naming_the_function():
+    # capture would record the forward's ops, whose gradient (2) is not the Function's (100).
+    param = mg.ones(3, requires_grad=True)
+    programs = {
+        "input requires grad": (lambda x: ScaledGrad.apply(x * 1.0), True),
+        "input without grad": (lambda x: ScaledGrad.apply(x * 1.0) + x, False),
+        "closed-over parameter": (lambda x: ScaledGrad.apply(param) + x, False),
+    }
+    for name, (program, requires_grad) in programs.items():
+        for run in (lambda: mg.func.capture(program, mg.ones(3, requires_grad=requires_grad)),
+                    lambda: mg.func.functionalize(program)(
+                        mg.ones(3, requires_grad=requires_grad))):
+            with pytest.raises(mg.func.CaptureError,
+                               match="the custom Function ScaledGrad is applied to") as e:
+                run()
+            assert e.value.op == "ScaledGrad", name
+    # On a constant that does not require grad it is a constant: captured, replayed.
+    c = mg.tensor([1.0, 2.0, 3.0])
+    g = mg.func.capture(lambda x: ScaledGrad.apply(c) + x, mg.ones(3))
+    assert g(mg.zeros(3)).tolist() == [2.0, 4.0, 6.0]
+
+
 @pytest.mark.parametrize("read", ["item", "bool", "tolist", "float", "compare"])
 def test_host_reads_of_traced_values_raise_naming_the_read(read):
     def f(x):
