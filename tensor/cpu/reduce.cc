@@ -68,8 +68,54 @@ struct MinOp {
 // bits do not depend on the CPU's vector width; they do depend on how the runs are cut (the
 // dims' memory order, and the two halves of a large reduction below).
 
+// Note [Reduction threads]
+// A reduction of n >= kParallelThreshold elements (and at least 16 per output) is cut into two
+// halves with two sets of accumulators, whatever runs them: the cut is part of the order (Note
+// [Reduction order]). The halves run on two threads only from kReduceParallelThreshold up: a
+// fold runs at 4-16 elements per cycle, so below it the two threads' start and join (several
+// microseconds on a loaded machine, 2026-11-29) cost more than the half they save; below it the
+// caller runs both halves, the same bits.
+constexpr int64_t kReduceParallelThreshold = 4 * kParallelThreshold;
+
+// Like it.run(begin, end, run), but the whole runs of the range go to block(p, s, outer, n,
+// rows) a block at a time: `rows` runs of n elements along the second coalesced dim, run r at
+// p[k] + r * outer[k]. The runs cut at the range's ends go to run. The order of the elements
+// (and runs) is it.run's.
+template <typename Run, typename Block>
+void run_blocks(const StridedLoop<2>& it, int64_t begin, int64_t end, const Run& run,
+                const Block& block) {
+  const int64_t n0 = it.ndim() >= 2 ? it.sizes()[0] : 0;
+  const int64_t first = n0 > 0 ? (begin + n0 - 1) / n0 : 0;  // whole runs [first, last)
+  const int64_t last = n0 > 0 ? end / n0 : 0;
+  if (first >= last) {
+    it.run(begin, end, run);
+    return;
+  }
+  it.run(begin, first * n0, run);
+  const IntArrayRef sizes = it.sizes();
+  const int64_t inner[2] = {it.strides(0)[0], it.strides(1)[0]};
+  const int64_t outer[2] = {it.strides(0)[1], it.strides(1)[1]};
+  for (int64_t r = first; r < last;) {
+    // Run r's place: its index along each outer dim.
+    char* p[2] = {it.data(0), it.data(1)};
+    int64_t rem = r;
+    for (size_t d = 1; d < sizes.size(); ++d) {
+      const int64_t i = rem % sizes[d];
+      rem /= sizes[d];
+      p[0] += i * it.strides(0)[d];
+      p[1] += i * it.strides(1)[d];
+    }
+    const int64_t rows = std::min(last - r, sizes[1] - r % sizes[1]);
+    block(p, inner, outer, n0, rows);
+    r += rows;
+  }
+  it.run(last * n0, end, run);
+}
+
 // Accumulates the elements [begin, end) (in memory order) of `in` (dtype T) into `acc` (dtype A,
-// in's shape with stride 0 on reduced dims); `it` walks {in, acc}.
+// in's shape with stride 0 on reduced dims); `it` walks {in, acc}. Float and double sums and
+// extrema of contiguous runs go to vec_kernels a block of runs at a time (Note [Reduction
+// kernels over runs] in vec_reduce_impl.h: the bits of one run at a time).
 template <typename T, typename A, typename Op>
 void accumulate(const StridedLoop<2>& it, int64_t begin, int64_t end) {
   constexpr bool kFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
@@ -77,12 +123,13 @@ void accumulate(const StridedLoop<2>& it, int64_t begin, int64_t end) {
   constexpr bool kMax = std::is_same_v<Op, MaxOp<T>>;
   constexpr bool kVec = kFloat && (kSum || kMax || std::is_same_v<Op, MinOp<T>>);
   const VecKernels& vk = vec_kernels();
-  it.run(begin, end, [&vk](char** p, const int64_t* s, int64_t n) {
+  const VecBinaryOp extremum = kMax ? VecBinaryOp::kMaximum : VecBinaryOp::kMinimum;
+  auto run = [&vk, extremum](char** p, const int64_t* s, int64_t n) {
     (void)vk;  // read only by the kVec instantiations (clang: unused lambda capture)
+    (void)extremum;
     A* a = reinterpret_cast<A*>(p[1]);
     if constexpr (kVec) {
       const T* x = reinterpret_cast<const T*>(p[0]);
-      const VecBinaryOp extremum = kMax ? VecBinaryOp::kMaximum : VecBinaryOp::kMinimum;
       if (s[1] == 0 && s[0] == sizeof(T)) {  // one accumulator: the fold of Note [Reduction order]
         if constexpr (kSum && std::is_same_v<T, float>)
           *a = Op::combine(*a, vk.sum_f32(x, n));
@@ -96,13 +143,13 @@ void accumulate(const StridedLoop<2>& it, int64_t begin, int64_t end) {
       }
       if (s[1] == sizeof(A) && s[0] == sizeof(T)) {  // a row into a row of accumulators
         if constexpr (kSum && std::is_same_v<T, float>)
-          vk.add_widened_f32(a, x, n);
+          vk.sum_cols_f32(a, x, 0, 1, n);
         else if constexpr (kSum)
-          vk.binary_f64(VecBinaryOp::kAdd, VecBroadcast::kNone, a, a, x, n);
+          vk.sum_cols_f64(a, x, 0, 1, n);
         else if constexpr (std::is_same_v<T, float>)
-          vk.binary_f32(extremum, VecBroadcast::kNone, a, a, x, n);
+          vk.extremum_cols_f32(extremum, a, x, 0, 1, n);
         else
-          vk.binary_f64(extremum, VecBroadcast::kNone, a, a, x, n);
+          vk.extremum_cols_f64(extremum, a, x, 0, 1, n);
         return;
       }
     }
@@ -136,7 +183,42 @@ void accumulate(const StridedLoop<2>& it, int64_t begin, int64_t end) {
         dst = Op::combine(dst, static_cast<A>(*reinterpret_cast<const T*>(p[0] + k * s[0])));
       }
     }
-  });
+  };
+  if constexpr (!kVec) {
+    it.run(begin, end, run);
+  } else {
+    auto block = [&](char** p, const int64_t* s, const int64_t* outer, int64_t n, int64_t rows) {
+      const T* x = reinterpret_cast<const T*>(p[0]);
+      A* a = reinterpret_cast<A*>(p[1]);
+      const int64_t xs = outer[0] / static_cast<int64_t>(sizeof(T));
+      const int64_t as = outer[1] / static_cast<int64_t>(sizeof(A));
+      if (s[0] == sizeof(T) && s[1] == 0) {  // each run folds into one accumulator
+        if constexpr (kSum && std::is_same_v<T, float>)
+          vk.sum_rows_f32(a, as, x, xs, rows, n);
+        else if constexpr (kSum)
+          vk.sum_rows_f64(a, as, x, xs, rows, n);
+        else if constexpr (std::is_same_v<T, float>)
+          vk.extremum_rows_f32(extremum, a, as, x, xs, rows, n);
+        else
+          vk.extremum_rows_f64(extremum, a, as, x, xs, rows, n);
+        return;
+      }
+      if (s[0] == sizeof(T) && s[1] == sizeof(A) && outer[1] == 0) {  // runs into one row
+        if constexpr (kSum && std::is_same_v<T, float>)
+          vk.sum_cols_f32(a, x, xs, rows, n);
+        else if constexpr (kSum)
+          vk.sum_cols_f64(a, x, xs, rows, n);
+        else if constexpr (std::is_same_v<T, float>)
+          vk.extremum_cols_f32(extremum, a, x, xs, rows, n);
+        else
+          vk.extremum_cols_f64(extremum, a, x, xs, rows, n);
+        return;
+      }
+      char* q[2] = {p[0], p[1]};
+      for (int64_t r = 0; r < rows; ++r, q[0] += outer[0], q[1] += outer[1]) run(q, s, n);
+    };
+    run_blocks(it, begin, end, run, block);
+  }
 }
 
 template <typename A, typename Op>
@@ -190,10 +272,30 @@ void CpuBackend::reduce(ReduceOp op, const Tensor& out, const Tensor& in,
       fill_identity<A, Op>(acc_buf2);
       StridedLoop<2> it2({&in, &acc2});
       const int64_t mid = n / 2;
-      parallel_for(n, [&](int64_t b, int64_t e) {
-        if (b < mid) accumulate<T, A, Op>(it, b, std::min(e, mid));
-        if (e > mid) accumulate<T, A, Op>(it2, std::max(b, mid), e);
-      });
+      if constexpr (std::is_same_v<Op, SumOp<double>> &&
+                    (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+        // One contiguous run into one accumulator, run on this thread: the halves' folds as
+        // two independent chains (the same folds and combines as one half after the other).
+        if (n < kReduceParallelThreshold && n % 2 == 0 && it.ndim() == 1 &&
+            it.strides(0)[0] == static_cast<int64_t>(sizeof(T)) && it.strides(1)[0] == 0) {
+          double a[2] = {*static_cast<double*>(acc_buf.raw_data()),
+                         *static_cast<double*>(acc_buf2.raw_data())};
+          const T* x = reinterpret_cast<const T*>(it.data(0));
+          if constexpr (std::is_same_v<T, float>)
+            vec_kernels().sum_rows_f32(a, 1, x, mid, 2, mid);
+          else
+            vec_kernels().sum_rows_f64(a, 1, x, mid, 2, mid);
+          *static_cast<double*>(acc_buf.raw_data()) = a[0] + a[1];  // the combine below
+          return;
+        }
+      }
+      parallel_for(
+          n,
+          [&](int64_t b, int64_t e) {
+            if (b < mid) accumulate<T, A, Op>(it, b, std::min(e, mid));
+            if (e > mid) accumulate<T, A, Op>(it2, std::max(b, mid), e);
+          },
+          kReduceParallelThreshold);
       A* a1 = static_cast<A*>(acc_buf.raw_data());
       const A* a2 = static_cast<const A*>(acc_buf2.raw_data());
       for (int64_t i = 0; i < acc_buf.numel(); ++i) a1[i] = Op::combine(a1[i], a2[i]);

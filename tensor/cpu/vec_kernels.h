@@ -7,7 +7,8 @@
 // The library is compiled for baseline x86-64 (SSE2), so it runs on every x86-64 machine. The
 // loops that are compute-bound on such a build (Eigen's GEMM for matmul, Eigen's SIMD exp, log,
 // tanh, ... for the transcendental ops, the one-pass optimizer steps of fused_optim.h, the float
-// binary ops, comparisons and reduction folds of vec_pointwise_impl.h) are
+// binary ops and comparisons of vec_pointwise_impl.h, the reduction kernels of
+// vec_reduce_impl.h) are
 // compiled twice more: with -mavx2 -mfma (vec_kernels_avx2.cc, 8 float lanes) and with
 // -mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma (vec_kernels_avx512.cc, 16 float lanes), as
 // libtorch builds ATen's kernels per CPU capability. The first call picks the best build the
@@ -88,6 +89,25 @@ struct VecKernels {
   float (*extremum_f32)(VecBinaryOp op, const float* x, int64_t n);
   double (*extremum_f64)(VecBinaryOp op, const double* x, int64_t n);
   void (*add_widened_f32)(double* acc, const float* x, int64_t n);
+  // Blocks of runs with the bits of the folds above, one run at a time (Note [Reduction kernels
+  // over runs] in vec_reduce_impl.h): `rows` runs of n contiguous elements, run r at x + r * xs
+  // (strides in elements). *_rows: acc[r * as] = combine(acc[r * as], the fold of run r), r
+  // increasing (as may be 0); *_cols: acc[k] = combine(acc[k], x[r * xs + k]), r increasing.
+  // combine is + in double for sums, the op (kMaximum or kMinimum) for extrema.
+  void (*sum_rows_f32)(double* acc, int64_t as, const float* x, int64_t xs, int64_t rows,
+                       int64_t n);
+  void (*sum_rows_f64)(double* acc, int64_t as, const double* x, int64_t xs, int64_t rows,
+                       int64_t n);
+  void (*extremum_rows_f32)(VecBinaryOp op, float* acc, int64_t as, const float* x, int64_t xs,
+                            int64_t rows, int64_t n);
+  void (*extremum_rows_f64)(VecBinaryOp op, double* acc, int64_t as, const double* x, int64_t xs,
+                            int64_t rows, int64_t n);
+  void (*sum_cols_f32)(double* acc, const float* x, int64_t xs, int64_t rows, int64_t n);
+  void (*sum_cols_f64)(double* acc, const double* x, int64_t xs, int64_t rows, int64_t n);
+  void (*extremum_cols_f32)(VecBinaryOp op, float* acc, const float* x, int64_t xs, int64_t rows,
+                            int64_t n);
+  void (*extremum_cols_f64)(VecBinaryOp op, double* acc, const double* x, int64_t xs, int64_t rows,
+                            int64_t n);
   // c = op(a) * op(b), c row-major m x n with leading dimension ldc; op(x) is x or its
   // transpose (a_t, b_t); a and b row-major with leading dimensions lda, ldb. k may be 0.
   void (*gemm_f32)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool a_t,

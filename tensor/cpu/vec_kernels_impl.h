@@ -12,7 +12,8 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
-#if defined(__AVX512F__)
+#include <utility>
+#if defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -220,6 +221,7 @@ bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uint64_t s
 
 #include "tensor/cpu/fused_optim_impl.h"
 #include "tensor/cpu/vec_pointwise_impl.h"
+#include "tensor/cpu/vec_reduce_impl.h"
 
 }  // namespace
 
@@ -236,6 +238,14 @@ const VecKernels kVecKernels = {MUTAGRAD_VEC_CAPABILITY,
                                 extremum_f32,
                                 extremum_f64,
                                 add_widened_f32,
+                                sum_rows_f32,
+                                sum_rows_f64,
+                                extremum_rows_f32,
+                                extremum_rows_f64,
+                                sum_cols_f32,
+                                sum_cols_f64,
+                                extremum_cols_f32,
+                                extremum_cols_f64,
                                 gemm<float>,
                                 gemm<double>,
                                 gemm<uint32_t>,

@@ -1,4 +1,4 @@
-// The float32/float64 binary ops, comparisons and reduction folds of the per-capability kernels
+// The float32/float64 binary ops and comparisons of the per-capability kernels
 // (vec_kernels.h), compiled once per CPU capability: vec_kernels_impl.h includes this inside
 // namespace mutagrad::cpu::MUTAGRAD_VEC_NS { namespace { ... } }. Not a header for other files.
 //
@@ -13,11 +13,7 @@
 // build ends a run with one masked load and store (the edge lanes of a vector constant mask: no
 // scalar tail, and no read past the end); the others end it with the scalar formula.
 //
-// The reduction folds keep the association order of reduce.cc (Note [Reduction order] there):
-// kFoldLanes = 8 partial results, element k into partial k % 8, the tail into partial 0, then
-// combined pairwise (0+4, 1+5, ...; 0+2, 1+3; 0+1). The order is the same in every build, so
-// is the result; only how many partials share a register differs (a float sum's 8 double
-// partials fill one AVX-512 register, two AVX2 ones, four SSE2 ones).
+// The reduction folds are in vec_reduce_impl.h (Note [Reduction kernels over runs]).
 #ifndef MUTAGRAD_VEC_NS
 #error "vec_pointwise_impl.h is included by vec_kernels_impl.h"
 #endif
@@ -272,44 +268,4 @@ void compare_f32(VecCompareOp op, VecBroadcast bc, bool* o, const float* a, cons
 void compare_f64(VecCompareOp op, VecBroadcast bc, bool* o, const double* a, const double* b,
                  int64_t n) {
   compare<double>(op, bc, o, a, b, n);
-}
-
-// ---- Reduction folds (the order of Note [Reduction order] in reduce.cc) ----------------------
-
-// The 8 partials of x[0, n) in A, combined pairwise; init is the op's identity.
-template <typename A, VecBinaryOp kOp, typename T>
-A fold_run(const T* x, int64_t n, A init) {
-  constexpr int kFoldLanes = 8;
-  A part[kFoldLanes];
-  for (int j = 0; j < kFoldLanes; ++j) part[j] = init;
-  int64_t k = 0;
-  for (; k + kFoldLanes <= n; k += kFoldLanes) {
-    for (int j = 0; j < kFoldLanes; ++j)
-      part[j] = binary_formula<kOp>(part[j], static_cast<A>(x[k + j]));
-  }
-  for (; k < n; ++k) part[0] = binary_formula<kOp>(part[0], static_cast<A>(x[k]));
-  for (int width = kFoldLanes / 2; width > 0; width /= 2) {
-    for (int j = 0; j < width; ++j) part[j] = binary_formula<kOp>(part[j], part[j + width]);
-  }
-  return part[0];
-}
-
-double sum_f32(const float* x, int64_t n) { return fold_run<double, VecBinaryOp::kAdd>(x, n, 0.0); }
-double sum_f64(const double* x, int64_t n) {
-  return fold_run<double, VecBinaryOp::kAdd>(x, n, 0.0);
-}
-template <typename T>
-T extremum(VecBinaryOp op, const T* x, int64_t n) {
-  constexpr T inf = std::numeric_limits<T>::infinity();
-  if (op == VecBinaryOp::kMinimum) return fold_run<T, VecBinaryOp::kMinimum>(x, n, inf);
-  return fold_run<T, VecBinaryOp::kMaximum>(x, n, -inf);
-}
-float extremum_f32(VecBinaryOp op, const float* x, int64_t n) { return extremum<float>(op, x, n); }
-double extremum_f64(VecBinaryOp op, const double* x, int64_t n) {
-  return extremum<double>(op, x, n);
-}
-
-// acc[k] += double(x[k]): a float sum along an outer dim, row by row.
-void add_widened_f32(double* acc, const float* x, int64_t n) {
-  for (int64_t k = 0; k < n; ++k) acc[k] += static_cast<double>(x[k]);
 }

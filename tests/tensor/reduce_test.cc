@@ -7,13 +7,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "tensor/cpu/strided_loop.h"
+#include "tensor/cpu/vec_kernels.h"
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
+#include "tensor/native/views.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 #include "tests/tensor/test_util.h"
@@ -253,6 +257,158 @@ TEST(Reduce, RandomShapesStridesAndDimsAgainstReference) {
       }
     }
   }
+}
+
+// ---- The documented order, bitwise (Note [Reduction order] in tensor/cpu/reduce.cc) ----------
+
+// The naive reference of the documented order: the input walked in memory order (StridedLoop's
+// runs); a run into one accumulator folds as 8 partials (element k into k % 8 while 8 remain,
+// contiguous runs only; the rest into partial 0; pairwise), any other run element by element;
+// from 65536 elements with 16 per output, the two halves into two accumulator sets, combined.
+template <typename T, typename A>
+Tensor documented_reduce(ReduceOp op, const Tensor& x, const std::vector<bool>& red) {
+  auto combine = [op](A a, A b) -> A {
+    if (op == ReduceOp::kSum) return a + b;
+    if (op == ReduceOp::kMax) return (b > a || b != b) ? b : a;
+    return (b < a || b != b) ? b : a;
+  };
+  const A id = op == ReduceOp::kSum   ? A(0)
+               : op == ReduceOp::kMax ? -std::numeric_limits<A>::infinity()
+                                      : std::numeric_limits<A>::infinity();
+  DimVector keep;
+  for (size_t d = 0; d < red.size(); ++d) keep.push_back(red[d] ? 1 : x.sizes()[d]);
+  const DimVector keep_strides = contiguous_strides(keep);
+  DimVector acc_strides = keep_strides;
+  for (size_t d = 0; d < red.size(); ++d) {
+    if (red[d]) acc_strides[d] = 0;
+  }
+  const ScalarType acc_dtype = std::is_same_v<A, double> ? kFloat64 : kFloat32;
+  const int64_t n = x.numel(), outs = compute_numel(keep);
+  const bool halves = n >= 65536 && outs * 16 <= n;
+  std::vector<Tensor> accs;
+  for (int h = 0; h < (halves ? 2 : 1); ++h) {
+    Tensor acc = empty(keep, acc_dtype);
+    for (int64_t i = 0; i < outs; ++i) acc.data_ptr<A>()[i] = id;
+    accs.push_back(acc);
+    Tensor view = strided_view(acc, x.sizes(), acc_strides, 0);
+    cpu::StridedLoop<2> it({&x, &view});
+    const int64_t begin = h == 0 ? 0 : n / 2, end = halves && h == 0 ? n / 2 : n;
+    it.run(begin, end, [&](char** p, const int64_t* s, int64_t len) {
+      auto in = [&](int64_t k) { return static_cast<A>(*reinterpret_cast<T*>(p[0] + k * s[0])); };
+      if (s[1] != 0) {
+        for (int64_t k = 0; k < len; ++k) {
+          A& a = *reinterpret_cast<A*>(p[1] + k * s[1]);
+          a = combine(a, in(k));
+        }
+        return;
+      }
+      A part[8];
+      for (A& q : part) q = id;
+      int64_t k = 0;
+      if (s[0] == static_cast<int64_t>(sizeof(T))) {
+        for (; k + 8 <= len; k += 8) {
+          for (int j = 0; j < 8; ++j) part[j] = combine(part[j], in(k + j));
+        }
+      }
+      for (; k < len; ++k) part[0] = combine(part[0], in(k));
+      for (int w = 4; w > 0; w /= 2) {
+        for (int j = 0; j < w; ++j) part[j] = combine(part[j], part[j + w]);
+      }
+      A& a = *reinterpret_cast<A*>(p[1]);
+      a = combine(a, part[0]);
+    });
+  }
+  if (halves) {
+    for (int64_t i = 0; i < outs; ++i)
+      accs[0].data_ptr<A>()[i] = combine(accs[0].data_ptr<A>()[i], accs[1].data_ptr<A>()[i]);
+  }
+  return native::to(accs[0], x.dtype());
+}
+
+// Sums, maxima and minima of float32 and float64 along every dim set of 1-3 dim shapes (runs
+// of every length around the vector widths, blocks of rows and their leftovers, inputs past
+// 65536 elements, which are cut in halves), contiguous, transposed and sliced, in every
+// kernel build the CPU runs: the bits of the documented order. Magnitudes spread over 2^60, so
+// that another association order rounds differently; zeros of both signs (ties, which max and
+// min settle by the order), runs whose maximum or minimum is a zero, and NaNs in every lane.
+TEST(Reduce, FloatReductionsHaveTheDocumentedOrdersBitsInEveryBuild) {
+  const cpu::CpuCapability saved = cpu::cpu_capability();
+  std::mt19937_64 rng(4242);
+  std::uniform_real_distribution<double> mag(-30.0, 30.0);
+  const std::vector<DimVector> shapes = {{1},        {7},          {64},          {70000},
+                                         {65537},    {5, 3},       {17, 33},      {9, 256},
+                                         {256, 257}, {3, 130, 40}, {2, 4, 16400}, {67, 1, 31}};
+  int checked = 0;
+  for (cpu::CpuCapability c : cpu::kCpuCapabilities) {
+    if (!cpu::cpu_capability_runs(c)) continue;
+    cpu::set_cpu_capability(c);
+    for (const DimVector& shape : shapes) {
+      for (ScalarType dt : {kFloat32, kFloat64}) {
+        const int64_t n = compute_numel(shape);
+        // Values spread over 2^60; in one input of three, many signed zeros (and all other
+        // values of one sign, so that a zero is the maximum or minimum), in one of three NaNs.
+        for (int variant = 0; variant < 3; ++variant) {
+          std::vector<double> v(static_cast<size_t>(n));
+          for (double& e : v) e = std::ldexp(mag(rng), static_cast<int>(rng() % 60) - 30);
+          if (variant == 1) {
+            const double sign = rng() % 2 ? 1.0 : -1.0;
+            for (int64_t i = 0; i < n; ++i) {
+              double& e = v[static_cast<size_t>(i)];
+              e = rng() % 3 == 0 ? (rng() % 2 ? 0.0 : -0.0) : sign * std::abs(e);
+            }
+          }
+          if (variant == 2) {
+            for (int64_t i = static_cast<int64_t>(rng() % 37); i < n; i += 37 + (i % 5))
+              v[static_cast<size_t>(i)] = std::numeric_limits<double>::quiet_NaN();
+          }
+          Tensor base = native::to(from_vector(v, shape), dt);
+          const int64_t nd = static_cast<int64_t>(shape.size());
+          std::vector<Tensor> inputs = {base};
+          if (nd >= 2) inputs.push_back(native::transpose(base, 0, nd - 1));
+          if (shape[0] >= 2)  // every other element along dim 0
+            inputs.push_back(native::slice(base, 0, 0, shape[0], 2));
+          for (const Tensor& x : inputs) {
+            for (int64_t mask = 1; mask < (int64_t{1} << nd); ++mask) {
+              std::vector<int64_t> dims;
+              std::vector<bool> red(static_cast<size_t>(nd));
+              for (int64_t d = 0; d < nd; ++d) {
+                red[static_cast<size_t>(d)] = (mask >> d) & 1;
+                if (red[static_cast<size_t>(d)]) dims.push_back(d);
+              }
+              for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin}) {
+                Tensor got = reduce(op, x, dims, true);
+                Tensor want;
+                if (dt == kFloat32) {
+                  want = op == ReduceOp::kSum ? documented_reduce<float, double>(op, x, red)
+                                              : documented_reduce<float, float>(op, x, red);
+                } else {
+                  want = documented_reduce<double, double>(op, x, red);
+                }
+                ASSERT_EQ(got.sizes().vec(), want.sizes().vec());
+                Tensor g = native::contiguous(got), w = native::contiguous(want);
+                dispatch_dtype(dt, [&](auto tag) {
+                  using T = typename decltype(tag)::type;
+                  if constexpr (std::is_floating_point_v<T>) {
+                    for (int64_t i = 0; i < g.numel(); ++i) {
+                      const T a = g.data_ptr<T>()[i], b = w.data_ptr<T>()[i];
+                      const bool same = (a != a && b != b) || std::memcmp(&a, &b, sizeof(T)) == 0;
+                      ASSERT_TRUE(same) << cpu::cpu_capability_name(c) << " " << reduce_op_name(op)
+                                        << " " << dt << " shape " << x.sizes() << " strides "
+                                        << x.strides() << " dims mask " << mask << " variant "
+                                        << variant << " output " << i << ": " << a << " vs " << b;
+                    }
+                  }
+                });
+                ++checked;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  cpu::set_cpu_capability(saved);
+  EXPECT_GT(checked, 1000);
 }
 
 // ---- argmax ---------------------------------------------------------------------------------
