@@ -33,6 +33,9 @@ namespace mutagrad::autograd::capture {
 //   reach neither hook. Every public view op reports its result through uncovered_view(); at
 //   depth 0 (no covered op running, so this view op is not covered) the tracer learns the
 //   view's op, and refuses the view by that name when the program uses it.
+// - Changes without a version bump: x.data = y (set_data) and detach_() change what a tensor
+//   is (its storage, its history) without writing it; on a tensor the trace knows they are
+//   refused as unrecorded writes (uncovered_write), before the change.
 // - Custom Functions: capture would record the ops of a Function's forward, not the Function,
 //   so a replay would differentiate those ops instead of its backward. Its apply reports it
 //   (custom_function_applied) and the tracer refuses it when an argument is traced or
@@ -82,6 +85,12 @@ inline bool capturing() { return detail::t_tracer != nullptr && detail::t_depth 
 // is running (Note [Capture hook], views). Costs one thread-local load otherwise.
 inline void uncovered_view(const char* op, const Tensor& view) {
   if (capturing()) detail::t_tracer->unrecorded_view(op, view);
+}
+
+// Called before a change no op records (x.data = y, detach_()) to `impl`: refused, named
+// `op`, when the tensor is one the trace knows (Tracer::unrecorded_write).
+inline void uncovered_write(const char* op, const TensorImpl* impl) {
+  if (capturing()) detail::t_tracer->unrecorded_write(MutationSite{op, nullptr, 0}, impl);
 }
 
 // Called by a custom Function's apply before its forward runs (Note [Capture hook]).

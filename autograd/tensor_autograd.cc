@@ -140,6 +140,8 @@ void Tensor::set_data(const Tensor& other) {
             "got ",
             dtype_name(other.dtype()), "; convert it first (other.to(kFloat32))"));
   }
+  autograd::capture::uncovered_write("set_data", unsafe_impl());  // Note [Capture hook]
+  autograd::capture::uncovered_write("set_data", other.unsafe_impl());
   impl_->set_data(*other.unsafe_impl());
 }
 
@@ -151,6 +153,8 @@ Tensor& Tensor::detach_() {
         "Can't detach views in-place. Use detach() instead (it returns a new tensor sharing "
         "this view's memory, outside the graph).");
   }
+  // A replay would keep the history detach_ cuts (Note [Capture hook]).
+  if (requires_grad()) autograd::capture::uncovered_write("detach_", unsafe_impl());
   std::shared_ptr<autograd::Node> old = std::move(meta->grad_fn_);
   if (meta->retains_grad_ && old) old->remove_retained_grad(unsafe_impl());
   meta->retains_grad_ = false;

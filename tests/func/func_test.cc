@@ -589,6 +589,33 @@ TEST(CaptureTest, EveryRefusalNamesTheOp) {
     return std::vector<Tensor>{ScaledGrad::apply(c) + in[0]};
   };
   EXPECT_NO_THROW(func::capture(on_constant, {input({4}, 62)}));
+  // Changes without a version bump: x.data = y and detach_(), refused before they change
+  // anything (the replay would keep the old storage, the cut history).
+  Program set_data = [](const std::vector<Tensor>& in) {
+    Tensor y = in[0] * 1.0;
+    y.set_data(zeros({4}));  // a traced tensor takes other data
+    return std::vector<Tensor>{y + 1.0};
+  };
+  Program take_data = [](const std::vector<Tensor>& in) {
+    Tensor y = zeros({4});
+    y.set_data(in[0] * 2.0);  // a fresh tensor takes traced data
+    return std::vector<Tensor>{y + 1.0};
+  };
+  Program detach_in_place = [](const std::vector<Tensor>& in) {
+    Tensor y = in[0] * 1.0;
+    y.detach_();
+    return std::vector<Tensor>{y * 2.0};
+  };
+  for (bool grad : {false, true}) {
+    EXPECT_EQ(capture_error(set_data, {input({4}, 63).requires_grad_(grad)}).op(), "set_data");
+    EXPECT_EQ(capture_error(take_data, {input({4}, 64).requires_grad_(grad)}).op(), "set_data");
+  }
+  Tensor xd = input({4}, 65).requires_grad_();
+  const func::CaptureError d = capture_error(detach_in_place, {xd});
+  EXPECT_EQ(d.op(), "detach_") << d.what();
+  EXPECT_TRUE(xd.requires_grad());
+  // Without grad detach_ changes nothing: captured, and it replays as eager.
+  EXPECT_NO_THROW(func::capture(detach_in_place, {input({4}, 66)}));
   // A tensor with history made outside the program would lose it as a constant.
   const Tensor w = input({4}, 52).requires_grad_() * 3.0;
   Program closed = [w](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + w}; };

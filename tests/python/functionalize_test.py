@@ -308,6 +308,12 @@ def test_gradients_through_functionalize_equal_eager():
     assert fx.grad.tolist() == xf.grad.tolist() and fw.grad.tolist() == wf.grad.tolist()
 
 
+def set_data_program(x):
+    y = x * 1.0
+    y.data = mg.zeros(4)  # the replay would add 1 to x * 1.0
+    return y + 1.0
+
+
 def test_unsupported_ops_raise_naming_the_op():
     def f(x):
         y = x.clone()
@@ -337,6 +343,8 @@ def test_unsupported_ops_raise_naming_the_op():
         "atan2_": lambda x: x.clone().atan2_(x),
         "unfold": lambda x: x.unfold(0, 2, 1) * 2.0,
         "item": lambda x: x * x.sum().item(),
+        "set_data": set_data_program,
+        "detach_": lambda x: (x * 1.0).detach_() * 2.0,
     }
     for op, program in programs.items():
         with pytest.raises(mg.func.CaptureError) as e:
