@@ -198,6 +198,12 @@ void sum_rows(double* acc, int64_t as, const T* x, int64_t xs, int64_t rows, int
     sum_folds<kSumRows>(x + r * xs, xs, n, f);
     for (int j = 0; j < kSumRows; ++j) acc[(r + j) * as] += f[j];
   }
+  if (kSumRows > 2 && r + 2 <= rows) {  // two chains (the two halves of reduce.cc's long runs)
+    sum_folds<2>(x + r * xs, xs, n, f);
+    acc[r * as] += f[0];
+    acc[(r + 1) * as] += f[1];
+    r += 2;
+  }
   for (; r < rows; ++r) {
     sum_folds<1>(x + r * xs, xs, n, f);
     acc[r * as] += f[0];
