@@ -36,6 +36,9 @@ namespace mutagrad::autograd::capture {
 // - Changes without a version bump: x.data = y (set_data) and detach_() change what a tensor
 //   is (its storage, its history) without writing it; on a tensor the trace knows they are
 //   refused as unrecorded writes (uncovered_write), before the change.
+// - requires_grad_() that changes the flag of a traced tensor (an input, or a leaf computed
+//   from one): the graph records no flag, so a replay would follow its inputs' flags, not this
+//   call. Refused (requires_grad_changing).
 // - Custom Functions: capture would record the ops of a Function's forward, not the Function,
 //   so a replay would differentiate those ops instead of its backward. Its apply reports it
 //   (custom_function_applied) and the tracer refuses it when an argument is traced or
@@ -65,6 +68,8 @@ class Tracer {
   virtual void unrecorded_read(const TensorImpl& impl, const char* what, bool host_read) = 0;
   // `view` was made by the view op `op`, which no covered op reported (Note [Capture hook]).
   virtual void unrecorded_view(const char* op, const Tensor& view) = 0;
+  // requires_grad_() is about to change whether `impl` requires grad (Note [Capture hook]).
+  virtual void requires_grad_changed(const TensorImpl& impl) = 0;
   // The custom Function `name` ("MyFnBackward") is applied to `args` (Note [Capture hook]).
   virtual void custom_function(const std::string& name, const std::vector<Tensor>& args) = 0;
 };
@@ -91,6 +96,11 @@ inline void uncovered_view(const char* op, const Tensor& view) {
 // `op`, when the tensor is one the trace knows (Tracer::unrecorded_write).
 inline void uncovered_write(const char* op, const TensorImpl* impl) {
   if (capturing()) detail::t_tracer->unrecorded_write(MutationSite{op, nullptr, 0}, impl);
+}
+
+// Called by requires_grad_() before it changes the flag (Note [Capture hook]).
+inline void requires_grad_changing(const TensorImpl& impl) {
+  if (capturing()) detail::t_tracer->requires_grad_changed(impl);
 }
 
 // Called by a custom Function's apply before its forward runs (Note [Capture hook]).

@@ -35,6 +35,9 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
     return *this;
   }
   if (!requires_grad && meta == nullptr) return *this;
+  if (requires_grad != this->requires_grad()) {
+    autograd::capture::requires_grad_changing(*unsafe_impl());  // Note [Capture hook]
+  }
   materialize_autograd_meta(*this).requires_grad_ = requires_grad;
   return *this;
 }

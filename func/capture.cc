@@ -196,6 +196,20 @@ class GraphTracer final : public autograd::capture::Tracer {
     view_ops_[view.unsafe_impl()] = {op, view.impl_ptr()};
   }
 
+  // requires_grad_() on a traced tensor (Note [Capture hook]): a graph holds no flags.
+  void requires_grad_changed(const TensorImpl& impl) override {
+    const void* key = impl.storage().data();
+    if (key == nullptr || varying_.count(key) == 0 || storages_.count(key) == 0) return;
+    auto exact = ids_.find(&impl);
+    throw CaptureError(
+        "requires_grad_",
+        str("capture(): requires_grad_() changes whether %",
+            exact != ids_.end() ? exact->second : storages_.at(key),
+            " (computed from the program's inputs) requires grad; a captured graph records no "
+            "such flag (a replay would follow its inputs' flags). Call requires_grad_() on the "
+            "inputs before capturing"));
+  }
+
   // A custom Function (Note [Capture hook]): the graph would hold its forward's ops, and a
   // replay would differentiate those instead of its backward. Refused when an argument varies
   // from replay to replay or requires grad (a closed-over parameter); named by the Function.

@@ -616,6 +616,28 @@ TEST(CaptureTest, EveryRefusalNamesTheOp) {
   EXPECT_TRUE(xd.requires_grad());
   // Without grad detach_ changes nothing: captured, and it replays as eager.
   EXPECT_NO_THROW(func::capture(detach_in_place, {input({4}, 66)}));
+  // requires_grad_() on a traced tensor: eager's result would require grad, a replay's not.
+  Program flag = [](const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    x.requires_grad_();
+    return std::vector<Tensor>{x * 2.0};
+  };
+  Tensor xf = input({4}, 67);
+  EXPECT_EQ(capture_error(flag, {xf}).op(), "requires_grad_");
+  EXPECT_FALSE(xf.requires_grad());  // refused before the change
+  Program leaf_flag = [](const std::vector<Tensor>& in) {
+    Tensor y = in[0] * 2.0;  // a leaf: in[0] does not require grad
+    y.requires_grad_();
+    return std::vector<Tensor>{y * 3.0};
+  };
+  EXPECT_EQ(capture_error(leaf_flag, {input({4}, 68)}).op(), "requires_grad_");
+  // A constant made inside the program may require grad (a graph keeps its constants).
+  Program constant_flag = [](const std::vector<Tensor>& in) {
+    Tensor w = dev(zeros({4}));
+    w.requires_grad_();
+    return std::vector<Tensor>{in[0] * w};
+  };
+  EXPECT_NO_THROW(func::capture(constant_flag, {input({4}, 69)}));
   // A tensor with history made outside the program would lose it as a constant.
   const Tensor w = input({4}, 52).requires_grad_() * 3.0;
   Program closed = [w](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + w}; };

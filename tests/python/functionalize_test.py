@@ -345,6 +345,7 @@ def test_unsupported_ops_raise_naming_the_op():
         "item": lambda x: x * x.sum().item(),
         "set_data": set_data_program,
         "detach_": lambda x: (x * 1.0).detach_() * 2.0,
+        "requires_grad_": lambda x: x.requires_grad_(False) * 2.0,
     }
     for op, program in programs.items():
         with pytest.raises(mg.func.CaptureError) as e:
