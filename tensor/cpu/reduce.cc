@@ -281,10 +281,13 @@ void CpuBackend::reduce(ReduceOp op, const Tensor& out, const Tensor& in,
           double a[2] = {*static_cast<double*>(acc_buf.raw_data()),
                          *static_cast<double*>(acc_buf2.raw_data())};
           const T* x = reinterpret_cast<const T*>(it.data(0));
-          if constexpr (std::is_same_v<T, float>)
+          // Both branches named (no bare else): clang instantiates this inner lambda's body
+          // with T known, and a bare else would then be checked for T = bool.
+          if constexpr (std::is_same_v<T, float>) {
             vec_kernels().sum_rows_f32(a, 1, x, mid, 2, mid);
-          else
+          } else if constexpr (std::is_same_v<T, double>) {
             vec_kernels().sum_rows_f64(a, 1, x, mid, 2, mid);
+          }
           *static_cast<double*>(acc_buf.raw_data()) = a[0] + a[1];  // the combine below
           return;
         }
