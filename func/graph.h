@@ -113,6 +113,13 @@ class Graph {
   int64_t num_inplace() const;
 };
 
+// Reads the text code() printed back into the graph (Note [Reading code back] in func/parse.cc):
+// parse_graph(g.code(), g.constants).code() == g.code(), and it runs as g does. `constants`
+// gives the tensor of each "%N = constant()" line by N (code() does not print their values).
+// ValueError naming the line, its text and what was expected on a malformed line;
+// CaptureError (naming it) on an op the interpreter does not know.
+Graph parse_graph(const std::string& code, const std::map<int64_t, Tensor>& constants = {});
+
 // One op of the IR: runs it on tensor and scalar arguments (autograd::capture::Arg).
 using OpFn = Tensor (*)(const autograd::capture::Args& args);
 // The op named `name` ("mul_", "slice", "slice_scatter", "view_copy"); null when unknown.

@@ -70,7 +70,20 @@ void bind_func(py::module_& m) {
             return func::functionalize(g, remove_of(remove));
           },
           py::arg("remove") = "mutations")
+      .def_property_readonly("outputs", [](const func::Graph& g) { return g.outputs; })
+      .def_property_readonly("constants", [](const func::Graph& g) { return g.constants; })
       .def("__call__", [](const func::Graph& g, py::args args) { return g(tensors_of(args)); });
+  // Malformed code is a Python ValueError (the argument's value), as Python's own parsers say.
+  f.def(
+      "parse",
+      [](const std::string& code, const std::map<int64_t, Tensor>& constants) {
+        try {
+          return func::parse_graph(code, constants);
+        } catch (const ValueError& e) {
+          throw py::value_error(e.what());
+        }
+      },
+      py::arg("code"), py::arg("constants") = std::map<int64_t, Tensor>{});
   f.def("capture", [](py::function fn, py::args inputs) {
     return func::capture(program_of(std::move(fn)), tensors_of(inputs));
   });

@@ -41,18 +41,45 @@ std::vector<Tensor> copies(const std::vector<Tensor>& in) {
   return out;
 }
 
+// The graph read back from its code prints the same code, and runs as g does, bit for bit,
+// in its results and in what it leaves in the inputs.
+void check_round_trip(const func::Graph& g, const std::vector<Tensor>& inputs) {
+  const std::string code = g.code();
+  func::Graph back = func::parse_graph(code, g.constants);
+  EXPECT_EQ(back.code(), code);
+  ASSERT_EQ(back.nodes.size(), g.nodes.size()) << code;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    EXPECT_EQ(back.nodes[i].kind, g.nodes[i].kind) << "node " << i << "\n" << code;
+    EXPECT_EQ(back.nodes[i].args.size(), g.nodes[i].args.size()) << "node " << i << "\n" << code;
+  }
+  std::vector<Tensor> g_in = copies(inputs);
+  std::vector<Tensor> back_in = copies(inputs);
+  std::vector<Tensor> expected = g(g_in);
+  std::vector<Tensor> got = back(back_in);
+  ASSERT_EQ(got.size(), expected.size()) << code;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(bits_equal(expected[i], got[i])) << "output " << i << " of the parsed\n" << code;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_TRUE(bits_equal(g_in[i], back_in[i])) << "input " << i << " of the parsed\n" << code;
+  }
+}
+
 // Eager, captured-then-replayed and functionalized runs of f agree bit for bit, in their
-// results and in what they leave in the inputs; the pure graph writes only its inputs.
+// results and in what they leave in the inputs; the pure graph writes only its inputs. Each
+// graph also round-trips through its code (check_round_trip).
 void check_agree(const Program& f, const std::vector<Tensor>& inputs) {
   std::vector<Tensor> eager_in = copies(inputs);
   std::vector<Tensor> eager = f(eager_in);
 
   func::Graph g = func::capture(f, copies(inputs));
+  check_round_trip(g, inputs);
   std::vector<Tensor> replay_in = copies(inputs);
   std::vector<Tensor> replayed = g(replay_in);
 
   for (func::Remove remove : {func::Remove::kMutations, func::Remove::kMutationsAndViews}) {
     func::Graph pure = func::functionalize(g, remove);
+    check_round_trip(pure, inputs);
     int64_t input_writes = 0;
     for (const func::Node& node : pure.nodes) {
       if (node.kind != func::OpKind::kInPlace) continue;
@@ -739,6 +766,100 @@ TEST(CaptureTest, HostReadsOfTracedValuesAreDataDependentControlFlow) {
   // Outside capture nothing is observed (and the read hook is removed again).
   EXPECT_NO_THROW(branch({input({3}, 45)}));
   EXPECT_FALSE(any_pending_marks());
+}
+
+TEST(ParseTest, ReadsEveryArgumentKindBack) {
+  // Advanced indices with None, index_put_ accumulating, scatter_reduce's string, dtypes, int
+  // and float scalars; check_round_trip also runs in every check_agree above.
+  Program f = [](const std::vector<Tensor>& in) {
+    using namespace indexing;
+    Tensor y = in[0].clone();
+    Tensor idx = dev(from_vector<int64_t>({2, 0, 2}, {3}));
+    Tensor picked = y.index({Slice(), TensorIndex(idx)});  // [None, %idx]
+    y.index_put_({Tensor(), idx}, in[1].slice(1, 0, 3), /*accumulate=*/true);
+    Tensor s = in[0].scatter_reduce(1, idx.expand({4, 3}), in[1], "amin", false);
+    Tensor d = (picked.to(kFloat64) * 3).add_(2.5);
+    return std::vector<Tensor>{y, s, d};
+  };
+  const std::vector<Tensor> inputs{input({4, 4}, 50), input({4, 4}, 51)};
+  func::Graph g = func::capture(f, copies(inputs));
+  const std::string code = g.code();
+  EXPECT_NE(code.find("[None, %"), std::string::npos) << code;
+  EXPECT_NE(code.find("\"amin\""), std::string::npos) << code;
+  EXPECT_NE(code.find("float64"), std::string::npos) << code;
+  check_round_trip(g, inputs);
+  check_round_trip(func::functionalize(g), inputs);
+
+  func::Graph h = func::parse_graph(
+      "graph(%0: float32[2]):\n"
+      "    %1 = mul(%0, 2)  # float32[2]\n"
+      "    %2 = add_(%1, 0.5, 1)  # float32[2]  writes %1\n"
+      "    return (%2, %1)\n");
+  ASSERT_EQ(h.nodes.size(), 2u);
+  const Scalar two = std::get<Scalar>(h.nodes[0].args[1]);
+  const Scalar half = std::get<Scalar>(h.nodes[1].args[1]);
+  EXPECT_TRUE(two.is_integral());
+  EXPECT_TRUE(half.is_floating_point());
+  EXPECT_EQ(half.to<double>(), 0.5);
+  EXPECT_EQ(h.nodes[0].kind, func::OpKind::kFunctional);
+  EXPECT_EQ(h.nodes[1].kind, func::OpKind::kInPlace);
+  EXPECT_EQ(h.outputs, (std::vector<int64_t>{2, 1}));
+}
+
+TEST(ParseTest, MalformedCodeIsRefusedNamingTheLine) {
+  const std::string head = "graph(%0: float32[3]):\n";
+  auto refused = [](const std::string& code) -> std::string {
+    try {
+      func::parse_graph(code);
+    } catch (const ValueError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "parsed:\n" << code;
+    return "";
+  };
+  std::string e = refused(head + "    %1 = mul(%0, 2.0  # float32[3]\n    return (%1)\n");
+  EXPECT_NE(e.find("line 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("%1 = mul(%0, 2.0  # float32[3]"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected \")\""), std::string::npos) << e;
+  e = refused("graph(%0: floaty[3]):\n    return (%0)\n");
+  EXPECT_NE(e.find("line 1"), std::string::npos) << e;
+  EXPECT_NE(e.find("a dtype"), std::string::npos) << e;
+  e = refused(head + "    %1 = mul(%7, 2.0)  # float32[3]\n    return (%1)\n");
+  EXPECT_NE(e.find("a value defined above, not %7"), std::string::npos) << e;
+  e = refused(head + "    %1 = mul(%0, 2.0)  # float32[3]\n");
+  EXPECT_NE(e.find("without \"return (...)\""), std::string::npos) << e;
+  e = refused(head + "    %1 = mul(%0, 2.0)  # float32[3]  writes %2\n    return (%1)\n");
+  EXPECT_NE(e.find("first argument"), std::string::npos) << e;
+  e = refused(head + "    %1 = mul(%0, 2.0)  # float32[3]\n    return (%1)\n    %2 = neg(%1)\n");
+  EXPECT_NE(e.find("line 4"), std::string::npos) << e;
+  e = refused(head +
+              "    %1 = mul(%0, 2.0)  # float32[3]\n    %1 = mul(%0, 3.0)  # float32[3]\n"
+              "    return (%1)\n");
+  EXPECT_NE(e.find("not %1 again"), std::string::npos) << e;
+  e = refused(head + "    %1 = mul(%0, [1, %0])  # float32[3]\n    return (%1)\n");
+  EXPECT_NE(e.find("not both"), std::string::npos) << e;
+  // A closed-over tensor's values are not in the code: the caller passes it by id.
+  const std::string with_constant =
+      head +
+      "    %1 = constant()  # float32[3]\n    %2 = mul(%0, %1)  # float32[3]\n"
+      "    return (%2)\n";
+  e = refused(with_constant);
+  EXPECT_NE(e.find("pass {1: tensor}"), std::string::npos) << e;
+  EXPECT_THROW(func::parse_graph(with_constant, {{1, input({4}, 52)}}), ValueError);
+  EXPECT_THROW(func::parse_graph(head + "    return (%0)\n", {{1, input({3}, 52)}}), ValueError);
+  func::Graph c = func::parse_graph(with_constant, {{1, host_copy(input({3}, 52))}});  // the CPU
+  EXPECT_EQ(c.constants.size(), 1u);
+  EXPECT_EQ(c.values[1].shape, (std::vector<int64_t>{3}));
+  EXPECT_NE(c.code().find("%1 = constant()  # float32[3]\n    %2 = mul(%0, %1)  "),
+            std::string::npos)
+      << c.code();
+  try {
+    func::parse_graph(head + "    %1 = frobnicate(%0)  # float32[3]\n    return (%1)\n");
+    ADD_FAILURE() << "an unknown op parsed";
+  } catch (const func::CaptureError& err) {
+    EXPECT_EQ(err.op(), "frobnicate");
+    EXPECT_NE(std::string(err.what()).find("line 2"), std::string::npos) << err.what();
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
     g = mutagrad.func.capture(f, x)      # run f once on x, record its ops as a Graph
     print(g)                             # the program as code: views and writes marked
     g(y)                                 # the same ops on y (the interpreter)
+    mutagrad.func.parse(g.code)          # the Graph that code prints back (g's constants by id)
     g.functionalize()                    # the pure graph: no in-place op but the final copy_
     pure_f = mutagrad.func.functionalize(f, remove="mutations")
     pure_f(x)                            # capture (on copies), functionalize, run: == f(x)
@@ -27,6 +28,11 @@ class Graph:
     @property
     def code(self):
         return self._graph.code
+
+    @property
+    def constants(self):
+        """The tensors the program read but did not make, by value id (``%N = constant()``)."""
+        return dict(self._graph.constants)
 
     def __str__(self):
         return self._graph.code
@@ -94,6 +100,17 @@ def capture(f, *inputs):
     return Graph(graph, single[0])
 
 
+def parse(code, constants=None):
+    """The Graph whose code is ``code`` (the text ``str(graph)`` or ``graph.code`` printed),
+    ready to run: ``parse(g.code, g.constants)`` prints and runs as ``g``. ``constants`` maps
+    the id N of each ``%N = constant()`` line to its tensor (the code does not print its
+    values). ValueError naming the line and what was expected on a malformed line."""
+    if isinstance(code, Graph):
+        code = code.code
+    raw = _func.parse(code, dict(constants or {}))
+    return Graph(raw, len(raw.outputs) == 1)
+
+
 def _copy_for_capture(t):
     # Requires grad (with history) when t does: an op capture does not cover, applied to it,
     # is then refused instead of being baked in as a constant.
@@ -139,4 +156,4 @@ from mutagrad.func._tools import (  # noqa: E402
     Report, VerifyError, VerifyResult, side_by_side)
 
 __all__ = ["CaptureError", "Graph", "Report", "VerifyError", "VerifyResult", "capture",
-           "functionalize", "report", "side_by_side", "verify"]
+           "functionalize", "parse", "report", "side_by_side", "verify"]
