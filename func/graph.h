@@ -6,7 +6,7 @@
 //   //   graph(%0: float32[4]):
 //   //     %1 = clone(%0)                      # float32[4]
 //   //     %2 = slice(%1, 0, 1, 3, 1)          # float32[2]  view of %1
-//   //     %3 = mul_(%2, 2.0)                  # float32[2]  writes %1
+//   //     %3 = mul_(%2, 2.0)                  # float32[2]  writes %2
 //   //     return (%1)
 //   std::vector<Tensor> out = g({y});   // the interpreter: the same ops on y
 #pragma once

@@ -1,6 +1,7 @@
 // func::capture, the interpreter and func::functionalize: each program runs eagerly, captured
 // then replayed on the same inputs, and functionalized; the results (and the inputs the program
-// writes) are equal bit for bit.
+// writes) are equal bit for bit. Each graph is also read back from its code (func::parse_graph):
+// the same code, the same bits.
 #include "func/func.h"
 
 #include <gtest/gtest.h>

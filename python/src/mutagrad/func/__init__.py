@@ -104,7 +104,8 @@ def parse(code, constants=None):
     """The Graph whose code is ``code`` (the text ``str(graph)`` or ``graph.code`` printed),
     ready to run: ``parse(g.code, g.constants)`` prints and runs as ``g``. ``constants`` maps
     the id N of each ``%N = constant()`` line to its tensor (the code does not print its
-    values). ValueError naming the line and what was expected on a malformed line."""
+    values). ValueError naming the line and what was expected on a malformed line. Calling
+    the result returns a Tensor when the code returns one value, else a tuple."""
     if isinstance(code, Graph):
         code = code.code
     raw = _func.parse(code, dict(constants or {}))
