@@ -78,6 +78,28 @@ inline void check_grads(const autograd::TensorFunction& fn, const VariableList& 
   EXPECT_TRUE(autograd::gradgradcheck(fn, inputs));
 }
 
+// y = x^3 as a custom Function with hand-written backward and jvp (the forward-mode tests:
+// gradcheck_test, saved_variable_test); kWrongJvp's jvp says 2 x^2 v instead of 3 x^2 v, which
+// gradcheck's check_forward_ad must catch while its backward passes.
+template <bool kWrongJvp = false>
+struct Cube : autograd::Function<Cube<kWrongJvp>> {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x) {
+    ctx->saved_data["x"] = x;  // for jvp (saved tensors are backward's)
+    ctx->save_for_backward({x});
+    return x * x * x;
+  }
+  static autograd::VariableList backward(autograd::AutogradContext* ctx,
+                                         autograd::VariableList grads) {
+    const Tensor x = ctx->get_saved_variables()[0];
+    return {grads[0] * x * x * 3.0};
+  }
+  static autograd::VariableList jvp(autograd::AutogradContext* ctx,
+                                    autograd::VariableList tangents) {
+    const Tensor& x = ctx->saved_data["x"].to_tensor();
+    return {tangents[0] * x * x * (kWrongJvp ? 2.0 : 3.0)};
+  }
+};
+
 }  // namespace mutagrad::testing_util
 
 #define CHECK_GRADS(fn, ...)                                \

@@ -324,22 +324,12 @@ TEST(Gradcheck, GradgradcheckUsesTheGivenGradOutputs) {
 
 // ---- Forward mode (issue 40) -----------------------------------------------------------------
 
-// y = x^3 with hand-written backward and jvp; kWrongJvp's jvp says 2 x^2 v instead of 3 x^2 v.
-template <bool kWrongJvp>
-struct Cube : autograd::Function<Cube<kWrongJvp>> {
-  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x) {
-    ctx->saved_data["x"] = x;  // for jvp (saved tensors are backward's)
-    ctx->save_for_backward({x});
-    return x * x * x;
-  }
-  static VariableList backward(autograd::AutogradContext* ctx, VariableList grads) {
-    const Tensor x = ctx->get_saved_variables()[0];
-    return {grads[0] * x * x * 3.0};
-  }
-  static VariableList jvp(autograd::AutogradContext* ctx, VariableList tangents) {
-    const Tensor& x = ctx->saved_data["x"].to_tensor();
-    return {tangents[0] * x * x * (kWrongJvp ? 2.0 : 3.0)};
-  }
+using testing_util::Cube;
+}
+static VariableList jvp(autograd::AutogradContext* ctx, VariableList tangents) {
+  const Tensor& x = ctx->saved_data["x"].to_tensor();
+  return {tangents[0] * x * x * (kWrongJvp ? 2.0 : 3.0)};
+}
 };
 
 TEST(Gradcheck, CheckForwardAdCatchesAWrongJvp) {

@@ -270,21 +270,12 @@ void expect_forward_ad_freed(const char* what, Program program) {
   EXPECT_EQ(device_bytes(), before) << what << ": bytes still allocated";
 }
 
-// y = x^3 with a jvp formula (a custom Function's forward AD).
-struct CubeWithJvp : autograd::Function<CubeWithJvp> {
-  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x) {
-    ctx->saved_data["x"] = x;
-    ctx->save_for_backward({x});
-    return x * x * x;
-  }
-  static VariableList backward(autograd::AutogradContext* ctx, VariableList grads) {
-    const Tensor x = ctx->get_saved_variables()[0];
-    return {grads[0] * x * x * 3.0};
-  }
-  static VariableList jvp(autograd::AutogradContext* ctx, VariableList tangents) {
-    const Tensor& x = ctx->saved_data["x"].to_tensor();
-    return {tangents[0] * x * x * 3.0};
-  }
+using testing_util::Cube;  // y = x^3 with a jvp formula (a custom Function's forward AD)
+}
+static VariableList jvp(autograd::AutogradContext* ctx, VariableList tangents) {
+  const Tensor& x = ctx->saved_data["x"].to_tensor();
+  return {tangents[0] * x * x * 3.0};
+}
 };
 
 using forward_ad::make_dual;
@@ -339,7 +330,7 @@ TEST(SavedVariable, SavedTangentsHoldNoCycle) {
                             Tensor d = make_dual(x, v);
                             Tensor y = d * (x * 2.0);
                             y.narrow(0, 1, 2).mul_(d.narrow(0, 0, 2));
-                            return std::vector<Tensor>{y.exp(), CubeWithJvp::apply(y)};
+                            return std::vector<Tensor>{y.exp(), Cube<>::apply(y)};
                           });
   expect_forward_ad_freed("nested levels", [](const Tensor& x, const Tensor& v) {
     Tensor d = make_dual(x.clone(), v);
