@@ -325,12 +325,6 @@ TEST(Gradcheck, GradgradcheckUsesTheGivenGradOutputs) {
 // ---- Forward mode (issue 40) -----------------------------------------------------------------
 
 using testing_util::Cube;
-}
-static VariableList jvp(autograd::AutogradContext* ctx, VariableList tangents) {
-  const Tensor& x = ctx->saved_data["x"].to_tensor();
-  return {tangents[0] * x * x * (kWrongJvp ? 2.0 : 3.0)};
-}
-};
 
 TEST(Gradcheck, CheckForwardAdCatchesAWrongJvp) {
   autograd::GradcheckOptions fw;

@@ -271,12 +271,6 @@ void expect_forward_ad_freed(const char* what, Program program) {
 }
 
 using testing_util::Cube;  // y = x^3 with a jvp formula (a custom Function's forward AD)
-}
-static VariableList jvp(autograd::AutogradContext* ctx, VariableList tangents) {
-  const Tensor& x = ctx->saved_data["x"].to_tensor();
-  return {tangents[0] * x * x * 3.0};
-}
-};
 
 using forward_ad::make_dual;
 using forward_ad::unpack_dual;
