@@ -12,11 +12,19 @@
 //    shape when broadcast (ShapeError otherwise) and cast to its dtype, then added into a
 //    per-input buffer. Nodes run in grad mode iff create_graph, so formulas written with
 //    differentiable ops build the graph of the gradient.
+// 6. The bookkeeping of one call (the arrays above, the order, the run masks) is a GraphTask
+//    borrowed from this thread's spares and returned, cleared but with its capacity, at the end:
+//    a steady-state training step's backward takes from the heap only what its nodes' formulas
+//    allocate and Boost's sort (Note [Small-object pool] in tensor/small_object_pool.h). A
+//    nested backward (from a hook or a custom Function) borrows another one.
 #include "autograd/engine.h"
 
+#include <algorithm>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/topological_sort.hpp>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "autograd/accumulate_grad.h"
 #include "autograd/autograd_meta.h"
@@ -36,7 +44,16 @@ constexpr int32_t kNoTarget = -1;
 // Node* -> index: open addressing with linear probing in one array (no allocation per node).
 class NodeIndex {
  public:
-  NodeIndex() : slots_(64, Slot{nullptr, 0}) {}
+  NodeIndex() : slots_(kMinSlots, Slot{nullptr, 0}) {}
+  // Empty again; keeps its slots unless they are far more than the last graph needed.
+  void clear() {
+    if (slots_.size() > kMinSlots && slots_.size() > 8 * size_) {
+      std::vector<Slot>(kMinSlots, Slot{nullptr, 0}).swap(slots_);
+    } else {
+      std::fill(slots_.begin(), slots_.end(), Slot{nullptr, 0});
+    }
+    size_ = 0;
+  }
   // {index, inserted}: the existing index of `node`, or `next` after inserting it.
   std::pair<int32_t, bool> emplace(Node* node, int32_t next) {
     if (2 * (size_ + 1) > slots_.size()) grow();
@@ -72,6 +89,7 @@ class NodeIndex {
     }
     slots_.swap(bigger);
   }
+  static constexpr size_t kMinSlots = 64;
   std::vector<Slot> slots_;
   size_t size_ = 0;
 };
@@ -85,6 +103,56 @@ struct GraphTask {
   std::vector<int32_t> dependencies;  // per node: edges still to deliver a gradient
   std::vector<Tensor> buffers;        // one per node input
   std::vector<std::pair<int32_t, int32_t>> graph_edges;
+  std::vector<int32_t> stack;   // discovery's
+  std::vector<int32_t> finish;  // the sort's reverse order
+  std::vector<int32_t> order;
+  std::vector<char> is_target, reaches, runs;
+  std::vector<bool> edge_needed;
+  VariableList grads;  // the inputs of the node being run
+
+  void clear() {
+    for (auto* v :
+         {&first_edge, &edge_target, &input_offset, &dependencies, &stack, &finish, &order}) {
+      v->clear();
+    }
+    nodes.clear();
+    index.clear();
+    buffers.clear();
+    graph_edges.clear();
+    is_target.clear();
+    reaches.clear();
+    runs.clear();
+    edge_needed.clear();
+    grads.clear();
+  }
+};
+
+// A GraphTask borrowed from this thread's spares for one call (Note [Engine], 6).
+class BorrowedTask {
+ public:
+  BorrowedTask() {
+    if (spares().empty()) {
+      task_ = std::make_unique<GraphTask>();
+    } else {
+      task_ = std::move(spares().back());
+      spares().pop_back();
+    }
+  }
+  ~BorrowedTask() {
+    task_->clear();
+    if (spares().size() < kMaxSpares) spares().push_back(std::move(task_));
+  }
+  BorrowedTask(const BorrowedTask&) = delete;
+  BorrowedTask& operator=(const BorrowedTask&) = delete;
+  GraphTask& operator*() { return *task_; }
+
+ private:
+  static constexpr size_t kMaxSpares = 4;
+  static std::vector<std::unique_ptr<GraphTask>>& spares() {
+    thread_local std::vector<std::unique_ptr<GraphTask>> s;
+    return s;
+  }
+  std::unique_ptr<GraphTask> task_;
 };
 
 int32_t add_node(GraphTask& task, Node* node, std::vector<int32_t>& stack) {
@@ -105,7 +173,7 @@ int32_t add_node(GraphTask& task, Node* node, std::vector<int32_t>& stack) {
 }
 
 void discover(GraphTask& task, const std::vector<Edge>& roots) {
-  std::vector<int32_t> stack;
+  std::vector<int32_t>& stack = task.stack;
   for (const Edge& root : roots) {
     if (root.is_valid()) add_node(task, root.function.get(), stack);
   }
@@ -131,16 +199,15 @@ void discover(GraphTask& task, const std::vector<Edge>& roots) {
   task.buffers.resize(static_cast<size_t>(total));
 }
 
-// Nodes in an order where every node comes after all nodes with an edge into it.
-std::vector<int32_t> topological_order(const GraphTask& task) {
+// Nodes in an order where every node comes after all nodes with an edge into it: task.order.
+void topological_order(GraphTask& task) {
   using Graph = boost::compressed_sparse_row_graph<boost::directedS>;
   const size_t n = task.nodes.size();
   Graph graph(boost::edges_are_unsorted_multi_pass, task.graph_edges.begin(),
               task.graph_edges.end(), n);
-  std::vector<int32_t> finish;  // reverse topological order
-  finish.reserve(n);
-  boost::topological_sort(graph, std::back_inserter(finish));
-  return std::vector<int32_t>(finish.rbegin(), finish.rend());
+  task.finish.reserve(n);  // reverse topological order
+  boost::topological_sort(graph, std::back_inserter(task.finish));
+  task.order.assign(task.finish.rbegin(), task.finish.rend());
 }
 
 // A gradient for `metadata`: reduced over broadcast dims and cast; ShapeError if impossible.
@@ -181,15 +248,22 @@ void store_retained_grads(const Node& node, const Tensor* inputs) {
 VariableList execute(const std::vector<Edge>& roots, VariableList root_grads, bool keep_graph,
                      bool create_graph, bool accumulate, const std::vector<Edge>& outputs) {
   MG_INTERNAL_ASSERT(roots.size() == root_grads.size(), "one gradient per root");
-  GraphTask task;
+  BorrowedTask borrowed;
+  GraphTask& task = *borrowed;
   discover(task, roots);
   const size_t n = task.nodes.size();
-  const std::vector<int32_t> order = topological_order(task);
+  topological_order(task);
+  const std::vector<int32_t>& order = task.order;
 
   // Which nodes run: all, or (with outputs) those from which an output's node is reachable.
   const bool filtered = !outputs.empty();
-  std::vector<char> is_target(n, 0), reaches(n, 0), runs(n, 1);
-  std::vector<bool> edge_needed;
+  std::vector<char>& is_target = task.is_target;
+  std::vector<char>& reaches = task.reaches;
+  std::vector<char>& runs = task.runs;
+  is_target.assign(n, 0);
+  reaches.assign(n, 0);
+  runs.assign(n, 1);
+  std::vector<bool>& edge_needed = task.edge_needed;
   if (filtered) {
     for (const Edge& out : outputs) {
       if (!out.is_valid()) continue;
@@ -261,8 +335,8 @@ VariableList execute(const std::vector<Edge>& roots, VariableList root_grads, bo
       deliver_nothing();
       continue;
     }
-    VariableList grads(std::make_move_iterator(inputs),
-                       std::make_move_iterator(inputs + num_inputs));
+    VariableList& grads = task.grads;  // apply() may keep it (then the next node allocates)
+    grads.assign(std::make_move_iterator(inputs), std::make_move_iterator(inputs + num_inputs));
     if (filtered) {
       mask.reset(new bool[num_outputs + 1]);
       for (size_t i = 0; i < num_outputs; ++i) mask[i] = edge_needed[first + i];
@@ -275,6 +349,7 @@ VariableList execute(const std::vector<Edge>& roots, VariableList root_grads, bo
     VariableList results;
     try {
       results = node->apply(std::move(grads));
+      grads.clear();
       if (hooks != nullptr && !hooks->post.empty()) {
         detail::call_post_hooks(*node, results, hook_grads);
       }
@@ -305,11 +380,13 @@ VariableList execute(const std::vector<Edge>& roots, VariableList root_grads, bo
 }
 
 std::vector<Node*> execution_order(const std::vector<Edge>& roots) {
-  GraphTask task;
+  BorrowedTask borrowed;
+  GraphTask& task = *borrowed;
   discover(task, roots);
+  topological_order(task);
   std::vector<Node*> nodes;
   nodes.reserve(task.nodes.size());
-  for (const int32_t v : topological_order(task)) {
+  for (const int32_t v : task.order) {
     nodes.push_back(task.nodes[static_cast<size_t>(v)]);
   }
   return nodes;

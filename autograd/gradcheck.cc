@@ -68,8 +68,8 @@ Tensor element_alias(const Tensor& t, int64_t flat) {
     offset += (flat % size) * t.stride(d);
     flat /= size;
   }
-  return Tensor(std::make_shared<TensorImpl>(t.storage(), DimVector{}, DimVector{}, offset,
-                                             t.dtype(), t.version_counter()));
+  return Tensor(make_pooled<TensorImpl>(t.storage(), DimVector{}, DimVector{}, offset, t.dtype(),
+                                        t.version_counter()));
 }
 
 // The values of any tensor, row-major, as doubles (through a copy to the CPU).

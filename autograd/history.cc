@@ -37,7 +37,7 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
   std::lock_guard<std::mutex> lock(meta->accumulator_mutex_);
   std::shared_ptr<Node> acc = meta->grad_accumulator_.lock();
   if (!acc) {
-    acc = std::make_shared<AccumulateGrad>(leaf);
+    acc = make_pooled<AccumulateGrad>(leaf);
     acc->set_hooks(meta->hooks_);  // the leaf's tensor hooks (autograd/hooks.h)
     meta->grad_accumulator_ = acc;
   }
@@ -248,8 +248,7 @@ void rebase_history(const Tensor& self, std::shared_ptr<Node> node) {
                        "rebase_history() on a view that check_inplace() should have rejected");
     node->add_input_metadata(self);
     const Tensor& base = meta.view_->base;
-    auto copy_slices =
-        std::make_shared<CopySlices>(base, self, meta.view_->view_fn, std::move(node));
+    auto copy_slices = make_pooled<CopySlices>(base, self, meta.view_->view_fn, std::move(node));
     rebase_history(base, std::move(copy_slices));
     // Replay the view on the new base history, even when its version says its grad_fn is
     // current: code between the write and this call (a custom Function's forward and

@@ -84,10 +84,10 @@ EdgeList collect_next_edges(const Ts&... tensors) {
 }
 EdgeList collect_next_edges_list(TensorList tensors);
 
-// make_shared<T>(args...) with next edges = the gradient edges of `inputs`.
+// make_shared<T>() (from the small-object pool) with next edges = the gradient edges of `inputs`.
 template <typename T, typename... Ts>
 std::shared_ptr<T> make_node(const Ts&... inputs) {
-  auto node = std::make_shared<T>();
+  auto node = make_pooled<T>();
   node->set_next_edges(collect_next_edges(inputs...));
   return node;
 }

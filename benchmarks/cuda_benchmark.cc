@@ -277,8 +277,9 @@ BENCHMARK(BM_CudaConv2dForwardBackward)->Unit(benchmark::kMicrosecond);
 // The caching allocator's bookkeeping alone (no device: a simulated one hands out addresses),
 // allocate/free churn of a training step's sizes: 64 live tensors, each iteration frees one
 // and allocates one of sizes from 4 B to 12 MiB. Arg 0: the allocator (Note [Caching
-// allocator]: rounding to 512, two pools, split and merge); arg 1: the exact-bin free lists it
-// replaced (issue 39, item 9), kept here as the baseline. Counters: segments asked of the
+// allocator]: rounding to 512, two pools, split and merge, freed blocks merged lazily: Note
+// [Deferred merging]); arg 1: the exact-bin free lists it replaced (issue 39, item 9), kept
+// here as the baseline. Counters: segments asked of the
 // device per 1,000 iterations, and the peak reserved bytes / peak live bytes.
 class ChurnDevice final : public cuda::SegmentSource {
  public:

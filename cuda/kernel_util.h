@@ -91,8 +91,8 @@ MG_HOST_DEVICE const T& at(const char* base, int64_t offset) {
 // `t`'s memory seen with other sizes and strides (same storage, offset and dtype), for building
 // offset calculators over a subset of dims; no autograd, no version counter of its own.
 inline Tensor restride(const Tensor& t, IntArrayRef sizes, IntArrayRef strides) {
-  return Tensor(std::make_shared<TensorImpl>(t.storage(), DimVector(sizes), DimVector(strides),
-                                             t.storage_offset(), t.dtype(), VersionCounter()));
+  return Tensor(make_pooled<TensorImpl>(t.storage(), DimVector(sizes), DimVector(strides),
+                                        t.storage_offset(), t.dtype(), VersionCounter()));
 }
 
 // A temporary contiguous buffer of `numel` elements on `device` (from the caching allocator).

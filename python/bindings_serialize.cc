@@ -130,7 +130,7 @@ MapLocation map_location_arg(py::handle value) {
     py::object storage_type = ser.attr("UntypedStorage");
     auto n = static_cast<int64_t>(cpu.nbytes());
     Tensor bytes(
-        std::make_shared<TensorImpl>(cpu, DimVector{n}, DimVector{1}, 0, kUInt8, VersionCounter()));
+        make_pooled<TensorImpl>(cpu, DimVector{n}, DimVector{1}, 0, kUInt8, VersionCounter()));
     py::object result = fn(storage_type(py::cast(bytes)), py::str(location));
     if (result.is_none()) return std::nullopt;
     if (!py::isinstance(result, storage_type)) {

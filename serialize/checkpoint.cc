@@ -310,8 +310,8 @@ class Archive {
 Storage to_device(const Storage& storage, Device device) {
   if (device == storage.device()) return storage;
   auto numel = static_cast<int64_t>(storage.nbytes());
-  Tensor flat(std::make_shared<TensorImpl>(storage, DimVector{numel}, DimVector{1}, 0, kUInt8,
-                                           VersionCounter()));
+  Tensor flat(make_pooled<TensorImpl>(storage, DimVector{numel}, DimVector{1}, 0, kUInt8,
+                                      VersionCounter()));
   return flat.to(device).unsafe_impl()->storage();
 }
 

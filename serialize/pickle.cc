@@ -258,8 +258,8 @@ class Unpickler {
       throw OffsetError(
           str("load: a tensor reaches element ", last, " of a storage of ", st.i, " elements"));
     }
-    Tensor t(std::make_shared<TensorImpl>(st.storage, DimVector(sizes), DimVector(strides), offset,
-                                          st.dtype, st.version));
+    Tensor t(make_pooled<TensorImpl>(st.storage, DimVector(sizes), DimVector(strides), offset,
+                                     st.dtype, st.version));
     if (requires_grad) t.requires_grad_(true);
     Node n;
     n.kind = NodeKind::Tensor;
@@ -593,8 +593,8 @@ class Pickler {
       keys_.push_back({storage, key, t.dtype()});
       // The whole storage's memory as a flat tensor, on its device (the writer copies a CUDA
       // one to the CPU when it writes its record: Note [Streaming save] in checkpoint.cc).
-      Tensor flat(std::make_shared<TensorImpl>(storage, DimVector{numel}, DimVector{1}, 0,
-                                               t.dtype(), VersionCounter()));
+      Tensor flat(make_pooled<TensorImpl>(storage, DimVector{numel}, DimVector{1}, 0, t.dtype(),
+                                          VersionCounter()));
       storages_->push_back({key, flat});
     } else {
       if (it->dtype != t.dtype()) {

@@ -19,6 +19,7 @@
 
 #include "tensor/inference_mode.h"
 #include "tensor/pending.h"
+#include "tensor/small_object_pool.h"
 
 namespace mutagrad {
 
@@ -71,9 +72,7 @@ class VersionCounter {
   static constexpr uint32_t kSiteHistory = 8;
 
   // Marked as an inference tensor's when made in inference mode (tensor/inference_mode.h).
-  VersionCounter() : impl_(std::make_shared<Impl>()) {
-    impl_->inference = InferenceMode::is_enabled();
-  }
+  VersionCounter() : impl_(make_pooled<Impl>()) { impl_->inference = InferenceMode::is_enabled(); }
 
   // Whether the tensors sharing this counter are inference tensors (their writes are not counted).
   bool is_inference() const { return impl_->inference; }

@@ -380,33 +380,33 @@ std::shared_ptr<Node> make_binary_node(BinaryOp op, const Tensor& self, const Te
   std::shared_ptr<Node> node;
   switch (op) {
     case BinaryOp::kAdd: {
-      auto add = std::make_shared<AddBackward0>();
+      auto add = make_pooled<AddBackward0>();
       add->alpha_ = alpha;
       node = add;
       break;
     }
     case BinaryOp::kSub: {
-      auto sub = std::make_shared<SubBackward0>();
+      auto sub = make_pooled<SubBackward0>();
       sub->alpha_ = alpha;
       node = sub;
       break;
     }
     case BinaryOp::kMul: {
-      auto mul = std::make_shared<MulBackward0>();
+      auto mul = make_pooled<MulBackward0>();
       if (self_grad) mul->other_ = SavedVariable(other_value, false);
       if (other_grad) mul->self_ = SavedVariable(self_value, false);
       node = mul;
       break;
     }
     case BinaryOp::kDiv: {
-      auto div = std::make_shared<DivBackward0>();
+      auto div = make_pooled<DivBackward0>();
       div->other_ = SavedVariable(other_value, false);
       if (other_grad) div->self_ = SavedVariable(self_value, false);
       node = div;
       break;
     }
     case BinaryOp::kPow: {  // pow_: the result is saved after the write (save_binary_result)
-      auto pow = std::make_shared<PowBackward1>();
+      auto pow = make_pooled<PowBackward1>();
       pow->self_ = SavedVariable(self_value, false);
       pow->exponent_ = SavedVariable(other_value, false);
       node = pow;
@@ -414,7 +414,7 @@ std::shared_ptr<Node> make_binary_node(BinaryOp op, const Tensor& self, const Te
     }
     case BinaryOp::kRemainder:
     case BinaryOp::kFmod: {
-      auto rem = std::make_shared<RoundedRemainderBackward>(op);
+      auto rem = make_pooled<RoundedRemainderBackward>(op);
       if (other_grad) {
         rem->self_ = SavedVariable(self_value, false);
         rem->other_ = SavedVariable(other_value, false);
@@ -424,10 +424,10 @@ std::shared_ptr<Node> make_binary_node(BinaryOp op, const Tensor& self, const Te
     }
     case BinaryOp::kFloorDivide:
     case BinaryOp::kTruncDivide:
-      node = std::make_shared<RoundedDivBackward>("DivBackward2");
+      node = make_pooled<RoundedDivBackward>("DivBackward2");
       break;
     case BinaryOp::kAtan2: {
-      auto atan2 = std::make_shared<Atan2Backward0>();
+      auto atan2 = make_pooled<Atan2Backward0>();
       atan2->self_ = SavedVariable(self_value, false);
       atan2->other_ = SavedVariable(other_value, false);
       node = atan2;
@@ -487,32 +487,32 @@ std::shared_ptr<Node> make_binary_scalar_node(BinaryOp op, const Tensor& self,
   std::shared_ptr<Node> node;
   switch (op) {
     case BinaryOp::kAdd:
-      node = std::make_shared<AddBackward1>();
+      node = make_pooled<AddBackward1>();
       break;
     case BinaryOp::kSub:
-      node = std::make_shared<SubBackward1>();
+      node = make_pooled<SubBackward1>();
       break;
     case BinaryOp::kMul: {
-      auto mul = std::make_shared<MulBackward1>();
+      auto mul = make_pooled<MulBackward1>();
       mul->other_ = other;
       node = mul;
       break;
     }
     case BinaryOp::kDiv: {
-      auto div = std::make_shared<DivBackward1>();
+      auto div = make_pooled<DivBackward1>();
       div->other_ = other;
       node = div;
       break;
     }
     case BinaryOp::kRemainder:
-      node = std::make_shared<PassSelfBackward>("RemainderBackward0");
+      node = make_pooled<PassSelfBackward>("RemainderBackward0");
       break;
     case BinaryOp::kFmod:
-      node = std::make_shared<PassSelfBackward>("FmodBackward0");
+      node = make_pooled<PassSelfBackward>("FmodBackward0");
       break;
     case BinaryOp::kFloorDivide:
     case BinaryOp::kTruncDivide:
-      node = std::make_shared<RoundedDivBackward>("DivBackward3");
+      node = make_pooled<RoundedDivBackward>("DivBackward3");
       break;
     default:
       MG_INTERNAL_ASSERT(false, "make_binary_scalar_node(): no node for ", binary_op_name(op));
@@ -704,7 +704,7 @@ Tensor max_or_min(BinaryOp op, const Tensor& self, const Tensor& other) {
     return autograd::MaximumBackward0::jvp(op == BinaryOp::kMaximum, self, other, t[0], t[1]);
   });
   if (compute_requires_grad_has_jvp(self, other)) {
-    auto node = std::make_shared<autograd::MaximumBackward0>(op == BinaryOp::kMaximum);
+    auto node = make_pooled<autograd::MaximumBackward0>(op == BinaryOp::kMaximum);
     node->set_next_edges(autograd::collect_next_edges(self, other));
     node->self_ = SavedVariable(self, false);
     node->other_ = SavedVariable(other, false);

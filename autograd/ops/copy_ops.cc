@@ -58,7 +58,7 @@ class MaskedFillBackward final : public Node {
 std::shared_ptr<Node> make_masked_fill_node(const Tensor& self, const Tensor& mask,
                                             const Tensor& value) {
   const bool tensor_value = value.defined();
-  auto node = std::make_shared<MaskedFillBackward>(tensor_value);
+  auto node = make_pooled<MaskedFillBackward>(tensor_value);
   node->set_next_edges(tensor_value ? collect_next_edges(self, value) : collect_next_edges(self));
   node->mask_ = SavedVariable(mask, false);
   return node;

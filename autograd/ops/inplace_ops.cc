@@ -312,7 +312,7 @@ void fill__uncaptured(const Tensor& self, const Scalar& value, const MutationSit
   });
   std::shared_ptr<Node> node;
   if (requires_grad) {
-    node = std::make_shared<FillBackward>(
+    node = make_pooled<FillBackward>(
         site.op != nullptr && std::string(site.op) == "zero_" ? "ZeroBackward0" : "FillBackward0");
     node->set_next_edges(collect_next_edges(self));
   }
@@ -370,7 +370,7 @@ Tensor& Tensor::fill_(const Tensor& value, CallSite site) {
       *this, {value}, [&](const auto& t) { return autograd::CopyBackwards::jvp(*this, t[1]); });
   std::shared_ptr<autograd::Node> node;
   if (requires_grad && is_floating_point()) {
-    node = std::make_shared<autograd::FillBackward>("FillBackward1");
+    node = make_pooled<autograd::FillBackward>("FillBackward1");
     node->set_next_edges(autograd::collect_next_edges(*this, value));
   }
   const Scalar v = value.item();

@@ -118,7 +118,7 @@ Tensor cat(TensorList tensors, int64_t dim) {
     });
   }
   if (autograd::compute_requires_grad_list_has_jvp(tensors) && result.is_floating_point()) {
-    auto node = std::make_shared<autograd::CatBackward0>();
+    auto node = make_pooled<autograd::CatBackward0>();
     node->set_next_edges(autograd::collect_next_edges_list(tensors));
     node->dim_ = d;
     for (const Tensor& t : tensors) node->sizes_.push_back(t.size(d));
@@ -149,7 +149,7 @@ Tensor stack(TensorList tensors, int64_t dim) {
     });
   }
   if (autograd::compute_requires_grad_list_has_jvp(tensors) && result.is_floating_point()) {
-    auto node = std::make_shared<autograd::StackBackward0>();
+    auto node = make_pooled<autograd::StackBackward0>();
     node->set_next_edges(autograd::collect_next_edges_list(tensors));
     node->dim_ = d;
     autograd::set_history(result, node);

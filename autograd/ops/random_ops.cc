@@ -57,7 +57,7 @@ Tensor& random_write(Tensor& self, const char* node_name, const Tensor& p, Write
       fwd::inplace_tangents(self, {}, [&](const auto&) { return RandomBackward::jvp(self); });
   std::shared_ptr<Node> node;
   if (requires_grad) {
-    node = std::make_shared<RandomBackward>(node_name);
+    node = make_pooled<RandomBackward>(node_name);
     node->set_next_edges(p.defined() ? collect_next_edges(self, p) : collect_next_edges(self));
   }
   write();
@@ -89,7 +89,7 @@ template <typename... Ts>
 Tensor with_history(Tensor out, const char* name, const Ts&... inputs) {
   fwd::propagate(name, out, {inputs...}, [&](const auto&) { return RandomBackward::jvp(out); });
   if (compute_requires_grad_has_jvp(inputs...)) {
-    auto node = std::make_shared<RandomBackward>(name);
+    auto node = make_pooled<RandomBackward>(name);
     node->set_next_edges(collect_next_edges(inputs...));
     set_history(out, node);
   }

@@ -243,7 +243,7 @@ Tensor prod_impl(const Tensor& self, IntArrayRef dims, bool keepdim, bool all) {
                                        t[0]);
   });
   if (compute_requires_grad_has_jvp(self)) {
-    auto node = std::make_shared<autograd::ProdBackward>(all);
+    auto node = make_pooled<autograd::ProdBackward>(all);
     node->set_next_edges(autograd::collect_next_edges(self));
     node->info_ = make_info(self, dims, keepdim, "prod");
     node->self_ = SavedVariable(self, false);
@@ -262,7 +262,7 @@ Tensor extremum_impl(ReduceOp op, const Tensor& self, IntArrayRef dims, bool kee
                                            t[0]);
   });
   if (compute_requires_grad_has_jvp(self)) {
-    auto node = std::make_shared<autograd::ExtremumBackward>(node_name);
+    auto node = make_pooled<autograd::ExtremumBackward>(node_name);
     node->set_next_edges(autograd::collect_next_edges(self));
     node->info_ = make_info(self, dims, keepdim, op_name);
     node->self_ = SavedVariable(self, false);
@@ -286,7 +286,7 @@ std::pair<Tensor, Tensor> extremum_dim_impl(ReduceOp op, const Tensor& self, int
         indices, self.dim() == 0 ? 0 : wrap_dim(dim, self.dim(), op_name), keepdim, t[0]);
   });
   if (compute_requires_grad_has_jvp(self)) {
-    auto node = std::make_shared<autograd::ExtremumDimBackward>(name);
+    auto node = make_pooled<autograd::ExtremumDimBackward>(name);
     node->set_next_edges(autograd::collect_next_edges(self));
     node->self_sizes_ = DimVector(self.sizes());
     node->dim_ = self.dim() == 0 ? 0 : wrap_dim(dim, self.dim(), op_name);

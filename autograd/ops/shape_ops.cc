@@ -160,7 +160,7 @@ void check_matrix_dims(const Tensor& self, const char* op) {
 
 std::shared_ptr<autograd::TriangleBackward> triangle_node(const Tensor& self, int64_t diagonal,
                                                           bool lower) {
-  auto node = std::make_shared<autograd::TriangleBackward>(lower);
+  auto node = make_pooled<autograd::TriangleBackward>(lower);
   node->set_next_edges(autograd::collect_next_edges(self));
   node->diagonal_ = diagonal;
   return node;

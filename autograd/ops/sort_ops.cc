@@ -62,7 +62,7 @@ void record(const char* name, const Tensor& self, const Tensor& values, const Te
     return SelectedValuesBackward::jvp(indices, dim, keepdim, t[0]);
   });
   if (!compute_requires_grad_has_jvp(self)) return;
-  auto node = std::make_shared<SelectedValuesBackward>(name);
+  auto node = make_pooled<SelectedValuesBackward>(name);
   node->set_next_edges(collect_next_edges(self));
   node->self_sizes_ = DimVector(self.sizes());
   node->dim_ = dim;

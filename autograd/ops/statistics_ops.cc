@@ -269,7 +269,7 @@ Tensor variance(const Tensor& self, IntArrayRef dims, double correction, bool ke
     return VarianceBackward::jvp(is_std, self, result, sorted, keepdim, divisor, t[0]);
   });
   if (compute_requires_grad_has_jvp(self)) {
-    auto node = std::make_shared<VarianceBackward>(is_std);
+    auto node = make_pooled<VarianceBackward>(is_std);
     node->set_next_edges(collect_next_edges(self));
     node->dims_ = sorted;
     node->keepdim_ = keepdim;

@@ -220,7 +220,7 @@ void check_cast_into(const char* op, const Tensor& self, ScalarType result) {
 
 std::shared_ptr<Node> make_addc_node(bool is_div, const Tensor& self, const Tensor& t1,
                                      const Tensor& t2, const Scalar& value, bool in_place) {
-  auto node = std::make_shared<AddcBackward>(is_div, value);
+  auto node = make_pooled<AddcBackward>(is_div, value);
   node->set_next_edges(collect_next_edges(self, t1, t2));
   if (tensor_requires_grad(t1) || tensor_requires_grad(t2)) {
     node->tensor1_ = save_operand(self, t1, in_place);
@@ -367,7 +367,7 @@ void lerp_impl_(const Tensor& self, const Tensor& end, const Scalar* weight_scal
       const Tensor before = tensor_requires_grad(*weight) ? self.clone() : Tensor();
       node = make_lerp_node(self, end, *weight, before, /*in_place=*/true);
     } else {
-      node = std::make_shared<LerpBackward0>(*weight_scalar);
+      node = make_pooled<LerpBackward0>(*weight_scalar);
       node->set_next_edges(collect_next_edges(self, end));
     }
   }
@@ -413,7 +413,7 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight) {
     return autograd::LerpBackward0::jvp(weight, t[0], t[1]);
   });
   if (autograd::compute_requires_grad_has_jvp(self, end)) {
-    auto node = std::make_shared<autograd::LerpBackward0>(weight);
+    auto node = make_pooled<autograd::LerpBackward0>(weight);
     node->set_next_edges(autograd::collect_next_edges(self, end));
     autograd::set_history(result, node);
   }

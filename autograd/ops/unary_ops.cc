@@ -338,110 +338,110 @@ std::shared_ptr<Node> make_unary_node(UnaryOp op, const Tensor& self, const Unar
   SavedOneNode* saves_self = nullptr;
   switch (op) {
     case UnaryOp::kNeg:
-      node = std::make_shared<NegBackward0>();
+      node = make_pooled<NegBackward0>();
       break;
     case UnaryOp::kAbs:
-      node = std::make_shared<AbsBackward0>();
+      node = make_pooled<AbsBackward0>();
       break;
     case UnaryOp::kExp:
-      node = std::make_shared<ExpBackward0>();
+      node = make_pooled<ExpBackward0>();
       break;
     case UnaryOp::kLog:
-      node = std::make_shared<LogBackward0>();
+      node = make_pooled<LogBackward0>();
       break;
     case UnaryOp::kSqrt:
-      node = std::make_shared<SqrtBackward0>();
+      node = make_pooled<SqrtBackward0>();
       break;
     case UnaryOp::kSin:
-      node = std::make_shared<SinBackward0>();
+      node = make_pooled<SinBackward0>();
       break;
     case UnaryOp::kCos:
-      node = std::make_shared<CosBackward0>();
+      node = make_pooled<CosBackward0>();
       break;
     case UnaryOp::kTanh:
-      node = std::make_shared<TanhBackward0>();
+      node = make_pooled<TanhBackward0>();
       break;
     case UnaryOp::kSigmoid:
-      node = std::make_shared<SigmoidBackward0>();
+      node = make_pooled<SigmoidBackward0>();
       break;
     case UnaryOp::kRelu:
-      node = std::make_shared<ReluBackward0>();
+      node = make_pooled<ReluBackward0>();
       break;
     case UnaryOp::kPowScalar: {
-      auto pow = std::make_shared<PowBackward0>();
+      auto pow = make_pooled<PowBackward0>();
       pow->exponent_ = args.arg;
       node = pow;
       break;
     }
     case UnaryOp::kClamp: {
-      auto clamp = std::make_shared<ClampBackward1>();
+      auto clamp = make_pooled<ClampBackward1>();
       if (args.has_arg) clamp->min_ = args.arg;
       if (args.has_arg2) clamp->max_ = args.arg2;
       node = clamp;
       break;
     }
     case UnaryOp::kRsqrt:
-      node = std::make_shared<RsqrtBackward0>();
+      node = make_pooled<RsqrtBackward0>();
       break;
     case UnaryOp::kExp2:
-      node = std::make_shared<Exp2Backward0>();
+      node = make_pooled<Exp2Backward0>();
       break;
     case UnaryOp::kExpm1:
-      node = std::make_shared<Expm1Backward0>();
+      node = make_pooled<Expm1Backward0>();
       break;
     case UnaryOp::kLog1p:
-      node = std::make_shared<Log1PBackward0>();
+      node = make_pooled<Log1PBackward0>();
       break;
     case UnaryOp::kLog2:
-      node = std::make_shared<LogBaseBackward>("Log2Backward0", 0.69314718055994530942);
+      node = make_pooled<LogBaseBackward>("Log2Backward0", 0.69314718055994530942);
       break;
     case UnaryOp::kLog10:
-      node = std::make_shared<LogBaseBackward>("Log10Backward0", 2.30258509299404568402);
+      node = make_pooled<LogBaseBackward>("Log10Backward0", 2.30258509299404568402);
       break;
     case UnaryOp::kNanToNum:
-      node = std::make_shared<NanToNumBackward0>();
+      node = make_pooled<NanToNumBackward0>();
       break;
     case UnaryOp::kSign:
-      node = std::make_shared<RoundingBackward>("SignBackward0");
+      node = make_pooled<RoundingBackward>("SignBackward0");
       break;
     case UnaryOp::kFloor:
-      node = std::make_shared<RoundingBackward>("FloorBackward0");
+      node = make_pooled<RoundingBackward>("FloorBackward0");
       break;
     case UnaryOp::kCeil:
-      node = std::make_shared<RoundingBackward>("CeilBackward0");
+      node = make_pooled<RoundingBackward>("CeilBackward0");
       break;
     case UnaryOp::kTrunc:
-      node = std::make_shared<RoundingBackward>("TruncBackward0");
+      node = make_pooled<RoundingBackward>("TruncBackward0");
       break;
     case UnaryOp::kRound:
-      node = std::make_shared<RoundingBackward>(args.has_arg ? "RoundBackward1" : "RoundBackward0");
+      node = make_pooled<RoundingBackward>(args.has_arg ? "RoundBackward1" : "RoundBackward0");
       break;
     case UnaryOp::kFrac:
-      node = std::make_shared<FracBackward0>();
+      node = make_pooled<FracBackward0>();
       break;
     case UnaryOp::kTan:
-      node = std::make_shared<TanBackward0>();
+      node = make_pooled<TanBackward0>();
       break;
     case UnaryOp::kErf:
-      node = std::make_shared<ErfBackward0>();
+      node = make_pooled<ErfBackward0>();
       break;
     case UnaryOp::kErfinv:
-      node = std::make_shared<ErfinvBackward0>();
+      node = make_pooled<ErfinvBackward0>();
       break;
     case UnaryOp::kLgamma:
-      node = std::make_shared<LgammaBackward0>();
+      node = make_pooled<LgammaBackward0>();
       break;
     case UnaryOp::kDigamma:
-      node = std::make_shared<DigammaBackward0>();
+      node = make_pooled<DigammaBackward0>();
       break;
     case UnaryOp::kPolygamma: {
-      auto polygamma = std::make_shared<PolygammaBackward0>();
+      auto polygamma = make_pooled<PolygammaBackward0>();
       polygamma->n_ = args.arg.to<int64_t>();
       node = polygamma;
       break;
     }
     case UnaryOp::kReciprocal:
-      node = std::make_shared<ReciprocalBackward0>();
+      node = make_pooled<ReciprocalBackward0>();
       break;
     case UnaryOp::kLogicalNot:
     case UnaryOp::kIsNan:

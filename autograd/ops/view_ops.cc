@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <type_traits>
 
 #include "autograd/capture_hook.h"
 #include "autograd/errors.h"
@@ -358,10 +359,12 @@ using autograd::set_view_history;
 
 namespace {
 
-// A ViewFn replaying one view op after its parent's chain (null parent: on the root base).
+// A ViewFn replaying one view op after its parent's chain (null parent: on the root base). The
+// op is the view op's own lambda type, not a std::function: with the object from the small-object
+// pool, recording a view takes nothing from the heap (Note [Small-object pool]).
+template <typename Op>
 class ReplayView final : public autograd::ViewFn {
  public:
-  using Op = std::function<Tensor(const Tensor&)>;
   ReplayView(std::shared_ptr<const autograd::ViewFn> parent, Op op)
       : parent_(std::move(parent)), op_(std::move(op)) {}
   Tensor operator()(const Tensor& base) const override {
@@ -374,18 +377,20 @@ class ReplayView final : public autograd::ViewFn {
 };
 
 // Records `view` of `self`, made by the view op `op`; `replay` (the differentiable view op with
-// its arguments) extends self's replay chain when it has one (see Note [Regenerating a view's
-// grad_fn]).
+// its arguments, or nullptr for none) extends self's replay chain when it has one (see Note
+// [Regenerating a view's grad_fn]).
+template <typename Op>
 Tensor record_view(const char* op, const Tensor& self, const Tensor& view,
-                   const std::shared_ptr<autograd::Node>& node, ReplayView::Op replay) {
+                   const std::shared_ptr<autograd::Node>& node, Op replay) {
   autograd::capture::uncovered_view(op, view);
   std::shared_ptr<const autograd::ViewFn> view_fn;
-  if (replay && view.is_floating_point() && autograd::is_view_replay_enabled()) {
-    const autograd::ViewInfo* parent = autograd::get_view_info(self);
-    if (parent == nullptr) {
-      view_fn = std::make_shared<ReplayView>(nullptr, std::move(replay));
-    } else if (parent->view_fn != nullptr) {
-      view_fn = std::make_shared<ReplayView>(parent->view_fn, std::move(replay));
+  if constexpr (!std::is_same_v<Op, std::nullptr_t>) {
+    if (view.is_floating_point() && autograd::is_view_replay_enabled()) {
+      const autograd::ViewInfo* parent = autograd::get_view_info(self);
+      if (parent == nullptr || parent->view_fn != nullptr) {
+        view_fn = make_pooled<ReplayView<Op>>(parent != nullptr ? parent->view_fn : nullptr,
+                                              std::move(replay));
+      }
     }
   }
   set_view_history(self, view, CreationMeta::kDefault, node, std::move(view_fn));
@@ -400,7 +405,7 @@ std::vector<Tensor> record_multi_view(const char* op, const Tensor& self, std::v
   // Views need no tangent formula: set_view_history gives a view of a dual the same view of
   // its tangent (Note [Where tangents live] in autograd/forward_ad.h).
   if (autograd::compute_requires_grad_has_jvp(self)) {
-    node = std::make_shared<autograd::MultiViewBackward>(name, stacked);
+    node = make_pooled<autograd::MultiViewBackward>(name, stacked);
     node->set_next_edges(autograd::collect_next_edges(self));
     node->dim_ = wrap_dim(dim, self.dim(), name);
   }
@@ -417,7 +422,7 @@ std::shared_ptr<NodeT> node_if_needed(const Tensor& self) {
 
 std::shared_ptr<autograd::ReshapeLikeBackward> reshape_node(const Tensor& self, const char* name) {
   if (!autograd::compute_requires_grad_has_jvp(self)) return nullptr;
-  auto node = std::make_shared<autograd::ReshapeLikeBackward>(name);
+  auto node = make_pooled<autograd::ReshapeLikeBackward>(name);
   node->set_next_edges(autograd::collect_next_edges(self));
   node->self_sizes_ = DimVector(self.sizes());
   return node;

@@ -42,6 +42,7 @@
 #include <new>
 #include <vector>
 
+#include "tensor/small_object_pool.h"
 #include "tensor/storage.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -352,6 +353,7 @@ std::atomic<CpuAllocatorMode>& mode_flag() {
 CpuAllocatorMode cpu_allocator_mode() { return mode_flag().load(std::memory_order_relaxed); }
 void set_cpu_allocator_mode(CpuAllocatorMode mode) {
   mode_flag().store(mode, std::memory_order_relaxed);
+  set_small_object_pool_enabled(mode == CpuAllocatorMode::kCaching);  // one switch for both
 }
 
 CpuCacheLimits cpu_cache_limits() {
@@ -427,7 +429,10 @@ std::shared_ptr<void> cpu_allocate(size_t nbytes) {
     });
   }
   const int c = class_of(nbytes);
-  return std::shared_ptr<void>(cached_alloc(c), [c](void* q) { cached_free(q, c); });
+  // The control block from the small-object pool (Note [Small-object pool]): a tiny op's result
+  // takes nothing from malloc.
+  return std::shared_ptr<void>(
+      cached_alloc(c), [c](void* q) { cached_free(q, c); }, SmallObjectAllocator<char>());
 }
 
 }  // namespace mutagrad::cpu

@@ -59,8 +59,8 @@ Tensor CpuBackend::nonzero(const Tensor& in) {
   for_each_element([&](const DimVector&) { ++count; });
   DimVector out_sizes{count, nd};
   Storage storage = Storage::allocate(kCPU, static_cast<size_t>(count * nd) * sizeof(int64_t));
-  Tensor out(std::make_shared<TensorImpl>(storage, out_sizes, contiguous_strides(out_sizes), 0,
-                                          kInt64, VersionCounter()));
+  Tensor out(make_pooled<TensorImpl>(storage, out_sizes, contiguous_strides(out_sizes), 0, kInt64,
+                                     VersionCounter()));
   int64_t* o = static_cast<int64_t*>(storage.data());
   for_each_element([&](const DimVector& idx) {
     for (int64_t d = 0; d < nd; ++d) *o++ = idx[d];

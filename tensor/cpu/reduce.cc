@@ -28,8 +28,8 @@ namespace {
 
 Tensor make_cpu_tensor(const Storage& storage, IntArrayRef sizes, IntArrayRef strides,
                        int64_t offset, ScalarType dtype) {
-  return Tensor(std::make_shared<TensorImpl>(storage, DimVector(sizes), DimVector(strides), offset,
-                                             dtype, VersionCounter()));
+  return Tensor(make_pooled<TensorImpl>(storage, DimVector(sizes), DimVector(strides), offset,
+                                        dtype, VersionCounter()));
 }
 
 template <typename A>

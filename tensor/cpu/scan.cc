@@ -36,9 +36,8 @@ constexpr int64_t kLanes = 8;
 constexpr int64_t kParallelScanElements = int64_t{8} << 20;
 
 Tensor line_starts(const Tensor& t, IntArrayRef line_sizes) {
-  return Tensor(std::make_shared<TensorImpl>(t.storage(), DimVector(line_sizes),
-                                             DimVector(t.strides()), t.storage_offset(), t.dtype(),
-                                             VersionCounter()));
+  return Tensor(make_pooled<TensorImpl>(t.storage(), DimVector(line_sizes), DimVector(t.strides()),
+                                        t.storage_offset(), t.dtype(), VersionCounter()));
 }
 
 // One scanned line: element i of `in` at in + i * in_step (bytes), of `out` likewise; kDense:

@@ -18,8 +18,8 @@ namespace mutagrad::cpu {
 namespace {
 
 Tensor restrided(const Tensor& t, IntArrayRef sizes, IntArrayRef strides) {
-  return Tensor(std::make_shared<TensorImpl>(t.storage(), DimVector(sizes), DimVector(strides),
-                                             t.storage_offset(), t.dtype(), VersionCounter()));
+  return Tensor(make_pooled<TensorImpl>(t.storage(), DimVector(sizes), DimVector(strides),
+                                        t.storage_offset(), t.dtype(), VersionCounter()));
 }
 
 }  // namespace

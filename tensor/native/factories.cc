@@ -172,17 +172,16 @@ int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step
 Tensor empty(IntArrayRef sizes, TensorOptions options) {
   int64_t nbytes = checked_nbytes(sizes, options.dtype(), "empty");
   Storage storage = Storage::allocate(options.device(), static_cast<size_t>(nbytes));
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), DimVector(sizes),
-                                             contiguous_strides(sizes), 0, options.dtype(),
-                                             VersionCounter()));
+  return Tensor(make_pooled<TensorImpl>(std::move(storage), DimVector(sizes),
+                                        contiguous_strides(sizes), 0, options.dtype(),
+                                        VersionCounter()));
 }
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options) {
   int64_t nbytes = checked_nbytes(sizes, strides, options.dtype(), "empty_strided");
   Storage storage = Storage::allocate(options.device(), static_cast<size_t>(nbytes));
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), DimVector(sizes),
-                                             DimVector(strides), 0, options.dtype(),
-                                             VersionCounter()));
+  return Tensor(make_pooled<TensorImpl>(std::move(storage), DimVector(sizes), DimVector(strides), 0,
+                                        options.dtype(), VersionCounter()));
 }
 
 Tensor zeros(IntArrayRef sizes, TensorOptions options) {
@@ -256,8 +255,8 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType 
                  std::shared_ptr<void> owner, Device device) {
   int64_t nbytes = checked_nbytes(sizes, strides, dtype, "from_blob");
   Storage storage = Storage::from_blob(data, static_cast<size_t>(nbytes), device, std::move(owner));
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), DimVector(sizes),
-                                             DimVector(strides), 0, dtype, VersionCounter()));
+  return Tensor(make_pooled<TensorImpl>(std::move(storage), DimVector(sizes), DimVector(strides), 0,
+                                        dtype, VersionCounter()));
 }
 
 Tensor rand(IntArrayRef sizes, Generator& gen, TensorOptions options) {

@@ -19,16 +19,16 @@ namespace {
 Tensor new_empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   // Checked (Note [Size overflow]): an index into an expanded tensor can ask for a huge result.
   const int64_t nbytes = compute_storage_nbytes(sizes, element_size(dtype), "index");
-  return Tensor(std::make_shared<TensorImpl>(Storage::allocate(device, static_cast<size_t>(nbytes)),
-                                             DimVector(sizes), contiguous_strides(sizes), 0, dtype,
-                                             VersionCounter()));
+  return Tensor(make_pooled<TensorImpl>(Storage::allocate(device, static_cast<size_t>(nbytes)),
+                                        DimVector(sizes), contiguous_strides(sizes), 0, dtype,
+                                        VersionCounter()));
 }
 
 // The same storage and version counter under another geometry. Used only for temporaries
 // handed to kernels (expanded operands, nonzero columns), never returned to users.
 Tensor restride(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  return Tensor(std::make_shared<TensorImpl>(t.storage(), DimVector(sizes), DimVector(strides),
-                                             offset, t.dtype(), t.version_counter()));
+  return Tensor(make_pooled<TensorImpl>(t.storage(), DimVector(sizes), DimVector(strides), offset,
+                                        t.dtype(), t.version_counter()));
 }
 
 // `t` broadcast to `sizes` (is_expandable_to must hold): stride 0 on new or size-1 dims.

@@ -14,8 +14,8 @@ namespace mutagrad::native {
 namespace {
 
 Tensor restride(const Tensor& t, IntArrayRef sizes, IntArrayRef strides) {
-  return Tensor(std::make_shared<TensorImpl>(t.storage(), DimVector(sizes), DimVector(strides),
-                                             t.storage_offset(), t.dtype(), t.version_counter()));
+  return Tensor(make_pooled<TensorImpl>(t.storage(), DimVector(sizes), DimVector(strides),
+                                        t.storage_offset(), t.dtype(), t.version_counter()));
 }
 
 std::string matrix_str(IntArrayRef sizes) { return str(sizes[0], "x", sizes[1]); }

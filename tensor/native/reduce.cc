@@ -12,9 +12,8 @@ namespace {
 
 // A tensor over `t`'s storage with new contiguous geometry (t must be contiguous).
 Tensor reshape_contiguous(const Tensor& t, IntArrayRef sizes) {
-  return Tensor(std::make_shared<TensorImpl>(t.storage(), DimVector(sizes),
-                                             contiguous_strides(sizes), t.storage_offset(),
-                                             t.dtype(), t.version_counter()));
+  return Tensor(make_pooled<TensorImpl>(t.storage(), DimVector(sizes), contiguous_strides(sizes),
+                                        t.storage_offset(), t.dtype(), t.version_counter()));
 }
 
 ScalarType reduce_dtype(ReduceOp op, ScalarType in) {
@@ -58,7 +57,12 @@ Tensor scan(ReduceOp op, const Tensor& self, int64_t dim, std::optional<ScalarTy
 Tensor reduce(ReduceOp op, const Tensor& self, IntArrayRef dims, bool keepdim) {
   const char* name = reduce_op_name(op);
   const int64_t nd = self.dim();
-  std::vector<bool> reduce_dim(static_cast<size_t>(nd), dims.empty());
+  // The per-dim flags borrow this thread's spare vector and give it back at the end, so a tiny
+  // reduction takes nothing from the heap (Note [Small-object pool]); a nested call or one that
+  // threw leaves the spare empty, and the next call allocates once.
+  thread_local std::vector<bool> spare;
+  std::vector<bool> reduce_dim = std::move(spare);
+  reduce_dim.assign(static_cast<size_t>(nd), dims.empty());
   for (int64_t d : dims) {
     int64_t w = wrap_dim(d, nd, name);
     if (nd == 0) continue;
@@ -88,11 +92,15 @@ Tensor reduce(ReduceOp op, const Tensor& self, IntArrayRef dims, bool keepdim) {
     if (!reduce_dim[d]) out_sizes.push_back(self.sizes()[d]);
   }
   Tensor out = empty(keepdim ? keep_sizes : out_sizes, TensorOptions(dtype).device(self.device()));
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) {
+    spare = std::move(reduce_dim);
+    return out;
+  }
   Tensor out_keep = keepdim ? out : reshape_contiguous(out, keep_sizes);
   OpmathOutput k(out_keep);  // Note [Reduced dtypes]
   backend_for(self.device()).reduce(op, k.get(), to_opmath(self), reduce_dim);
   k.finish();
+  spare = std::move(reduce_dim);
   return out;
 }
 

@@ -13,8 +13,8 @@ namespace {
 // A new TensorImpl over self's storage with the given geometry, sharing self's version
 // counter; its view base is the root base (self's base if self is a view, else self).
 Tensor make_view(const Tensor& self, DimVector sizes, DimVector strides, int64_t storage_offset) {
-  auto impl = std::make_shared<TensorImpl>(self.storage(), std::move(sizes), std::move(strides),
-                                           storage_offset, self.dtype(), self.version_counter());
+  auto impl = make_pooled<TensorImpl>(self.storage(), std::move(sizes), std::move(strides),
+                                      storage_offset, self.dtype(), self.version_counter());
   const std::shared_ptr<TensorImpl>& base = self.impl_ptr()->view_base();
   impl->set_view_base(base ? base : self.impl_ptr());
   return Tensor(std::move(impl));
@@ -436,15 +436,15 @@ Tensor alias(const Tensor& self) {
 }
 
 Tensor detach(const Tensor& self) {
-  return Tensor(std::make_shared<TensorImpl>(self.storage(), to_dims(self.sizes()),
-                                             to_dims(self.strides()), self.storage_offset(),
-                                             self.dtype(), self.version_counter()));
+  return Tensor(make_pooled<TensorImpl>(self.storage(), to_dims(self.sizes()),
+                                        to_dims(self.strides()), self.storage_offset(),
+                                        self.dtype(), self.version_counter()));
 }
 
 Tensor variable_data(const Tensor& self) {
-  return Tensor(std::make_shared<TensorImpl>(self.storage(), to_dims(self.sizes()),
-                                             to_dims(self.strides()), self.storage_offset(),
-                                             self.dtype(), VersionCounter()));
+  return Tensor(make_pooled<TensorImpl>(self.storage(), to_dims(self.sizes()),
+                                        to_dims(self.strides()), self.storage_offset(),
+                                        self.dtype(), VersionCounter()));
 }
 
 }  // namespace mutagrad::native

@@ -1,6 +1,6 @@
 // The caching allocator's bookkeeping (Note [Caching allocator] in cuda/allocator.h) over a
-// simulated device: rounding, the two pools, splitting, merging, empty_cache, the retry after
-// an out-of-memory, and the exact stats. Every expected number is derived by hand in the
+// simulated device: rounding, the two pools, splitting, deferred merging, empty_cache, the retry
+// after an out-of-memory, and the exact stats. Every expected number is derived by hand in the
 // comments; the pinned host allocator's event rule over a simulated host; and pin_memory and
 // non_blocking transfers on the CUDA device. Part of cuda_test.
 #include "cuda/allocator.h"
@@ -82,6 +82,15 @@ TEST(CachingAllocatorRules, RoundsTo512AndPicksSegments) {
   EXPECT_EQ(CachingAllocator::segment_size(10 * MiB + 512), 12 * MiB);
 }
 
+// The offsets of the deferred blocks (Note [Deferred merging]).
+std::vector<size_t> deferred_of(const CachingAllocator::SegmentInfo& s) {
+  std::vector<size_t> out;
+  for (const auto& b : s.blocks) {
+    if (b.deferred) out.push_back(b.offset);
+  }
+  return out;
+}
+
 TEST(CachingAllocatorRules, SplitsBestFitAndMergesNeighbours) {
   SimulatedDevice device(64 * MiB);
   CachingAllocator a(&device);
@@ -95,32 +104,49 @@ TEST(CachingAllocatorRules, SplitsBestFitAndMergesNeighbours) {
   EXPECT_EQ(static_cast<char*>(q) - static_cast<char*>(p), 1024);
   EXPECT_EQ(static_cast<char*>(r) - static_cast<char*>(p), 4096);
   EXPECT_EQ(a.stats().allocated, 1024 + 3072 + 512);
-  a.free_raw(q);  // between two live blocks: nothing to merge
+  a.free_raw(q);  // deferred, between two live blocks
   EXPECT_EQ(
       blocks_of(a.snapshot()[0]),
       (Blocks{
           {0, 1024, true}, {1024, 3072, false}, {4096, 512, true}, {4608, 2 * MiB - 4608, false}}));
-  // 2048: the best fit is the 3072-byte hole (not the large rest), split again (1024 >= 512).
+  EXPECT_EQ(deferred_of(a.snapshot()[0]), (std::vector<size_t>{1024}));
+  // The same size again: the deferred block as it is.
+  EXPECT_EQ(a.allocate_raw(2561), q);
+  EXPECT_TRUE(deferred_of(a.snapshot()[0]).empty());
+  a.free_raw(q);
+  // 2048: no deferred block of that size, so the best fit among the merged free blocks: the
+  // rest, split (the deferred 3072 is only looked at when no merged block fits).
   void* s = a.allocate_raw(2000);
-  EXPECT_EQ(s, q);
+  EXPECT_EQ(static_cast<char*>(s) - static_cast<char*>(p), 4608);
+  a.free_raw(r);  // deferred too: not merged with the deferred 3072 before it
   EXPECT_EQ(blocks_of(a.snapshot()[0]), (Blocks{{0, 1024, true},
-                                                {1024, 2048, true},
-                                                {3072, 1024, false},
-                                                {4096, 512, true},
-                                                {4608, 2 * MiB - 4608, false}}));
-  a.free_raw(r);  // merges with the hole before it and the rest after it
-  EXPECT_EQ(blocks_of(a.snapshot()[0]),
-            (Blocks{{0, 1024, true}, {1024, 2048, true}, {3072, 2 * MiB - 3072, false}}));
+                                                {1024, 3072, false},
+                                                {4096, 512, false},
+                                                {4608, 2048, true},
+                                                {6656, 2 * MiB - 6656, false}}));
+  EXPECT_EQ(deferred_of(a.snapshot()[0]), (std::vector<size_t>{1024, 4096}));
   EXPECT_EQ(a.stats().allocated, 1024 + 2048);
-  EXPECT_EQ(a.stats().max_allocated, 1024 + 3072 + 512 + 0);  // the peak before q was freed
-  a.empty_cache();  // the segment has live blocks: it stays
+  EXPECT_EQ(a.stats().max_allocated, 1024 + 3072 + 512);  // the peak before q was freed
+  a.empty_cache();  // merges the deferred blocks; the segment has live blocks: it stays
+  EXPECT_EQ(blocks_of(a.snapshot()[0]), (Blocks{{0, 1024, true},
+                                                {1024, 3584, false},
+                                                {4608, 2048, true},
+                                                {6656, 2 * MiB - 6656, false}}));
   EXPECT_EQ(a.stats().reserved, int64_t{2 * MiB});
   EXPECT_EQ(device.frees, 0);
-  a.free_raw(p);
-  a.free_raw(s);
-  EXPECT_EQ(blocks_of(a.snapshot()[0]), (Blocks{{0, 2 * MiB, false}}));
+  // 3072: the best fit is the 3584-byte hole (not the large rest), split again (512 >= 512).
+  void* t = a.allocate_raw(3000);
+  EXPECT_EQ(t, q);
+  EXPECT_EQ(blocks_of(a.snapshot()[0]), (Blocks{{0, 1024, true},
+                                                {1024, 3072, true},
+                                                {4096, 512, false},
+                                                {4608, 2048, true},
+                                                {6656, 2 * MiB - 6656, false}}));
+  EXPECT_TRUE(deferred_of(a.snapshot()[0]).empty());
+  for (void* v : {p, s, t}) a.free_raw(v);
+  EXPECT_EQ(deferred_of(a.snapshot()[0]), (std::vector<size_t>{0, 1024, 4608}));
   EXPECT_EQ(device.requests, (std::vector<size_t>{2 * MiB}));  // one segment served all
-  a.empty_cache();
+  a.empty_cache();  // merged into one free block: the whole segment goes back
   EXPECT_EQ(a.stats().reserved, 0);
   EXPECT_EQ(a.stats().allocated, 0);
   EXPECT_EQ(a.stats().segments, 0);
@@ -150,17 +176,35 @@ TEST(CachingAllocatorRules, LargePoolSplitsOnlyRestsAboveOneMiB) {
   EXPECT_EQ(device.requests, (std::vector<size_t>{20 * MiB, 20 * MiB, 2 * MiB}));
   EXPECT_EQ(a.stats().reserved, int64_t{42 * MiB});
   EXPECT_EQ(a.stats().allocated, int64_t{20 * MiB + 2 * MiB + 512});
-  a.free_raw(x);
-  // 3 MiB: best fit is x's old block (3 MiB + 512, not the 18 MiB rest); 512 left: not split.
+  a.free_raw(x);  // deferred
+  // 3 MiB: no deferred block of exactly that size, and the merged free blocks come first: the
+  // 18 MiB rest of the second segment, split (15 MiB left), not x's deferred block.
   void* w = a.allocate_raw(3 * MiB);
-  EXPECT_EQ(w, x);
-  EXPECT_EQ(a.stats().allocated, int64_t{20 * MiB + 2 * MiB + 512});
-  // 21 MiB: no free block fits (the largest is the 18 MiB rest); 10 MiB and more get a segment
-  // of the request rounded up to 2 MiB, here 22 MiB, whose 1 MiB rest is not split.
+  EXPECT_EQ(static_cast<char*>(w) - static_cast<char*>(z), std::ptrdiff_t{2 * MiB});
+  EXPECT_EQ(a.stats().allocated, int64_t{22 * MiB});
+  // 3 MiB + 100: x's size, so x's deferred block.
+  EXPECT_EQ(a.allocate_raw(3 * MiB + 100), x);
+  EXPECT_EQ(a.stats().allocated, int64_t{22 * MiB + x_size});
+  a.free_raw(x);
+  // 14 MiB: the 15 MiB rest (merged) fits; its 1 MiB left is not split.
+  void* v = a.allocate_raw(14 * MiB);
+  EXPECT_EQ(static_cast<char*>(v) - static_cast<char*>(w), std::ptrdiff_t{3 * MiB});
+  EXPECT_EQ(a.stats().allocated, int64_t{22 * MiB + 15 * MiB});
+  // 3 MiB again: no merged block fits, x's deferred block does (the best fit among the
+  // deferred); 512 left: not split.
+  EXPECT_EQ(a.allocate_raw(3 * MiB), x);
+  EXPECT_EQ(a.stats().allocated, int64_t{37 * MiB + x_size});
+  a.free_raw(x);
+  // 21 MiB: nothing fits, merged or deferred; the deferred blocks are merged (x has no free
+  // neighbour: nothing changes) and still nothing fits. 10 MiB and more get a segment of the
+  // request rounded up to 2 MiB, here 22 MiB, whose 1 MiB rest is not split.
   void* big = a.allocate_raw(21 * MiB);
   EXPECT_EQ(device.requests.back(), 22 * MiB);
-  EXPECT_EQ(a.stats().allocated, int64_t{20 * MiB + 2 * MiB + 512 + 22 * MiB});
-  for (void* v : {w, y, z, t, big}) a.free_raw(v);
+  EXPECT_EQ(a.stats().allocated, int64_t{37 * MiB + 22 * MiB});
+  EXPECT_TRUE(deferred_of(a.snapshot()[0]).empty());
+  EXPECT_EQ(blocks_of(a.snapshot()[0]),
+            (Blocks{{0, x_size, false}, {x_size, 20 * MiB - x_size, true}}));
+  for (void* u : {w, v, y, z, t, big}) a.free_raw(u);
   EXPECT_EQ(a.stats().allocated, 0);
   EXPECT_EQ(a.stats().reserved, int64_t{64 * MiB});
   a.empty_cache();
@@ -168,12 +212,63 @@ TEST(CachingAllocatorRules, LargePoolSplitsOnlyRestsAboveOneMiB) {
   EXPECT_EQ(device.frees, 4);
 }
 
+// Note [Deferred merging]: frees of one size reuse each other's blocks with no merging; a
+// request that only the merged blocks can serve merges them instead of asking for a segment.
+TEST(CachingAllocatorRules, DeferredBlocksServeTheirSizeAndMergeUnderPressure) {
+  SimulatedDevice device(64 * MiB);
+  CachingAllocator a(&device);
+  std::vector<void*> quarter;  // four 512 KiB blocks: the whole 2 MiB segment
+  for (int i = 0; i < 4; ++i) quarter.push_back(a.allocate_raw(512 * KiB));
+  EXPECT_EQ(blocks_of(a.snapshot()[0]), (Blocks{{0, 512 * KiB, true},
+                                                {512 * KiB, 512 * KiB, true},
+                                                {MiB, 512 * KiB, true},
+                                                {MiB + 512 * KiB, 512 * KiB, true}}));
+  a.free_raw(quarter[1]);
+  a.free_raw(quarter[2]);
+  EXPECT_EQ(deferred_of(a.snapshot()[0]), (std::vector<size_t>{512 * KiB, MiB}));
+  EXPECT_EQ(a.stats().allocated, int64_t{MiB});
+  // The same size: the most recently freed block of that size first.
+  EXPECT_EQ(a.allocate_raw(512 * KiB - 100), quarter[2]);
+  EXPECT_EQ(a.allocate_raw(512 * KiB), quarter[1]);
+  EXPECT_EQ(a.stats().allocated, int64_t{2 * MiB});
+  a.free_raw(quarter[2]);
+  a.free_raw(quarter[1]);
+  // 256 KiB: no merged free block, so the smallest deferred block that fits (the most recently
+  // freed of that size), split; its rest is a merged free block.
+  EXPECT_EQ(a.allocate_raw(256 * KiB), quarter[1]);
+  EXPECT_EQ(blocks_of(a.snapshot()[0]), (Blocks{{0, 512 * KiB, true},
+                                                {512 * KiB, 256 * KiB, true},
+                                                {768 * KiB, 256 * KiB, false},
+                                                {MiB, 512 * KiB, false},
+                                                {MiB + 512 * KiB, 512 * KiB, true}}));
+  EXPECT_EQ(deferred_of(a.snapshot()[0]), (std::vector<size_t>{MiB}));
+  a.free_raw(quarter[1]);
+  // 1 MiB: nothing fits unmerged; merged, blocks 1 and 2 are one free 1 MiB block again.
+  void* m = a.allocate_raw(MiB);
+  EXPECT_EQ(m, quarter[1]);
+  EXPECT_EQ(
+      blocks_of(a.snapshot()[0]),
+      (Blocks{{0, 512 * KiB, true}, {512 * KiB, MiB, true}, {MiB + 512 * KiB, 512 * KiB, true}}));
+  EXPECT_EQ(device.requests, (std::vector<size_t>{2 * MiB}));  // no second segment
+  EXPECT_EQ(a.stats().allocated, int64_t{2 * MiB});
+  EXPECT_EQ(a.stats().reserved, int64_t{2 * MiB});
+  // Freeing a deferred block again is a bug, caught.
+  a.free_raw(m);
+  EXPECT_THROW(a.free_raw(m), InternalError);
+  for (void* v : {quarter[0], quarter[3]}) a.free_raw(v);
+  a.empty_cache();
+  EXPECT_EQ(a.stats().reserved, 0);
+  EXPECT_TRUE(device.live.empty());
+}
+
 TEST(CachingAllocatorRules, OutOfMemoryEmptiesTheCacheRetriesAndThenRaises) {
   SimulatedDevice device(17 * MiB);
   CachingAllocator a(&device);
   a.free_raw(a.allocate_raw(15 * MiB));  // a 16 MiB segment (15 MiB rounded up to 2 MiB), cached
   EXPECT_EQ(a.stats().reserved, int64_t{16 * MiB});
-  // 2 MiB for a small block does not fit beside it: the cache is emptied, the retry succeeds.
+  EXPECT_EQ(deferred_of(a.snapshot()[0]), (std::vector<size_t>{0}));  // not merged yet
+  // 2 MiB for a small block does not fit beside it: the cache is emptied (the deferred block
+  // merged first, so the segment is whole and free), the retry succeeds.
   void* q = a.allocate_raw(KiB);
   EXPECT_EQ(device.requests, (std::vector<size_t>{16 * MiB, 2 * MiB, 2 * MiB}));
   EXPECT_EQ(a.stats().reserved, int64_t{2 * MiB});
@@ -206,16 +301,20 @@ TEST(CachingAllocatorRules, OutOfMemoryEmptiesTheCacheRetriesAndThenRaises) {
   EXPECT_TRUE(device.live.empty());
 }
 
-// Churn of tensor-like sizes, freed in a shuffled order: after every free the stats equal a
-// naive recount of the live blocks, and every segment's blocks tile it with no two free
-// neighbours (merging is complete). Every allocation is the naive best fit, found by scanning
-// the snapshot: the smallest free block of its pool that fits, lowest address among equals, or
-// a new segment when none fits (sizes up to 70 MiB reach every bin of Note [Allocator
-// bookkeeping cost], the last one too).
+// Churn of tensor-like sizes, freed in a shuffled order: after every call the stats equal a
+// naive recount of the live blocks, and every segment's blocks tile it with no two merged free
+// blocks side by side (a free block next to a free one is deferred: Note [Deferred merging]).
+// Every allocation is the one the rules pick, found by scanning the snapshot: a deferred block
+// of exactly the size (the most recently freed), else the smallest merged free block of its
+// pool that fits (lowest address among equals), else the smallest deferred block that fits
+// (small pool: the most recently freed of that size; large: the lowest address), else, after
+// merging every deferred block, the best fit among the merged runs, else a new segment (sizes
+// up to 70 MiB reach every bin of Note [Allocator bookkeeping cost], the last one too).
 TEST(CachingAllocatorRules, ChurnKeepsTheStatsExact) {
   SimulatedDevice device(size_t{1} << 34);
   CachingAllocator a(&device);
   std::vector<std::pair<void*, size_t>> live;
+  std::map<char*, int> freed_at;  // the step each block was last freed at
   uint64_t state = 12345;
   auto next = [&] { return state = state * 6364136223846793005ull + 1442695040888963407ull; };
   auto check = [&] {
@@ -225,10 +324,12 @@ TEST(CachingAllocatorRules, ChurnKeepsTheStatsExact) {
       for (size_t k = 0; k < s.blocks.size(); ++k) {
         const auto& b = s.blocks[k];
         ASSERT_EQ(b.offset, end);
+        ASSERT_FALSE(b.allocated && b.deferred);
         end += b.size;
         if (b.allocated) allocated += static_cast<int64_t>(b.size);
         if (k > 0) {
-          ASSERT_TRUE(b.allocated || s.blocks[k - 1].allocated) << "unmerged";
+          const auto& p = s.blocks[k - 1];
+          ASSERT_TRUE(b.allocated || b.deferred || p.allocated || p.deferred) << "unmerged";
         }
       }
       ASSERT_EQ(end, s.size);
@@ -238,35 +339,71 @@ TEST(CachingAllocatorRules, ChurnKeepsTheStatsExact) {
     ASSERT_EQ(a.stats().reserved, reserved);
     ASSERT_EQ(static_cast<size_t>(reserved), device.used());
   };
-  // The naive best fit: segments are device.live in address order, as the snapshot's are.
-  auto best_fit = [&](size_t n) -> void* {
-    const size_t size = CachingAllocator::round_size(n);
-    const bool small = size <= MiB;
-    char* best = nullptr;
-    size_t best_size = 0;
+  struct Free {
+    char* ptr;
+    size_t size;
+    bool small, deferred;
+  };
+  // Free blocks, and runs of free blocks merged, in address order (segments are device.live in
+  // address order, as the snapshot's are).
+  auto free_blocks = [&](bool merged) {
+    std::vector<Free> out;
     auto segment = device.live.begin();
     for (const auto& s : a.snapshot()) {
       char* base = reinterpret_cast<char*>((segment++)->first);
-      if (s.small != small) continue;
+      bool run = false;
       for (const auto& b : s.blocks) {
-        if (b.allocated || b.size < size) continue;
-        if (best == nullptr || b.size < best_size) {  // address order: the first of a size wins
-          best = base + b.offset;
-          best_size = b.size;
+        if (b.allocated) {
+          run = false;
+        } else if (merged && run) {
+          out.back().size += b.size;
+        } else {
+          out.push_back({base + b.offset, b.size, s.small, b.deferred});
+          run = true;
         }
       }
     }
-    return best;
+    return out;
+  };
+  auto expected_for = [&](size_t n) -> void* {
+    const size_t size = CachingAllocator::round_size(n);
+    const bool small = size <= MiB;
+    const std::vector<Free> blocks = free_blocks(false);
+    // Among the blocks `take` accepts: the smallest, then the lowest address or, with
+    // `latest`, the most recently freed.
+    auto pick = [&](const std::vector<Free>& from, auto take, bool latest) -> char* {
+      const Free* best = nullptr;
+      for (const Free& f : from) {
+        if (f.small != small || f.size < size || !take(f)) continue;
+        if (best == nullptr || f.size < best->size ||
+            (f.size == best->size && latest && freed_at[f.ptr] > freed_at[best->ptr])) {
+          best = &f;  // address order: without `latest` the first of a size wins
+        }
+      }
+      return best == nullptr ? nullptr : best->ptr;
+    };
+    if (char* p = pick(
+            blocks, [&](const Free& f) { return f.deferred && f.size == size; }, true)) {
+      return p;
+    }
+    if (char* p = pick(
+            blocks, [](const Free& f) { return !f.deferred; }, false))
+      return p;
+    if (char* p = pick(
+            blocks, [](const Free& f) { return f.deferred; }, small))
+      return p;
+    return pick(
+        free_blocks(true), [](const Free&) { return true; }, false);
   };
   for (int step = 0; step < 3000; ++step) {
     if (live.size() < 40 && next() % 3 != 0) {
       const size_t sizes[] = {4, 1000, 4096, 100000, MiB, 3 * MiB, 12 * MiB, 40 * MiB, 70 * MiB};
       const size_t n = sizes[next() % 9] + next() % 2048;
-      void* expected = best_fit(n);
+      void* expected = expected_for(n);
       const size_t requests = device.requests.size();
       live.emplace_back(a.allocate_raw(n), n);
       if (expected != nullptr) {
-        ASSERT_EQ(live.back().first, expected) << "not the best fit for " << n << " bytes";
+        ASSERT_EQ(live.back().first, expected) << "not the block the rules pick for " << n;
         ASSERT_EQ(device.requests.size(), requests);
       } else {
         ASSERT_GT(device.requests.size(), requests) << "no free block fits: a new segment";
@@ -274,6 +411,7 @@ TEST(CachingAllocatorRules, ChurnKeepsTheStatsExact) {
     } else if (!live.empty()) {
       const size_t k = next() % live.size();
       a.free_raw(live[k].first);
+      freed_at[static_cast<char*>(live[k].first)] = step;
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
     }
     if (step % 500 == 0) a.empty_cache();
