@@ -6,6 +6,10 @@
 
 #include "cuda/cuda.h"
 
+// The few helpers of the common path (Note [Allocator bookkeeping cost]) are inlined into
+// allocate_raw and release: GCC's -O2 left them as calls.
+#define MG_HOT_INLINE __attribute__((always_inline)) inline
+
 namespace mutagrad::cuda {
 namespace {
 
@@ -33,14 +37,16 @@ class RuntimeSegments final : public SegmentSource {
 
 }  // namespace
 
-struct CachingAllocator::Block {
+// One cache line each (the hot fields are read on every free and allocate).
+struct alignas(64) CachingAllocator::Block {
   char* ptr;
   size_t size;
   bool small;
   bool allocated = false;
+  bool deferred = false;  // freed, not merged yet: in a *_deferred_ bin, still in live_
   Block* prev = nullptr;  // neighbours in the segment, by address
   Block* next = nullptr;
-  Block* free_prev = nullptr;  // its bin's list, while free
+  Block* free_prev = nullptr;  // its bin's list while free (not kept in small_deferred_)
   Block* free_next = nullptr;
 };
 
@@ -52,7 +58,7 @@ size_t bin_of(size_t size, bool small) {
 
 }  // namespace
 
-size_t CachingAllocator::FreeBins::first_nonempty(size_t i) const {
+MG_HOT_INLINE size_t CachingAllocator::FreeBins::first_nonempty(size_t i) const {
   if (i >= head.size()) return head.size();
   size_t word = i / 64;
   uint64_t found = bits[word] & (~uint64_t{0} << (i % 64));
@@ -65,7 +71,7 @@ size_t CachingAllocator::FreeBins::first_nonempty(size_t i) const {
   return word * 64 + static_cast<size_t>(__builtin_ctzll(found));
 }
 
-size_t CachingAllocator::LiveTable::home(const void* ptr) const {
+MG_HOT_INLINE size_t CachingAllocator::LiveTable::home(const void* ptr) const {
   // Addresses are multiples of 512: drop those bits, then mix (Fibonacci hashing).
   const uint64_t h = (reinterpret_cast<uintptr_t>(ptr) >> 9) * 0x9E3779B97F4A7C15ull;
   return static_cast<size_t>(h >> shift_);  // the top bits: the best mixed
@@ -86,6 +92,14 @@ void CachingAllocator::LiveTable::insert(void* ptr, Block* b) {
   while (slots_[i].first != nullptr) i = (i + 1) & mask;
   slots_[i] = {ptr, b};
   ++count_;
+}
+
+MG_HOT_INLINE CachingAllocator::Block* CachingAllocator::LiveTable::find(const void* ptr) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = home(ptr);; i = (i + 1) & mask) {
+    if (slots_[i].first == ptr) return slots_[i].second;
+    if (slots_[i].first == nullptr) return nullptr;
+  }
 }
 
 CachingAllocator::Block* CachingAllocator::LiveTable::take(void* ptr) {
@@ -110,50 +124,126 @@ CachingAllocator::Block* CachingAllocator::LiveTable::take(void* ptr) {
   return b;
 }
 
-void CachingAllocator::pool_insert(Block* b) {
-  FreeBins& f = b->small ? small_free_ : large_free_;
-  const size_t i = bin_of(b->size, b->small);
+MG_HOT_INLINE void CachingAllocator::FreeBins::insert(Block* b, size_t i) {
   b->free_prev = nullptr;
-  b->free_next = f.head[i];
-  if (f.head[i] != nullptr) f.head[i]->free_prev = b;
-  f.head[i] = b;
-  f.bits[i / 64] |= uint64_t{1} << (i % 64);
-  f.summary |= uint64_t{1} << (i / 64);
+  b->free_next = head[i];
+  if (head[i] != nullptr) head[i]->free_prev = b;
+  head[i] = b;
+  bits[i / 64] |= uint64_t{1} << (i % 64);
+  summary |= uint64_t{1} << (i / 64);
 }
 
-void CachingAllocator::pool_erase(Block* b) {
-  FreeBins& f = b->small ? small_free_ : large_free_;
-  const size_t i = bin_of(b->size, b->small);
+MG_HOT_INLINE void CachingAllocator::FreeBins::erase(Block* b, size_t i) {
   if (b->free_prev != nullptr) {
     b->free_prev->free_next = b->free_next;
   } else {
-    f.head[i] = b->free_next;
+    head[i] = b->free_next;
   }
   if (b->free_next != nullptr) b->free_next->free_prev = b->free_prev;
-  if (f.head[i] == nullptr) {
-    f.bits[i / 64] &= ~(uint64_t{1} << (i % 64));
-    if (f.bits[i / 64] == 0) f.summary &= ~(uint64_t{1} << (i / 64));
+  if (head[i] == nullptr) {
+    bits[i / 64] &= ~(uint64_t{1} << (i % 64));
+    if (bits[i / 64] == 0) summary &= ~(uint64_t{1} << (i / 64));
   }
 }
 
-CachingAllocator::Block* CachingAllocator::pool_find(size_t size, bool small) {
-  // Best fit within one bin: the smallest block of at least `size`, lowest address among equals.
-  auto best_in = [size](Block* b) {
-    Block* best = nullptr;
-    for (; b != nullptr; b = b->free_next) {
-      if (b->size < size) continue;
-      if (best == nullptr || b->size < best->size ||
-          (b->size == best->size && b->ptr < best->ptr)) {
-        best = b;
-      }
+CachingAllocator::Block* CachingAllocator::FreeBins::best_in(Block* b, size_t size) {
+  Block* best = nullptr;
+  for (; b != nullptr; b = b->free_next) {
+    if (b->size < size) continue;
+    if (best == nullptr || b->size < best->size || (b->size == best->size && b->ptr < best->ptr)) {
+      best = b;
     }
-    return best;
-  };
-  const FreeBins& f = small ? small_free_ : large_free_;
+  }
+  return best;
+}
+
+CachingAllocator::Block* CachingAllocator::FreeBins::best_fit(size_t size, bool small) const {
   const size_t i = bin_of(size, small);
-  if (Block* b = best_in(f.head[i])) return b;  // the request's own bin
-  const size_t j = f.first_nonempty(i + 1);     // else every block of a later bin fits
-  return j == f.head.size() ? nullptr : best_in(f.head[j]);
+  if (Block* b = best_in(head[i], size)) return b;  // the request's own bin
+  const size_t j = first_nonempty(i + 1);           // else every block of a later bin fits
+  return j == head.size() ? nullptr : best_in(head[j], size);
+}
+
+MG_HOT_INLINE CachingAllocator::Block* CachingAllocator::FreeBins::exact(size_t size,
+                                                                         bool small) const {
+  Block* b = head[bin_of(size, small)];  // small: the first block has the size
+  while (b != nullptr && b->size != size) b = b->free_next;
+  return b;
+}
+
+MG_HOT_INLINE void CachingAllocator::pool_insert(Block* b) {
+  (b->small ? small_free_ : large_free_).insert(b, bin_of(b->size, b->small));
+}
+
+MG_HOT_INLINE void CachingAllocator::pool_erase(Block* b) {
+  (b->small ? small_free_ : large_free_).erase(b, bin_of(b->size, b->small));
+}
+
+MG_HOT_INLINE void CachingAllocator::FreeBins::push(Block* b, size_t i) {
+  b->free_next = head[i];
+  head[i] = b;
+  bits[i / 64] |= uint64_t{1} << (i % 64);
+  summary |= uint64_t{1} << (i / 64);
+}
+
+MG_HOT_INLINE void CachingAllocator::FreeBins::pop(size_t i) {
+  head[i] = head[i]->free_next;
+  if (head[i] == nullptr) {
+    bits[i / 64] &= ~(uint64_t{1} << (i % 64));
+    if (bits[i / 64] == 0) summary &= ~(uint64_t{1} << (i / 64));
+  }
+}
+
+MG_HOT_INLINE void CachingAllocator::defer(Block* b) {
+  b->deferred = true;
+  if (b->small) {
+    small_deferred_.push(b, bin_of(b->size, true));
+  } else {
+    large_deferred_.insert(b, bin_of(b->size, false));
+  }
+  ++deferred_count_;
+}
+
+MG_HOT_INLINE void CachingAllocator::undefer(Block* b) {
+  if (b->small) {
+    small_deferred_.pop(bin_of(b->size, true));  // b is its stack's top
+  } else {
+    large_deferred_.erase(b, bin_of(b->size, false));
+  }
+  b->deferred = false;
+  --deferred_count_;
+}
+
+void CachingAllocator::merge_into_pool(Block* b) {
+  if (b->prev != nullptr && !b->prev->allocated && !b->prev->deferred) {  // the free block before
+    Block* p = b->prev;
+    pool_erase(p);
+    p->size += b->size;
+    p->next = b->next;
+    if (b->next != nullptr) b->next->prev = p;
+    drop_block(b);
+    b = p;
+  }
+  if (b->next != nullptr && !b->next->allocated && !b->next->deferred) {  // and the one after
+    Block* n = b->next;
+    pool_erase(n);
+    b->size += n->size;
+    b->next = n->next;
+    if (n->next != nullptr) n->next->prev = b;
+    drop_block(n);
+  }
+  pool_insert(b);
+}
+
+void CachingAllocator::coalesce_deferred() {
+  for (FreeBins* bins : {&small_deferred_, &large_deferred_}) {
+    while (bins->summary != 0) {
+      Block* b = bins->head[bins->first_nonempty(0)];
+      undefer(b);
+      live_.take(b->ptr);
+      merge_into_pool(b);
+    }
+  }
 }
 
 CachingAllocator::CachingAllocator(SegmentSource* source)
@@ -226,11 +316,39 @@ void* CachingAllocator::allocate_raw(size_t nbytes) {
   const size_t size = round_size(nbytes);
   const bool small = size <= kSmallSize;
   std::lock_guard<std::mutex> lock(mutex_);
-  Block* b = pool_find(size, small);
-  if (b != nullptr) {
+  FreeBins& deferred = small ? small_deferred_ : large_deferred_;
+  if (Block* d = deferred.exact(size, small)) {  // Note [Deferred merging]: the common path
+    undefer(d);
+    d->allocated = true;  // still in live_
+    stats_.allocated += static_cast<int64_t>(d->size);
+    stats_.max_allocated = std::max(stats_.max_allocated, stats_.allocated);
+    return d->ptr;
+  }
+  // Else the best fit among the merged free blocks, else a deferred block that fits.
+  Block* b = (small ? small_free_ : large_free_).best_fit(size, small);
+  Block* d = nullptr;
+  if (b == nullptr && small) {  // the top of the first non-empty stack above the size
+    const size_t j = small_deferred_.first_nonempty(bin_of(size, true));
+    if (j != small_deferred_.head.size()) d = small_deferred_.head[j];
+  } else if (b == nullptr) {
+    d = large_deferred_.best_fit(size, false);
+  }
+  const bool from_deferred = d != nullptr;
+  if (from_deferred) {
+    b = d;
+    undefer(b);
+  } else if (b != nullptr) {
     pool_erase(b);
   } else {
-    b = new_segment(size, small);
+    if (deferred_count_ != 0) {  // nothing fits unmerged: merge the deferred blocks, look again
+      coalesce_deferred();
+      b = (small ? small_free_ : large_free_).best_fit(size, small);
+    }
+    if (b != nullptr) {
+      pool_erase(b);
+    } else {
+      b = new_segment(size, small);
+    }
     if (b == nullptr) {
       throw OutOfMemoryError(str(
           "CUDA out of memory: tried to allocate ", mib(static_cast<int64_t>(nbytes)), " (", nbytes,
@@ -239,17 +357,17 @@ void* CachingAllocator::allocate_raw(size_t nbytes) {
           " cached and already released. Free tensors you no longer need, or use smaller ones"));
     }
   }
+  b->allocated = true;
   const size_t rest = b->size - size;
   if (small ? rest >= kMinBlockSize : rest > kSmallSize) {  // split: the rest stays free
     Block* r = new_block();
-    *r = Block{b->ptr + size, rest, small, false, b, b->next};
+    *r = Block{b->ptr + size, rest, small, false, false, b, b->next};
     if (b->next != nullptr) b->next->prev = r;
     b->next = r;
     b->size = size;
-    pool_insert(r);
+    merge_into_pool(r);  // a deferred block's next neighbour may be free
   }
-  b->allocated = true;
-  live_.insert(b->ptr, b);
+  if (!from_deferred) live_.insert(b->ptr, b);
   stats_.allocated += static_cast<int64_t>(b->size);
   stats_.max_allocated = std::max(stats_.max_allocated, stats_.allocated);
   return b->ptr;
@@ -261,28 +379,12 @@ void CachingAllocator::free_raw(void* ptr, size_t /*nbytes*/) {
 
 void CachingAllocator::release(void* ptr) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Block* b = live_.take(ptr);
-  MG_INTERNAL_ASSERT(b != nullptr, "CachingAllocator: freeing a block it did not hand out");
+  Block* b = live_.find(ptr);
+  MG_INTERNAL_ASSERT(b != nullptr && b->allocated,
+                     "CachingAllocator: freeing a block it did not hand out");
   b->allocated = false;
   stats_.allocated -= static_cast<int64_t>(b->size);
-  if (b->prev != nullptr && !b->prev->allocated) {  // merge into the free block before
-    Block* p = b->prev;
-    pool_erase(p);
-    p->size += b->size;
-    p->next = b->next;
-    if (b->next != nullptr) b->next->prev = p;
-    drop_block(b);
-    b = p;
-  }
-  if (b->next != nullptr && !b->next->allocated) {  // and absorb the free block after
-    Block* n = b->next;
-    pool_erase(n);
-    b->size += n->size;
-    b->next = n->next;
-    if (n->next != nullptr) n->next->prev = b;
-    drop_block(n);
-  }
-  pool_insert(b);
+  defer(b);
 }
 
 CachingAllocator::Stats CachingAllocator::stats() const {
@@ -301,6 +403,7 @@ void CachingAllocator::empty_cache() {
 }
 
 void CachingAllocator::empty_cache_locked() {
+  coalesce_deferred();
   for (auto it = segments_.begin(); it != segments_.end();) {
     Block* b = *it;
     if (b->allocated || b->next != nullptr) {  // a live block, or a split one: stays
@@ -323,7 +426,8 @@ std::vector<CachingAllocator::SegmentInfo> CachingAllocator::snapshot() const {
   for (const Block* first : segments_) {
     SegmentInfo s{0, first->small, {}};
     for (const Block* b = first; b != nullptr; b = b->next) {
-      s.blocks.push_back({static_cast<size_t>(b->ptr - first->ptr), b->size, b->allocated});
+      s.blocks.push_back(
+          {static_cast<size_t>(b->ptr - first->ptr), b->size, b->allocated, b->deferred});
       s.size += b->size;
     }
     out.emplace_back(first->ptr, std::move(s));
