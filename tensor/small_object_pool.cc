@@ -69,7 +69,12 @@ struct Drain {
 thread_local Drain tls_drain;
 
 bool initial_enabled() {
-  // The CPU allocator's switch (tensor/cpu/cpu_allocator.cc) decides for both.
+  // MUTAGRAD_SMALL_OBJECT_POOL=0 or 1 decides for the pool alone (to measure it); otherwise the
+  // CPU allocator's switch (tensor/cpu/cpu_allocator.cc) decides for both.
+  if (const char* own = std::getenv("MUTAGRAD_SMALL_OBJECT_POOL")) {
+    if (std::strcmp(own, "0") == 0) return false;
+    if (std::strcmp(own, "1") == 0) return true;
+  }
   const char* env = std::getenv("MUTAGRAD_CPU_ALLOCATOR");
   if (env != nullptr && std::strcmp(env, "malloc") == 0) return false;
   if (env != nullptr && std::strcmp(env, "caching") == 0) return true;

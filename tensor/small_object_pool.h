@@ -24,7 +24,8 @@
 //   the ASan default): every object is then operator new's and delete's, so ASan reports a use
 //   after free with both stacks and LeakSanitizer sees every object. Under ASan the blocks held
 //   in a list are poisoned, so a stale access fails in the pool's mode too (its tests switch it
-//   on). set_cpu_allocator_mode switches both; so does the environment variable.
+//   on). set_cpu_allocator_mode switches both; so does the environment variable;
+//   MUTAGRAD_SMALL_OBJECT_POOL=0 or 1 switches the pool alone at start-up.
 // - The objects' memory is not counted in memory_allocated(): that counts tensors' buffers.
 #pragma once
 

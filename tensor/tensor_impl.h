@@ -32,6 +32,21 @@ class TensorImpl {
  public:
   TensorImpl(Storage storage, DimVector sizes, DimVector strides, int64_t storage_offset,
              ScalarType dtype, VersionCounter version_counter);
+  // A fresh contiguous tensor (empty()): the caller computed the strides from the sizes and
+  // the element count, so neither is computed again.
+  struct Contiguous {
+    int64_t numel;
+  };
+  TensorImpl(Storage storage, DimVector sizes, DimVector strides, Contiguous contiguous,
+             ScalarType dtype, VersionCounter version_counter)
+      : storage_(std::move(storage)),
+        sizes_(std::move(sizes)),
+        strides_(std::move(strides)),
+        storage_offset_(0),
+        numel_(contiguous.numel),
+        dtype_(dtype),
+        is_contiguous_(true),
+        version_counter_(std::move(version_counter)) {}
 
   IntArrayRef sizes() const { return sizes_; }
   IntArrayRef strides() const { return strides_; }

@@ -105,27 +105,57 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const F& f
 // [Pointwise kernels per capability]); shorter runs (a broadcast's short rows) stay inline.
 constexpr int64_t kVecMinRun = 16;
 
+// Note [Flat operands]
+// A tensor below the parallel threshold whose operands are each contiguous or one element read
+// for every position (all strides 0: a broadcast number) is one run of its numel: binary_vec_loop
+// then skips the StridedLoop set-up, a tiny op's largest fixed cost in its kernel. The loop makes
+// the same single run for such operands (it coalesces them into one dim), so the bits are the
+// same. flat_step: the operand's byte step in that run, or -1 when it is neither.
+inline int64_t flat_step(const Tensor& t) {
+  if (t.is_contiguous()) return static_cast<int64_t>(t.element_size());
+  for (int64_t s : t.strides()) {
+    if (s != 0) return -1;
+  }
+  return 0;
+}
+
+// The run of binary_vec_loop: kernel for contiguous and scalar-broadcast runs of kVecMinRun or
+// more, f inline otherwise.
+template <typename Out, typename T, typename Kernel, typename F>
+void binary_vec_run(char** p, const int64_t* s, int64_t n, const Kernel& kernel, const F& f) {
+  Out* o = reinterpret_cast<Out*>(p[0]);
+  const T* x = reinterpret_cast<const T*>(p[1]);
+  const T* y = reinterpret_cast<const T*>(p[2]);
+  const bool vec = n >= kVecMinRun && s[0] == sizeof(Out);
+  if (vec && s[1] == sizeof(T) && s[2] == sizeof(T)) {
+    kernel(VecBroadcast::kNone, o, x, y, n);
+  } else if (vec && s[1] == sizeof(T) && s[2] == 0) {
+    kernel(VecBroadcast::kScalarB, o, x, y, n);
+  } else if (vec && s[1] == 0 && s[2] == sizeof(T)) {
+    kernel(VecBroadcast::kScalarA, o, x, y, n);
+  } else {
+    for (int64_t k = 0; k < n; ++k) {
+      at<Out>(p[0], k, s[0]) = f(at<T>(p[1], k, s[1]), at<T>(p[2], k, s[2]));
+    }
+  }
+}
+
 template <typename Out, typename T, typename Kernel, typename F>
 void binary_vec_loop(const Tensor& out, const Tensor& a, const Tensor& b, const Kernel& kernel,
                      const F& f) {
+  const int64_t n = out.numel();
+  if (n < kParallelThreshold && out.is_contiguous()) {  // Note [Flat operands]
+    const int64_t steps[3] = {static_cast<int64_t>(sizeof(Out)), flat_step(a), flat_step(b)};
+    if (steps[1] >= 0 && steps[2] >= 0) {
+      char* p[3] = {static_cast<char*>(out.raw_data()), static_cast<char*>(a.raw_data()),
+                    static_cast<char*>(b.raw_data())};
+      return binary_vec_run<Out, T>(p, steps, n, kernel, f);
+    }
+  }
   StridedLoop<3> it({&out, &a, &b});
   parallel_for(it.numel(), [&](int64_t begin, int64_t end) {
-    it.run(begin, end, [&](char** p, const int64_t* s, int64_t n) {
-      Out* o = reinterpret_cast<Out*>(p[0]);
-      const T* x = reinterpret_cast<const T*>(p[1]);
-      const T* y = reinterpret_cast<const T*>(p[2]);
-      const bool vec = n >= kVecMinRun && s[0] == sizeof(Out);
-      if (vec && s[1] == sizeof(T) && s[2] == sizeof(T)) {
-        kernel(VecBroadcast::kNone, o, x, y, n);
-      } else if (vec && s[1] == sizeof(T) && s[2] == 0) {
-        kernel(VecBroadcast::kScalarB, o, x, y, n);
-      } else if (vec && s[1] == 0 && s[2] == sizeof(T)) {
-        kernel(VecBroadcast::kScalarA, o, x, y, n);
-      } else {
-        for (int64_t k = 0; k < n; ++k) {
-          at<Out>(p[0], k, s[0]) = f(at<T>(p[1], k, s[1]), at<T>(p[2], k, s[2]));
-        }
-      }
+    it.run(begin, end, [&](char** p, const int64_t* s, int64_t run) {
+      binary_vec_run<Out, T>(p, s, run, kernel, f);
     });
   });
 }

@@ -172,8 +172,9 @@ int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step
 Tensor empty(IntArrayRef sizes, TensorOptions options) {
   int64_t nbytes = checked_nbytes(sizes, options.dtype(), "empty");
   Storage storage = Storage::allocate(options.device(), static_cast<size_t>(nbytes));
+  const TensorImpl::Contiguous layout{nbytes / element_size(options.dtype())};
   return Tensor(make_pooled<TensorImpl>(std::move(storage), DimVector(sizes),
-                                        contiguous_strides(sizes), 0, options.dtype(),
+                                        contiguous_strides(sizes), layout, options.dtype(),
                                         VersionCounter()));
 }
 

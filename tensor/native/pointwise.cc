@@ -449,7 +449,17 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
 Tensor binary(BinaryOp op, const Tensor& a, const Scalar& b) {
   check_binary_dtypes(op, a.dtype(), b.type());
   ScalarType compute = binary_compute_dtype(op, result_type(a, b));
-  return binary_impl(op, a, wrap_scalar(b, compute, a.device(), binary_op_name(op)), compute);
+  Tensor number = wrap_scalar(b, compute, a.device(), binary_op_name(op));
+  // Note [A number as one tensor]
+  // A floating number is read through a's shape with zero strides, set on its own fresh 0-dim
+  // tensor (nothing else holds it) rather than through an expand view of it: one tensor per
+  // scalar operand instead of two, and the kernel's flat path (Note [Flat operands] in
+  // tensor/cpu/pointwise.cc) sees a broadcast number. The same values as the view's. An
+  // integer divisor stays 0-dim: check_integer_divisor then reads one element, not numel.
+  if (is_floating_point(compute) && a.dim() > 0) {
+    number.impl_ptr()->set_geometry(DimVector(a.sizes()), DimVector(a.sizes().size(), 0), 0);
+  }
+  return binary_impl(op, a, number, compute);
 }
 
 void check_alpha(ScalarType dtype, const Scalar& alpha, const char* op) {
