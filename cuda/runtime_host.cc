@@ -12,18 +12,10 @@
 #include <mutex>
 #include <string>
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define MG_ARENA_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define MG_ARENA_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#else
-#define MG_ARENA_POISON(p, n) ((void)(p), (void)(n))
-#define MG_ARENA_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
-
 #include "cuda/gemm.h"
 #include "cuda/runtime.h"
 #include "tensor/error.h"
+#include "tensor/sanitizers.h"
 
 #ifndef MUTAGRAD_HOST_RUN_SYSTEM
 #error "build runtime_host.cc with HOST_RUN_COPTS (cuda/cuda.bzl)"
@@ -84,8 +76,8 @@ class Arena {
       free_.erase(it);
       if (left > 0) free_[offset + need] = left;
       char* p = base_ + offset;
-      MG_ARENA_UNPOISON(p, nbytes);
-      MG_ARENA_POISON(p + nbytes, need - nbytes);
+      asan_unpoison(p, nbytes);
+      asan_poison(p + nbytes, need - nbytes);
       return p;
     }
     return nullptr;
@@ -94,7 +86,7 @@ class Arena {
     const size_t need = round(nbytes) + kRedZone;
     char* p = static_cast<char*>(ptr);
     if (need >= kReleaseBytes) release_pages(p, need);
-    MG_ARENA_POISON(p, need);
+    asan_poison(p, need);
     std::lock_guard<std::mutex> lock(mutex_);
     size_t offset = static_cast<size_t>(p - base_), size = need;
     auto next = free_.lower_bound(offset);
@@ -127,7 +119,7 @@ class Arena {
     const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
     if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
   }
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef MUTAGRAD_ASAN
   static constexpr size_t kRedZone = kAlignment;
 #else
   static constexpr size_t kRedZone = 0;

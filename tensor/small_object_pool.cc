@@ -7,16 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define MUTAGRAD_POOL_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MUTAGRAD_POOL_ASAN 1
-#endif
-#endif
-#ifdef MUTAGRAD_POOL_ASAN
-#include <sanitizer/asan_interface.h>
-#endif
+#include "tensor/sanitizers.h"
 
 namespace mutagrad {
 namespace {
@@ -33,21 +24,6 @@ struct FreeLists {
 };
 thread_local FreeLists tls_lists;
 
-void poison(void* p, size_t n) {
-#ifdef MUTAGRAD_POOL_ASAN
-  ASAN_POISON_MEMORY_REGION(p, n);
-#else
-  (void)p, (void)n;
-#endif
-}
-void unpoison(void* p, size_t n) {
-#ifdef MUTAGRAD_POOL_ASAN
-  ASAN_UNPOISON_MEMORY_REGION(p, n);
-#else
-  (void)p, (void)n;
-#endif
-}
-
 struct Drain {
   // Its first call constructs this object, which registers the destructor for thread exit.
   void arm() { on = true; }
@@ -57,7 +33,7 @@ struct Drain {
     for (int c = 0; c < kClasses; ++c) {
       const size_t size = (static_cast<size_t>(c) + 1) * kSmallObjectGranule;
       while (void* p = l.head[c]) {
-        unpoison(p, size);
+        asan_unpoison(p, size);
         l.head[c] = *static_cast<void**>(p);
         ::operator delete(p);
       }
@@ -78,7 +54,7 @@ bool initial_enabled() {
   const char* env = std::getenv("MUTAGRAD_CPU_ALLOCATOR");
   if (env != nullptr && std::strcmp(env, "malloc") == 0) return false;
   if (env != nullptr && std::strcmp(env, "caching") == 0) return true;
-#ifdef MUTAGRAD_POOL_ASAN
+#ifdef MUTAGRAD_ASAN
   return false;
 #else
   return true;
@@ -99,7 +75,7 @@ void* small_object_allocate(size_t nbytes) {
   FreeLists& l = tls_lists;
   void* p = l.head[c];
   if (p != nullptr && g_enabled.load(std::memory_order_relaxed)) {
-    unpoison(p, size);
+    asan_unpoison(p, size);
     l.head[c] = *static_cast<void**>(p);
     --l.count[c];
     return p;
@@ -128,7 +104,7 @@ void small_object_free(void* p, size_t nbytes) noexcept {
   *static_cast<void**>(p) = l.head[c];
   l.head[c] = p;
   ++l.count[c];
-  poison(p, size);
+  asan_poison(p, size);
 }
 
 bool small_object_pool_enabled() { return g_enabled.load(std::memory_order_relaxed); }

@@ -42,37 +42,12 @@
 #include <new>
 #include <vector>
 
+#include "tensor/sanitizers.h"
 #include "tensor/small_object_pool.h"
 #include "tensor/storage.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define MUTAGRAD_CPU_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MUTAGRAD_CPU_ASAN 1
-#endif
-#endif
-#ifdef MUTAGRAD_CPU_ASAN
-#include <sanitizer/asan_interface.h>
-#endif
-
 namespace mutagrad::cpu {
 namespace {
-
-void poison(void* p, size_t n) {
-#ifdef MUTAGRAD_CPU_ASAN
-  ASAN_POISON_MEMORY_REGION(p, n);
-#else
-  (void)p, (void)n;
-#endif
-}
-void unpoison(void* p, size_t n) {
-#ifdef MUTAGRAD_CPU_ASAN
-  ASAN_UNPOISON_MEMORY_REGION(p, n);
-#else
-  (void)p, (void)n;
-#endif
-}
 
 // Size classes (Note [CPU caching allocator]). Requests past kMaxClassed (1 TiB) get
 // std::bad_alloc.
@@ -201,7 +176,7 @@ void pool_put(int c, void* const* blocks, int n) {
     }
   }
   for (void* p : release) {
-    unpoison(p, size);
+    asan_unpoison(p, size);
     system_free(p);
   }
 }
@@ -311,7 +286,7 @@ void* cached_alloc(int c) {
   if (p == nullptr) {
     p = system_alloc(size);
   } else {
-    unpoison(p, size);
+    asan_unpoison(p, size);
   }
   count_allocated(tc, static_cast<int64_t>(size));
   return p;
@@ -321,7 +296,7 @@ void cached_free(void* p, int c) {
   const size_t size = class_size(c);
   ThreadCache* tc = this_cache();
   count_allocated(tc, -static_cast<int64_t>(size));
-  poison(p, size);
+  asan_poison(p, size);
   if (tc == nullptr || c >= kThreadClasses) return pool_put(c, &p, 1);
   const int cap = slots_of(c);
   if (tc->count[c] == cap) tc->spill(c, cap / 2);
@@ -337,7 +312,7 @@ CpuAllocatorMode initial_mode() {
   const char* env = std::getenv("MUTAGRAD_CPU_ALLOCATOR");
   if (env != nullptr && std::strcmp(env, "malloc") == 0) return CpuAllocatorMode::kMalloc;
   if (env != nullptr && std::strcmp(env, "caching") == 0) return CpuAllocatorMode::kCaching;
-#ifdef MUTAGRAD_CPU_ASAN
+#ifdef MUTAGRAD_ASAN
   return CpuAllocatorMode::kMalloc;
 #else
   return CpuAllocatorMode::kCaching;
@@ -405,7 +380,7 @@ void empty_cache() {
     g.pooled.store(0, std::memory_order_relaxed);
   }
   for (auto [p, size] : release) {
-    unpoison(p, size);
+    asan_unpoison(p, size);
     system_free(p);
   }
 }

@@ -27,11 +27,7 @@
 #include "tensor/backend.h"
 #include "tensor/cpu/cpu_allocator.h"
 #include "tensor/cpu/cpu_backend.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define LEAK_TEST_ASAN 1
-#endif
+#include "tensor/sanitizers.h"
 
 namespace mutagrad {
 namespace {
@@ -306,7 +302,7 @@ constexpr size_t kMiB = size_t{1} << 20;
 
 TEST_F(CpuCache, DefaultMode) {
   if (std::getenv("MUTAGRAD_CPU_ALLOCATOR") != nullptr) GTEST_SKIP() << "mode set by the env";
-#ifdef LEAK_TEST_ASAN
+#ifdef MUTAGRAD_ASAN
   EXPECT_EQ(mode_, cpu::CpuAllocatorMode::kMalloc);  // ASan sees every buffer's lifetime
 #else
   EXPECT_EQ(mode_, cpu::CpuAllocatorMode::kCaching);
@@ -346,7 +342,7 @@ TEST_F(CpuCache, ReusesFreedBlocksSmallAndLarge) {
     }
     EXPECT_EQ(allocated(), 0);
     EXPECT_EQ(cached(), static_cast<int64_t>(cpu::cpu_block_size(n)));
-#ifdef LEAK_TEST_ASAN
+#ifdef MUTAGRAD_ASAN
     EXPECT_TRUE(__asan_address_is_poisoned(first)) << "a cached block must stay poisoned";
 #endif
     const int64_t allocs = system_allocs();

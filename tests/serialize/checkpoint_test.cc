@@ -14,6 +14,7 @@
 #include "mutagrad.h"
 #include "serialize/crc32.h"
 #include "serialize/errors.h"
+#include "tensor/sanitizers.h"
 #include "tests/tensor/test_device.h"
 
 namespace mutagrad {
@@ -194,7 +195,7 @@ void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 // in-memory archive (and its copy into a string) added 512 MiB to a save, and the file's bytes
 // 256 MiB to a load.
 // Under AddressSanitizer every byte the program touches has a shadow byte per 8, resident too.
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef MUTAGRAD_ASAN
 constexpr int64_t kShadowNum = 9;
 #else
 constexpr int64_t kShadowNum = 8;
