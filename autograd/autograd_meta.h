@@ -42,10 +42,10 @@ class ViewFn {
 struct ForwardGrad;
 
 struct ViewInfo {
-  MUTAGRAD_POOLED_NEW_DELETE  // Note [Small-object pool]
-                              // The differentiable base: the view's root base (never itself a
-                              // view).
-                                  Tensor base;
+  MUTAGRAD_POOLED_NEW_DELETE;  // Note [Small-object pool]
+
+  // The differentiable base: the view's root base (never itself a view).
+  Tensor base;
   // How to replay the view on the base; null: as_strided with the view's geometry.
   std::shared_ptr<const ViewFn> view_fn;
   CreationMeta creation_meta = CreationMeta::kDefault;
@@ -58,10 +58,9 @@ class AutogradMeta final : public AutogradMetaInterface {
  public:
   AutogradMeta() = default;
   ~AutogradMeta() override;
-  MUTAGRAD_POOLED_NEW_DELETE  // Note [Small-object pool]
+  MUTAGRAD_POOLED_NEW_DELETE;  // Note [Small-object pool]
 
-      bool
-      requires_grad() const override;
+  bool requires_grad() const override;
   std::string grad_fn_name() const override;
 
   // Guarded by grad_mutex_ where threads may share the tensor (accumulate_grad, grad(),

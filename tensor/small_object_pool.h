@@ -91,10 +91,12 @@ std::shared_ptr<T> make_pooled(Args&&... args) {
 
 // For a class whose objects are made by new (std::make_unique): its operator new and delete go
 // through the pool. The sized delete gets the dynamic type's size through a virtual destructor.
+// Used as a member declaration: `MUTAGRAD_POOLED_NEW_DELETE;`.
 #define MUTAGRAD_POOLED_NEW_DELETE                                                               \
   static void* operator new(size_t nbytes) { return ::mutagrad::small_object_allocate(nbytes); } \
   static void operator delete(void* p, size_t nbytes) noexcept {                                 \
     ::mutagrad::small_object_free(p, nbytes);                                                    \
-  }
+  }                                                                                              \
+  static_assert(true, "")
 
 }  // namespace mutagrad

@@ -5,29 +5,11 @@
 // addcmul_ round float32 once, as torch's fused kernels.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cmath>
-#include <cstdlib>
-#include <new>
 
 #include "tensor/small_object_pool.h"
+#include "tests/autograd/count_heap.h"
 #include "tests/autograd/grad_test_util.h"
-
-// Counts heap allocations of this test binary (operator new), for the allocation test. The
-// replacement pairs malloc with free on purpose; GCC's -Wmismatched-new-delete (seen at -O1,
-// the asan build) cannot tell that they are this file's own new and delete.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-std::atomic<int64_t> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace mutagrad {
 namespace {
@@ -195,7 +177,7 @@ TEST(ScalarInplace, AllocatesNothingOnTheCpu) {
   Tensor k = zeros({1000}, TensorOptions(kFloat64));
   Tensor k2 = ones({1000}, TensorOptions(kFloat64));
   tiny.add_(1.0);  // warm-up (first-use statics)
-  const int64_t before = g_allocations.load();
+  const int64_t before = testing_util::heap_news();
   for (int i = 0; i < 100; ++i) {
     tiny.add_(2.0);
     tiny.mul_(0.5);
@@ -205,16 +187,16 @@ TEST(ScalarInplace, AllocatesNothingOnTheCpu) {
     k.addcmul_(k2, k2, 0.5);
     k.addcdiv_(k2, k2, 0.5);
   }
-  EXPECT_EQ(g_allocations.load() - before, 0);
+  EXPECT_EQ(testing_util::heap_news() - before, 0);
   EXPECT_EQ(tiny.version(), 201u);
   // The general path (an int64 tensor) allocates, with the small-object pool off (on, its
   // steady state allocates nothing either: tiny_op_allocations_test): the counter would see it.
   Tensor i = zeros({1}, TensorOptions(kInt64));
   const bool pooled = small_object_pool_enabled();
   set_small_object_pool_enabled(false);
-  const int64_t general = g_allocations.load();
+  const int64_t general = testing_util::heap_news();
   i.add_(1);
-  EXPECT_GT(g_allocations.load() - general, 0);
+  EXPECT_GT(testing_util::heap_news() - general, 0);
   set_small_object_pool_enabled(pooled);
 }
 

@@ -5,41 +5,21 @@
 // reused per size class, freed across threads, drained at thread exit, and bypassed when off.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
 #include <functional>
-#include <new>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "tensor/cpu/cpu_allocator.h"
 #include "tensor/small_object_pool.h"
+#include "tests/autograd/count_heap.h"
 #include "tests/autograd/grad_test_util.h"
-
-// Counts this binary's heap allocations and frees (the replaceable operator new and delete).
-// The replacement pairs malloc with free on purpose; GCC's -Wmismatched-new-delete (seen at -O1,
-// the asan build) cannot tell that they are this file's own new and delete.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-std::atomic<int64_t> g_news{0};
-std::atomic<int64_t> g_deletes{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-  if (p != nullptr) g_deletes.fetch_add(1, std::memory_order_relaxed);
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
 
 namespace mutagrad {
 namespace {
 
+using testing_util::heap_deletes;
+using testing_util::heap_news;
 using testing_util::values;
 
 // The pool and the CPU allocator's cache on, as in a default build (the sanitizer builds
@@ -55,9 +35,9 @@ class TinyOpAllocations : public ::testing::Test {
   // operator new calls of `step` per call, after `warm` calls that fill this thread's lists.
   static double news_per_call(const std::function<void()>& step, int warm = 20, int calls = 100) {
     for (int i = 0; i < warm; ++i) step();
-    const int64_t before = g_news.load();
+    const int64_t before = heap_news();
     for (int i = 0; i < calls; ++i) step();
-    return static_cast<double>(g_news.load() - before) / calls;
+    return static_cast<double>(heap_news() - before) / calls;
   }
 
  private:
@@ -122,21 +102,21 @@ TEST_F(TinyOpAllocations, TheCounterSeesAllocationsWhenThePoolIsOff) {
 TEST_F(TinyOpAllocations, PoolReusesBlocksPerSizeClass) {
   void* p = small_object_allocate(40);  // the 48-byte class
   small_object_free(p, 40);
-  const int64_t news = g_news.load();
+  const int64_t news = heap_news();
   void* q = small_object_allocate(48);  // the same class: the same block, from the list
-  const int64_t news_same_class = g_news.load() - news;
+  const int64_t news_same_class = heap_news() - news;
   // Past kSmallObjectMax: operator new and delete each time.
-  const int64_t deletes = g_deletes.load();
+  const int64_t deletes = heap_deletes();
   void* big = small_object_allocate(kSmallObjectMax + 1);
   small_object_free(big, kSmallObjectMax + 1);
-  const int64_t news_big = g_news.load() - news - news_same_class;
-  const int64_t deletes_big = g_deletes.load() - deletes;
+  const int64_t news_big = heap_news() - news - news_same_class;
+  const int64_t deletes_big = heap_deletes() - deletes;
   // Off: a fresh block from operator new, though the list holds one of its class.
   small_object_free(q, 48);
   set_small_object_pool_enabled(false);
-  const int64_t news_off = g_news.load();
+  const int64_t news_off = heap_news();
   void* r = small_object_allocate(48);
-  const int64_t news_when_off = g_news.load() - news_off;
+  const int64_t news_when_off = heap_news() - news_off;
   set_small_object_pool_enabled(true);
   small_object_free(r, 48);
   // Asserted after the calls: a failed expectation allocates its message.
@@ -153,24 +133,24 @@ TEST_F(TinyOpAllocations, PoolKeepsABoundedNumberOfBlocks) {
   const size_t keep = kSmallObjectThreadBytes / kSize;
   std::vector<void*> blocks;
   for (size_t i = 0; i < keep + 10; ++i) blocks.push_back(small_object_allocate(kSize));
-  const int64_t deletes = g_deletes.load();
+  const int64_t deletes = heap_deletes();
   for (void* p : blocks) small_object_free(p, kSize);
   // At most `keep` stay in this thread's list (fewer if the list already held some).
-  EXPECT_GE(g_deletes.load() - deletes, 10);
+  EXPECT_GE(heap_deletes() - deletes, 10);
 }
 
 TEST_F(TinyOpAllocations, BlocksFreedOnAnotherThreadAndAtThreadExit) {
   // A tensor made on one thread and dropped on another; the other thread's list is freed when it
   // exits (every block it held goes to operator delete).
   Tensor made = ones({4}, TensorOptions(kFloat32)) + 1.0;
-  const int64_t deletes = g_deletes.load();
+  const int64_t deletes = heap_deletes();
   std::thread([t = std::move(made)]() mutable {
     Tensor local = t * 2.0;  // this thread's own blocks
     EXPECT_EQ(values(local), std::vector<double>(4, 4.0));
     t = Tensor();
     local = Tensor();
   }).join();
-  EXPECT_GE(g_deletes.load() - deletes, 6);  // both tensors' TensorImpl, storage and counter
+  EXPECT_GE(heap_deletes() - deletes, 6);  // both tensors' TensorImpl, storage and counter
 }
 
 TEST_F(TinyOpAllocations, OverAlignedTypesBypassThePool) {
