@@ -140,7 +140,10 @@ class BorrowedTask {
   }
   ~BorrowedTask() {
     task_->clear();
-    if (spares().size() < kMaxSpares) spares().push_back(std::move(task_));
+    // A huge graph's arrays are not kept: one big backward must not hold its memory per thread.
+    if (spares().size() < kMaxSpares && task_->nodes.capacity() <= kMaxKeptNodes) {
+      spares().push_back(std::move(task_));
+    }
   }
   BorrowedTask(const BorrowedTask&) = delete;
   BorrowedTask& operator=(const BorrowedTask&) = delete;
@@ -148,6 +151,7 @@ class BorrowedTask {
 
  private:
   static constexpr size_t kMaxSpares = 4;
+  static constexpr size_t kMaxKeptNodes = 1 << 16;
   static std::vector<std::unique_ptr<GraphTask>>& spares() {
     thread_local std::vector<std::unique_ptr<GraphTask>> s;
     return s;
