@@ -214,6 +214,26 @@ void CudaBackend::random(const Tensor& out, const RandomParams& params) {
   if (out.numel() > 0) random_kernel(out, params);
 }
 
+void CudaBackend::max_pool2d(const Tensor& values, const Tensor& indices, const Tensor& x,
+                             const PoolWindows& rows, const PoolWindows& cols) {
+  if (values.numel() > 0) max_pool2d_kernel(values, indices, x, rows, cols);
+}
+
+void CudaBackend::max_pool2d_backward(const Tensor& gx, const Tensor& gy, const Tensor& indices,
+                                      const PoolWindows& rows, const PoolWindows& cols) {
+  if (gx.numel() > 0) max_pool2d_backward_kernel(gx, gy, indices, rows, cols);
+}
+
+void CudaBackend::avg_pool2d(const Tensor& y, const Tensor& x, const PoolWindows& rows,
+                             const PoolWindows& cols, const Tensor& divisor) {
+  if (y.numel() > 0) avg_pool2d_kernel(y, x, rows, cols, divisor);
+}
+
+void CudaBackend::avg_pool2d_backward(const Tensor& gx, const Tensor& gy, const PoolWindows& rows,
+                                      const PoolWindows& cols, const Tensor& divisor) {
+  if (gx.numel() > 0) avg_pool2d_backward_kernel(gx, gy, rows, cols, divisor);
+}
+
 namespace {
 const bool registered = [] {
   register_backend(DeviceType::CUDA, new CudaBackend());  // never destroyed, as the CPU's

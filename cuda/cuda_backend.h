@@ -59,6 +59,14 @@ class CudaBackend : public Backend {
   void random(const Tensor& out, const RandomParams& params) override;
   // cuDNN when the build has it (deterministic algorithms), else the im2col + GEMM reference
   // (Note [Convolution on the CUDA device] in cuda/convolution.cc).
+  void max_pool2d(const Tensor& values, const Tensor& indices, const Tensor& x,
+                  const PoolWindows& rows, const PoolWindows& cols) override;
+  void max_pool2d_backward(const Tensor& gx, const Tensor& gy, const Tensor& indices,
+                           const PoolWindows& rows, const PoolWindows& cols) override;
+  void avg_pool2d(const Tensor& y, const Tensor& x, const PoolWindows& rows,
+                  const PoolWindows& cols, const Tensor& divisor) override;
+  void avg_pool2d_backward(const Tensor& gx, const Tensor& gy, const PoolWindows& rows,
+                           const PoolWindows& cols, const Tensor& divisor) override;
   void conv_forward(const Tensor& y, const Tensor& x, const Tensor& w,
                     const ConvParams& params) override;
   void conv_backward_input(const Tensor& gx, const Tensor& gy, const Tensor& w,

@@ -51,6 +51,16 @@ bool index_in_range_kernel(const Tensor& idx, int64_t lower, int64_t size);
 void index_put_kernel(const Tensor& dst, const std::vector<Tensor>& indices, const Tensor& values,
                       const IndexPutDescriptor& desc);
 
+// pooling.cu (Note [Pooling kernels] in tensor/native/pooling.h)
+void max_pool2d_kernel(const Tensor& values, const Tensor& indices, const Tensor& x,
+                       const PoolWindows& rows, const PoolWindows& cols);
+void max_pool2d_backward_kernel(const Tensor& gx, const Tensor& gy, const Tensor& indices,
+                                const PoolWindows& rows, const PoolWindows& cols);
+void avg_pool2d_kernel(const Tensor& y, const Tensor& x, const PoolWindows& rows,
+                       const PoolWindows& cols, const Tensor& divisor);
+void avg_pool2d_backward_kernel(const Tensor& gx, const Tensor& gy, const PoolWindows& rows,
+                                const PoolWindows& cols, const Tensor& divisor);
+
 // linalg.cu
 void matmul_kernel(const Tensor& out, const Tensor& a, const Tensor& b);
 

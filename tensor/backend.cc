@@ -1,5 +1,7 @@
 #include "tensor/backend.h"
 
+#include <algorithm>
+
 #include "tensor/tensor.h"
 
 namespace mutagrad {
@@ -189,6 +191,58 @@ void Backend::index_put(const Tensor&, const std::vector<Tensor>&, const Tensor&
 void Backend::random(const Tensor&, const RandomParams&) { missing("random"); }
 
 void Backend::masked_fill(const Tensor&, const Tensor&, const Scalar&) { missing("masked_fill_"); }
+
+void Backend::max_pool2d(const Tensor&, const Tensor&, const Tensor&, const PoolWindows&,
+                         const PoolWindows&) {
+  missing("max_pool2d");
+}
+
+void Backend::max_pool2d_backward(const Tensor&, const Tensor&, const Tensor&, const PoolWindows&,
+                                  const PoolWindows&) {
+  missing("max_pool2d_backward");
+}
+
+void Backend::avg_pool2d(const Tensor&, const Tensor&, const PoolWindows&, const PoolWindows&,
+                         const Tensor&) {
+  missing("avg_pool2d");
+}
+
+void Backend::avg_pool2d_backward(const Tensor&, const Tensor&, const PoolWindows&,
+                                  const PoolWindows&, const Tensor&) {
+  missing("avg_pool2d_backward");
+}
+
+void PoolWindows::set_ranges(int64_t in) {
+  const auto n = static_cast<int64_t>(first.size());
+  lo.assign(static_cast<size_t>(in), n);
+  hi.assign(static_cast<size_t>(in), 0);
+  for (int64_t o = 0; o < n; ++o) {
+    const auto u = static_cast<size_t>(o);
+    for (int64_t j = 0; j < count[u]; ++j) {
+      const auto p = static_cast<size_t>(first[u] + j * step);
+      lo[p] = std::min(lo[p], o);
+      hi[p] = std::max(hi[p], o + 1);
+    }
+  }
+  for (int64_t p = 0; p < in; ++p) {
+    const auto u = static_cast<size_t>(p);
+    if (hi[u] == 0) lo[u] = 0;
+  }
+}
+
+std::vector<int64_t> padding_only_windows(const PoolWindows& rows, const PoolWindows& cols) {
+  std::vector<int64_t> out;
+  const auto oh = static_cast<int64_t>(rows.count.size());
+  const auto ow = static_cast<int64_t>(cols.count.size());
+  for (int64_t i = 0; i < oh; ++i) {
+    for (int64_t j = 0; j < ow; ++j) {
+      if (rows.count[static_cast<size_t>(i)] == 0 || cols.count[static_cast<size_t>(j)] == 0) {
+        out.push_back(i * ow + j);
+      }
+    }
+  }
+  return out;
+}
 
 Backend& backend_for(DeviceType type) {
   Backend* b = slot(type);

@@ -147,6 +147,22 @@ struct ConvParams {
   int64_t groups = 1;
 };
 
+// The windows of a pooling op along one spatial dim, clipped to the input (Note [Pooling windows
+// clipped to the input] in autograd/ops/pooling_ops.h): window o reads first[o] + j step for
+// j < count[o]; count[o] == 0 for a window of padding only (first[o] is then torch's index for
+// it, possibly past the input). lo[p] <= o < hi[p] bounds the windows whose clipped span holds
+// input position p (lo == hi: none). k = max(1, max count).
+struct PoolWindows {
+  std::vector<int64_t> first, count, lo, hi;
+  int64_t step = 1, k = 1;
+  // Fills lo and hi for an input of size `in` from first, count and step.
+  void set_ranges(int64_t in);
+};
+
+// The output positions (i ow + j, ascending) of the windows rows x cols that read no element
+// (a count of 0 along either dim).
+std::vector<int64_t> padding_only_windows(const PoolWindows& rows, const PoolWindows& cols);
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -264,6 +280,23 @@ class Backend {
   // gw = the adjoint of conv_forward in w, applied to gy.
   virtual void conv_backward_weight(const Tensor& gw, const Tensor& x, const Tensor& gy,
                                     const ConvParams& params);
+
+  // Pooling (Note [Pooling kernels] in tensor/native/pooling.h): x [P, H, W], the results
+  // [P, oh, ow] over windows rows x cols, gx [P, H, W]; all contiguous, float32 or float64
+  // (indices int64, divisor [oh, ow] of the operands' dtype). Each writes its first arguments
+  // whole with the formulas of tensor/pool_math.h. No defaults: DeviceError.
+  // values, indices = each window's maximum and its flat position in the plane.
+  virtual void max_pool2d(const Tensor& values, const Tensor& indices, const Tensor& x,
+                          const PoolWindows& rows, const PoolWindows& cols);
+  // gx = gy added at indices (values outside [0, H W) dropped): pool_math.h's order.
+  virtual void max_pool2d_backward(const Tensor& gx, const Tensor& gy, const Tensor& indices,
+                                   const PoolWindows& rows, const PoolWindows& cols);
+  // y = each window's sum / divisor.
+  virtual void avg_pool2d(const Tensor& y, const Tensor& x, const PoolWindows& rows,
+                          const PoolWindows& cols, const Tensor& divisor);
+  // gx = avg_pool2d's adjoint applied to gy: gy / divisor added over each window.
+  virtual void avg_pool2d_backward(const Tensor& gx, const Tensor& gy, const PoolWindows& rows,
+                                   const PoolWindows& cols, const Tensor& divisor);
 
  protected:
   // Throws DeviceError: "<op> has no <device> implementation".

@@ -19,6 +19,7 @@
 #include "tensor/native/factories.h"
 #include "tensor/native/linalg.h"
 #include "tensor/native/pointwise.h"
+#include "tensor/native/pooling.h"
 #include "tensor/native/reduce.h"
 #include "tensor/native/views.h"
 #include "tensor/shape.h"
@@ -33,123 +34,106 @@ using pooling::DimWindows;
 // Reduced floating dtypes sum and divide in float32, as torch's kernels (their acc type).
 ScalarType acc_dtype(ScalarType t) { return t == kHalf || t == kBFloat16 ? kFloat32 : t; }
 
-// Each window's flat position along dim (its size `in` there: the zero appended past it).
-Tensor window_positions(const DimWindows& win, int64_t in, Device device) {
-  std::vector<int64_t> src;
-  src.reserve(win.first.size() * static_cast<size_t>(win.k));
-  for (size_t o = 0; o < win.first.size(); ++o) {
-    for (int64_t j = 0; j < win.k; ++j) {
-      src.push_back(j < win.count[o] ? win.first[o] + j * win.step : in);
-    }
-  }
-  return native::to(from_vector(src, {static_cast<int64_t>(src.size())}), device);
-}
-
-// x [.., in, ..] -> [.., out, ..]: the sum of each window along dim, its elements added
-// directly (an inf or NaN stays in the windows that hold it).
-Tensor window_sums(const Tensor& x, int64_t dim, const DimWindows& win) {
-  const int64_t in = x.size(dim), out = static_cast<int64_t>(win.first.size());
-  DimVector one(x.sizes());
-  one[static_cast<size_t>(dim)] = 1;
-  const Tensor ext = cat({x, zeros(one, TensorOptions(x.dtype()).device(x.device()))}, dim);
-  DimVector split(x.sizes());
-  split[static_cast<size_t>(dim)] = out;
-  split.insert(static_cast<size_t>(dim + 1), win.k);
-  return ext.index_select(dim, window_positions(win, in, x.device())).reshape(split).sum({dim + 1});
-}
-
-// The adjoint of window_sums: g [.., out, ..] -> [.., in, ..], each window's value added to its
-// elements (index_add: differentiable again, deterministic).
-Tensor window_sums_backward(const Tensor& g, int64_t dim, const DimWindows& win, int64_t in) {
-  const int64_t out = static_cast<int64_t>(win.first.size());
-  DimVector spread(g.sizes()), merged(g.sizes()), ext(g.sizes());
-  spread.insert(static_cast<size_t>(dim + 1), win.k);
-  merged[static_cast<size_t>(dim)] = out * win.k;
-  ext[static_cast<size_t>(dim)] = in + 1;
-  const Tensor src = g.unsqueeze(dim + 1).expand(spread).reshape(merged);
-  return zeros(ext, TensorOptions(g.dtype()).device(g.device()))
-      .index_add(dim, window_positions(win, in, g.device()), src)
-      .narrow(dim, 0, in);
-}
-
-// The stride of windows that each read `k` consecutive positions, starting a constant stride
-// apart (none clipped), or 0.
-int64_t uniform_stride(const DimWindows& win) {
-  const size_t n = win.first.size();
-  if (win.step != 1 || n == 0) return 0;
-  const int64_t stride = n > 1 ? win.first[1] - win.first[0] : 1;
-  if (stride <= 0) return 0;
-  for (size_t o = 0; o < n; ++o) {
-    if (win.count[o] != win.k || win.first[o] != win.first[0] + static_cast<int64_t>(o) * stride) {
-      return 0;
-    }
-  }
-  return stride;
-}
-
-// input [*, H, W] -> [*, oh, ow]: each window rows x cols summed (along W, then H; or, when no
-// window is clipped, over a strided view of the input) and divided by divisor [oh, ow] (of the
-// acc dtype), in the acc dtype.
-Tensor window_means(const Tensor& input, const DimWindows& rows, const DimWindows& cols,
-                    const Tensor& divisor) {
-  const int64_t h = input.size(-2), w = input.size(-1);
-  const auto oh = static_cast<int64_t>(rows.first.size());
-  const auto ow = static_cast<int64_t>(cols.first.size());
-  const int64_t nc =
-      compute_numel(IntArrayRef(input.sizes().data(), static_cast<size_t>(input.dim() - 2)));
-  const Tensor x = input.reshape({nc, h, w}).to(divisor.dtype());
-  const int64_t sh = uniform_stride(rows), sw = uniform_stride(cols);
-  Tensor sums;
-  if (sh > 0 && sw > 0) {
-    const Tensor c = x.contiguous();
-    sums = native::reduce(
-        ReduceOp::kSum,
-        native::as_strided(c, {nc, oh, ow, rows.k, cols.k}, {h * w, sh * w, sw, w, 1},
-                           c.storage_offset() + rows.first[0] * w + cols.first[0]),
-        {3, 4}, false);
-  } else {
-    sums = window_sums(window_sums(x, 2, cols), 1, rows);
-  }
-  DimVector shape(input.sizes());
-  shape[shape.size() - 2] = oh;
-  shape[shape.size() - 1] = ow;
-  return (sums / divisor).to(input.dtype()).reshape(shape);
-}
-
-// grad [*, oh, ow] -> input [*, H, W]: grad / divisor spread over each window (window_sums'
-// adjoint along H, then W).
-class WindowMeanBackward final : public autograd::Node {
- public:
-  const char* name() const override { return name_; }
-  autograd::VariableList apply(autograd::VariableList&& grads) override {
-    autograd::VariableList out(1);
-    const Tensor& g = grads[0];
-    if (!g.defined() || !should_compute_output(0)) return out;
-    const size_t d = input_sizes_.size();
-    const int64_t h = input_sizes_[d - 2], w = input_sizes_[d - 1];
-    const int64_t nc = compute_numel(IntArrayRef(input_sizes_.data(), d - 2));
-    const Tensor q = g.reshape({nc, g.size(-2), g.size(-1)}).to(divisor_.dtype()) / divisor_;
-    out[0] = window_sums_backward(window_sums_backward(q, 1, rows_, h), 2, cols_, w)
-                 .to(g.dtype())
-                 .reshape(input_sizes_);
-    return out;
-  }
-
-  const char* name_ = "AvgPool2DBackward0";  // or AdaptiveAvgPool2DBackward0
-  DimWindows rows_, cols_;
-  Tensor divisor_;  // [oh, ow] of the acc dtype, a constant
-  DimVector input_sizes_;
+// What an average pooling's gradient nodes share: the windows, the divisors and the sizes.
+struct WindowMean {
+  const char* name;           // AvgPool2DBackward0 or AdaptiveAvgPool2DBackward0
+  const char* backward_name;  // its backward's node: ...BackwardBackward0
+  DimWindows rows, cols;
+  Tensor divisor;  // [oh, ow] of the acc dtype, a constant
+  DimVector input_sizes, output_sizes;
+  int64_t planes = 0;
 };
 
-void record_window_mean(const char* node_name, const Tensor& input, const Tensor& values,
-                        const DimWindows& rows, const DimWindows& cols, const Tensor& divisor) {
-  auto node = autograd::make_node<WindowMeanBackward>(input);
-  node->name_ = node_name;
-  node->rows_ = rows;
-  node->cols_ = cols;
-  node->divisor_ = divisor;
-  node->input_sizes_ = DimVector(input.sizes());
-  autograd::set_history(values, node);
+Tensor window_mean_backward_op(const std::shared_ptr<const WindowMean>& m, const Tensor& g);
+
+// x [*, H, W] -> [*, oh, ow]: each window's sum / its divisor, in the acc dtype (Note [Pooling
+// kernels] in tensor/native/pooling.h), recorded as m's node when x requires grad. The map is
+// linear: its tangent is the same map of x's tangent.
+Tensor window_mean_op(const std::shared_ptr<const WindowMean>& m, const Tensor& x);
+
+// The node of window_mean_op: its adjoint, window_mean_backward_op.
+class WindowMeanBackward final : public autograd::Node {
+ public:
+  const char* name() const override { return record_->name; }
+  autograd::VariableList apply(autograd::VariableList&& grads) override {
+    autograd::VariableList out(1);
+    if (!grads[0].defined() || !should_compute_output(0)) return out;
+    out[0] = window_mean_backward_op(record_, grads[0]);
+    return out;
+  }
+  std::shared_ptr<const WindowMean> record_;
+};
+
+// The node of window_mean_backward_op: its adjoint, window_mean_op.
+class WindowMeanBackwardBackward final : public autograd::Node {
+ public:
+  const char* name() const override { return record_->backward_name; }
+  autograd::VariableList apply(autograd::VariableList&& grads) override {
+    autograd::VariableList out(1);
+    if (!grads[0].defined() || !should_compute_output(0)) return out;
+    out[0] = window_mean_op(record_, grads[0]);
+    return out;
+  }
+  std::shared_ptr<const WindowMean> record_;
+};
+
+Tensor window_mean_op(const std::shared_ptr<const WindowMean>& m, const Tensor& x) {
+  const int64_t h = m->input_sizes[m->input_sizes.size() - 2], w = m->input_sizes.back();
+  Tensor y;
+  {
+    autograd::NoGradGuard no_grad;
+    y = native::reshape(native::avg_pool2d(native::reshape(x.detach(), {m->planes, h, w}), m->rows,
+                                           m->cols, m->divisor),
+                        m->output_sizes);
+  }
+  autograd::fwd::propagate(m->name, y, {x}, [&](const auto& t) { return window_mean_op(m, t[0]); });
+  if (autograd::compute_requires_grad_has_jvp(x)) {
+    auto node = autograd::make_node<WindowMeanBackward>(x);
+    node->record_ = m;
+    autograd::set_history(y, node);
+  }
+  return y;
+}
+
+// g [*, oh, ow] -> [*, H, W]: g / divisor spread over each window, recorded as m's backward
+// node when g requires grad.
+Tensor window_mean_backward_op(const std::shared_ptr<const WindowMean>& m, const Tensor& g) {
+  const int64_t oh = m->output_sizes[m->output_sizes.size() - 2], ow = m->output_sizes.back();
+  const int64_t h = m->input_sizes[m->input_sizes.size() - 2], w = m->input_sizes.back();
+  Tensor gx;
+  {
+    autograd::NoGradGuard no_grad;
+    gx = native::reshape(
+        native::avg_pool2d_backward(native::reshape(g.detach(), {m->planes, oh, ow}), m->rows,
+                                    m->cols, m->divisor, {m->planes, h, w}),
+        m->input_sizes);
+  }
+  autograd::fwd::propagate(m->backward_name, gx, {g},
+                           [&](const auto& t) { return window_mean_backward_op(m, t[0]); });
+  if (autograd::compute_requires_grad_has_jvp(g)) {
+    auto node = autograd::make_node<WindowMeanBackwardBackward>(g);
+    node->record_ = m;
+    autograd::set_history(gx, node);
+  }
+  return gx;
+}
+
+// The pooling of input over windows rows x cols divided by divisor ([oh, ow] of the acc dtype).
+Tensor window_mean(const char* name, const char* backward_name, const Tensor& input,
+                   DimWindows rows, DimWindows cols, Tensor divisor) {
+  auto m = std::make_shared<WindowMean>();
+  m->name = name;
+  m->backward_name = backward_name;
+  m->input_sizes = DimVector(input.sizes());
+  m->output_sizes = DimVector(input.sizes());
+  m->output_sizes[m->output_sizes.size() - 2] = static_cast<int64_t>(rows.first.size());
+  m->output_sizes.back() = static_cast<int64_t>(cols.first.size());
+  m->planes =
+      compute_numel(IntArrayRef(input.sizes().data(), static_cast<size_t>(input.dim() - 2)));
+  m->rows = std::move(rows);
+  m->cols = std::move(cols);
+  m->divisor = std::move(divisor);
+  return window_mean_op(m, input);
 }
 
 Tensor avg_pool2d_impl(const char* op, const Tensor& input, const PoolGeometry& g,
@@ -186,19 +170,8 @@ Tensor avg_pool2d_impl(const char* op, const Tensor& input, const PoolGeometry& 
   }
   const Tensor divisor =
       native::to(from_vector(div, {g.out[0], g.out[1]}), input.device(), acc_dtype(input.dtype()));
-  Tensor values;
-  {
-    autograd::NoGradGuard no_grad;
-    values = window_means(input.detach(), rows, cols, divisor);
-  }
-  // AvgPool2DBackward0's tangent: the pooled tangent (linear).
-  autograd::fwd::propagate("avg_pool2d", values, {input}, [&](const auto& t) {
-    return avg_pool2d_impl(op, t[0], g, count_include_pad, divisor_override);
-  });
-  if (autograd::compute_requires_grad_has_jvp(input)) {
-    record_window_mean("AvgPool2DBackward0", input, values, rows, cols, divisor);
-  }
-  return values;
+  return window_mean("AvgPool2DBackward0", "AvgPool2DBackwardBackward0", input, rows, cols,
+                     divisor);
 }
 
 }  // namespace
@@ -243,18 +216,8 @@ Tensor adaptive_avg_pool2d_impl(const char* op, const Tensor& input, const DimVe
   }
   const Tensor count =
       native::to(from_vector(counts, {out[0], out[1]}), input.device(), acc_dtype(input.dtype()));
-  Tensor values;
-  {
-    autograd::NoGradGuard no_grad;
-    values = window_means(input.detach(), rows, cols, count);
-  }
-  // AdaptiveAvgPool2DBackward0's tangent: the pooled tangent (linear).
-  autograd::fwd::propagate("adaptive_avg_pool2d", values, {input},
-                           [&](const auto& t) { return adaptive_avg_pool2d_impl(op, t[0], out); });
-  if (autograd::compute_requires_grad_has_jvp(input)) {
-    record_window_mean("AdaptiveAvgPool2DBackward0", input, values, rows, cols, count);
-  }
-  return values;
+  return window_mean("AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool2DBackwardBackward0", input,
+                     rows, cols, count);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Max pooling (max_pool1d/2d, adaptive_max_pool2d) and the shared pooling checks of
-// pooling_util.h: see pooling_ops.h (Note [Max pooling as a gather]).
+// pooling_util.h: see pooling_ops.h (Note [Max pooling's windows and indices]).
 #include "autograd/ops/pooling_ops.h"
 
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/pointwise.h"
+#include "tensor/native/pooling.h"
 #include "tensor/native/reduce.h"
 #include "tensor/native/views.h"
 #include "tensor/shape.h"
@@ -72,6 +73,7 @@ DimWindows pool_windows(const PoolGeometry& g, int64_t i) {
     r.count.push_back(count);
     r.k = std::max(r.k, count);
   }
+  r.set_ranges(in);
   return r;
 }
 
@@ -88,6 +90,7 @@ DimWindows adaptive_windows(int64_t in, int64_t out) {
     r.count.push_back(b - a);
     r.k = std::max(r.k, b - a);
   }
+  r.set_ranges(in);
   return r;
 }
 
@@ -164,130 +167,137 @@ PoolGeometry as_2d(const PoolGeometry& g) {
 
 namespace {
 
+using pooling::DimWindows;
 using pooling::PoolGeometry;
 
-// The backward of a max pooling: the gradient added at the saved flat positions of each plane.
-class MaxPoolBackward final : public autograd::Node {
+// What a max pooling's gradient nodes share: the windows, the winners' positions (clamped to
+// the plane: a window of padding only reads or adds at `plane`, a dropped column) and sizes.
+struct MaxPoolRecord {
+  const char* name;           // MaxPool2DWithIndicesBackward0 or AdaptiveMaxPool2DBackward0
+  const char* backward_name;  // its backward's node: ...BackwardBackward0
+  DimWindows rows, cols;
+  DimVector input_sizes, output_sizes;
+  int64_t planes = 0;
+};
+
+// t [*, H, W] at the saved positions -> [*, oh, ow]: a gather, a position `plane` reading 0 (the
+// transpose of max_pool_backward_op, differentiable again).
+Tensor gather_positions(const MaxPoolRecord& m, const Tensor& t, const Tensor& positions) {
+  const int64_t plane = m.input_sizes[m.input_sizes.size() - 2] * m.input_sizes.back();
+  const int64_t outs = m.output_sizes[m.output_sizes.size() - 2] * m.output_sizes.back();
+  const Tensor flat = cat({t.reshape({m.planes, plane}),
+                           zeros({m.planes, 1}, TensorOptions(t.dtype()).device(t.device()))},
+                          1);
+  return gather(flat, 1, positions.reshape({m.planes, outs})).view(m.output_sizes);
+}
+
+// The gradient of a max pooling: g [*, oh, ow] added at the saved positions of each plane ->
+// [*, H, W] (Note [Pooling kernels] in tensor/native/pooling.h), recorded as m's backward node
+// when g requires grad.
+Tensor max_pool_backward_op(const std::shared_ptr<const MaxPoolRecord>& m, const Tensor& g,
+                            const Tensor& positions);
+
+// The node of max_pool_backward_op: its adjoint, a gather at the saved positions.
+class MaxPoolBackwardBackward final : public autograd::Node {
  public:
-  const char* name() const override { return name_; }
+  const char* name() const override { return record_->backward_name; }
   autograd::VariableList apply(autograd::VariableList&& grads) override {
     autograd::VariableList out(1);
-    const Tensor& g = grads[0];
-    if (!g.defined() || !should_compute_output(0)) return out;
-    const Tensor idx = indices_.unpack(this);
-    const int64_t nc = compute_numel(IntArrayRef(input_sizes_.data(), input_sizes_.size() - 2));
-    const int64_t plane = input_sizes_[input_sizes_.size() - 2] * input_sizes_.back();
-    const int64_t outs = g.size(-2) * g.size(-1);  // explicit: nc may be 0
-    // idx is clamped to `plane`: a window of padding only (torch's index lies past the plane)
-    // adds its gradient to a column that is dropped.
-    const Tensor base = zeros({nc, plane + 1}, TensorOptions(g.dtype()).device(g.device()));
-    out[0] = scatter_add(base, 1, idx.reshape({nc, outs}), g.reshape({nc, outs}))
-                 .narrow(1, 0, plane)
-                 .view(input_sizes_);
+    if (!grads[0].defined() || !should_compute_output(0)) return out;
+    out[0] = gather_positions(*record_, grads[0], positions_.unpack(this));
+    return out;
+  }
+  void visit_saved(autograd::SavedVisitor& v) override { v.visit("indices", positions_); }
+
+  std::shared_ptr<const MaxPoolRecord> record_;
+  autograd::SavedVariable positions_;
+};
+
+// The backward of a max pooling (MaxPool2DWithIndicesBackward0 / AdaptiveMaxPool2DBackward0).
+class MaxPoolBackward final : public autograd::Node {
+ public:
+  const char* name() const override { return record_->name; }
+  autograd::VariableList apply(autograd::VariableList&& grads) override {
+    autograd::VariableList out(1);
+    if (!grads[0].defined() || !should_compute_output(0)) return out;
+    out[0] = max_pool_backward_op(record_, grads[0], indices_.unpack(this));
     return out;
   }
   void visit_saved(autograd::SavedVisitor& v) override { v.visit("result1", indices_); }
 
+  std::shared_ptr<const MaxPoolRecord> record_;
   autograd::SavedVariable indices_;
-  DimVector input_sizes_;
-  const char* name_ = "MaxPool2DWithIndicesBackward0";  // or AdaptiveMaxPool2DBackward0
 };
 
-// The maxima of the windows rows x cols of each [H, W] plane of input [*, H, W]: values and
-// torch's indices [*, oh, ow] (Note [Max pooling as a gather]).
-std::tuple<Tensor, Tensor> window_maxima(const Tensor& input, const pooling::DimWindows& rows,
-                                         const pooling::DimWindows& cols) {
+Tensor max_pool_backward_op(const std::shared_ptr<const MaxPoolRecord>& m, const Tensor& g,
+                            const Tensor& positions) {
+  const int64_t oh = m->output_sizes[m->output_sizes.size() - 2], ow = m->output_sizes.back();
+  const int64_t h = m->input_sizes[m->input_sizes.size() - 2], w = m->input_sizes.back();
+  Tensor gx;
+  {
+    autograd::NoGradGuard no_grad;
+    gx = native::reshape(
+        native::max_pool2d_backward(native::reshape(g.detach(), {m->planes, oh, ow}),
+                                    native::reshape(positions, {m->planes, oh, ow}), m->rows,
+                                    m->cols, {m->planes, h, w}),
+        m->input_sizes);
+  }
+  // Linear in g: its tangent is the same map of g's tangent.
+  autograd::fwd::propagate(m->backward_name, gx, {g},
+                           [&](const auto& t) { return max_pool_backward_op(m, t[0], positions); });
+  if (autograd::compute_requires_grad_has_jvp(g)) {
+    auto node = autograd::make_node<MaxPoolBackwardBackward>(g);
+    node->record_ = m;
+    node->positions_ = autograd::SavedVariable(positions, false);
+    autograd::set_history(gx, node);
+  }
+  return gx;
+}
+
+// The maxima of the windows rows x cols of each [H, W] plane of input [*, H, W] and their
+// positions (torch's indices), recorded as node `name` when input requires grad (Note [Max
+// pooling as a gather]).
+std::tuple<Tensor, Tensor> max_pool_op(const char* name, const char* backward_name,
+                                       const Tensor& input, DimWindows rows, DimWindows cols) {
+  auto m = std::make_shared<MaxPoolRecord>();
+  m->name = name;
+  m->backward_name = backward_name;
+  m->input_sizes = DimVector(input.sizes());
+  m->output_sizes = DimVector(input.sizes());
+  m->output_sizes[m->output_sizes.size() - 2] = static_cast<int64_t>(rows.first.size());
+  m->output_sizes.back() = static_cast<int64_t>(cols.first.size());
   const int64_t h = input.size(-2), w = input.size(-1), plane = h * w;
-  const auto oh = static_cast<int64_t>(rows.first.size());
-  const auto ow = static_cast<int64_t>(cols.first.size());
-  const int64_t kk = rows.k * cols.k;
-  const int64_t nc =
+  m->planes =
       compute_numel(IntArrayRef(input.sizes().data(), static_cast<size_t>(input.dim() - 2)));
-  // Per window element: the position read (`plane`: the -inf column past each plane, for an
-  // element outside the clipped window) and the index reported if it wins (an element outside
-  // wins only in a window of padding only: torch's index for it, first row by first column).
-  std::vector<int64_t> src, at;
-  src.reserve(static_cast<size_t>(oh * ow * kk));
-  at.reserve(static_cast<size_t>(oh * ow * kk));
-  for (int64_t i = 0; i < oh; ++i) {
-    for (int64_t j = 0; j < ow; ++j) {
-      // Wrapping arithmetic: a padding-only window's torch index may be far past the plane.
-      const auto empty =
-          static_cast<int64_t>(static_cast<uint64_t>(rows.first[i]) * static_cast<uint64_t>(w) +
-                               static_cast<uint64_t>(cols.first[j]));
-      for (int64_t a = 0; a < rows.k; ++a) {
-        for (int64_t b = 0; b < cols.k; ++b) {
-          const bool inside = a < rows.count[i] && b < cols.count[j];
-          const int64_t p =
-              inside ? (rows.first[i] + a * rows.step) * w + cols.first[j] + b * cols.step : 0;
-          src.push_back(inside ? p : plane);
-          at.push_back(inside ? p : empty);
-        }
-      }
-    }
-  }
-  const Device device = input.device();
-  const Tensor x = native::reshape(input.detach(), {nc, plane});
-  const Tensor ext =
-      cat({x, full({nc, 1}, -std::numeric_limits<double>::infinity(), input.dtype(), device)}, 1);
-  const Tensor windows = native::reshape(
-      ext.index_select(1, native::to(from_vector(src, {oh * ow * kk}), device)), {nc, oh, ow, kk});
-  // torch's kernels keep `val > max || isnan(val)`: the last NaN of a window, else its first
-  // maximum (argmax's). A NaN's key is its 1-based position, any other element's 0. The CPU
-  // skips that pass when the input holds no NaN (a cheap host check; CUDA runs it, no sync).
-  Tensor arg = native::argmax(windows, 3, true);
-  const bool maybe_nan =
-      kk > 1 && (!device.is_cpu() ||
-                 native::reduce(ReduceOp::kSum, native::unary(UnaryOp::kIsNan, x), {}, false)
-                         .item<int64_t>() > 0);
-  if (maybe_nan) {
-    const Tensor nan = native::unary(UnaryOp::kIsNan, windows);
-    const Tensor ramp = arange(Scalar(1), Scalar(kk + 1), Scalar(1), kInt64, device);
-    const Tensor last_nan = native::argmax(native::binary(BinaryOp::kMul, nan, ramp), 3, true);
-    arg = native::where(gather(nan, 3, last_nan), last_nan, arg);
-  }
-  const Tensor where =
-      native::expand(native::to(from_vector(at, {1, oh, ow, kk}), device), {nc, oh, ow, kk});
-  DimVector shape(input.sizes());
-  shape[shape.size() - 2] = oh;
-  shape[shape.size() - 1] = ow;
-  return {native::reshape(gather(windows, 3, arg), shape),
-          native::reshape(gather(where, 3, arg), shape)};
-}
-
-// Records `node_name` on values (indices saved, clamped to the plane) when input requires grad.
-void record_max_pool(const char* node_name, const Tensor& input, const Tensor& values,
-                     const Tensor& indices) {
-  const int64_t plane = input.size(-2) * input.size(-1);
-  const Tensor clamped = native::binary(BinaryOp::kMinimum, indices, Scalar(plane));
-  // MaxPoolBackward's tangent: the tangent at the saved positions (a gather, the transpose of
-  // its scatter_add), a padding-only window (position `plane`) reading 0.
-  autograd::fwd::propagate(node_name, values, {input}, [&](const auto& t) {
-    const int64_t nc = plane == 0 ? 0 : input.numel() / plane;
-    const Tensor flat = cat({t[0].reshape({nc, plane}),
-                             zeros({nc, 1}, TensorOptions(t[0].dtype()).device(t[0].device()))},
-                            1);
-    // Explicit sizes: reshape cannot infer -1 for an empty batch (nc = 0).
-    const int64_t per_plane = nc == 0 ? 0 : clamped.numel() / nc;
-    return gather(flat, 1, clamped.reshape({nc, per_plane})).view(values.sizes());
-  });
-  if (!autograd::compute_requires_grad_has_jvp(input)) return;
-  auto node = autograd::make_node<MaxPoolBackward>(input);
-  node->name_ = node_name;
-  node->indices_ = autograd::SavedVariable(clamped, false);
-  node->input_sizes_ = DimVector(input.sizes());
-  autograd::set_history(values, node);
-}
-
-std::tuple<Tensor, Tensor> max_pool2d_impl(const Tensor& input, const PoolGeometry& g) {
+  m->rows = std::move(rows);
+  m->cols = std::move(cols);
   Tensor values, indices;
   {
     autograd::NoGradGuard no_grad;
     std::tie(values, indices) =
-        window_maxima(input, pooling::pool_windows(g, 0), pooling::pool_windows(g, 1));
+        native::max_pool2d(native::reshape(input.detach(), {m->planes, h, w}), m->rows, m->cols);
+    values = native::reshape(values, m->output_sizes);
+    indices = native::reshape(indices, m->output_sizes);
   }
-  record_max_pool("MaxPool2DWithIndicesBackward0", input, values, indices);
+  if (!autograd::fwd::enabled() && !autograd::compute_requires_grad_has_jvp(input)) {
+    return {values, indices};
+  }
+  const Tensor clamped = native::binary(BinaryOp::kMinimum, indices, Scalar(plane));
+  // The tangent at the saved positions (the transpose of the backward's scatter).
+  autograd::fwd::propagate(name, values, {input},
+                           [&](const auto& t) { return gather_positions(*m, t[0], clamped); });
+  if (autograd::compute_requires_grad_has_jvp(input)) {
+    auto node = autograd::make_node<MaxPoolBackward>(input);
+    node->record_ = m;
+    node->indices_ = autograd::SavedVariable(clamped, false);
+    autograd::set_history(values, node);
+  }
   return {values, indices};
+}
+
+std::tuple<Tensor, Tensor> max_pool2d_impl(const Tensor& input, const PoolGeometry& g) {
+  return max_pool_op("MaxPool2DWithIndicesBackward0", "MaxPool2DWithIndicesBackwardBackward0",
+                     input, pooling::pool_windows(g, 0), pooling::pool_windows(g, 1));
 }
 
 }  // namespace
@@ -337,14 +347,8 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef 
     throw ShapeError(str(op, ": expected input to have non-zero size for non-batch dimensions, ",
                          "but input has sizes ", input.sizes()));
   }
-  Tensor values, indices;
-  {
-    autograd::NoGradGuard no_grad;
-    std::tie(values, indices) = window_maxima(input, pooling::adaptive_windows(h, out[0]),
-                                              pooling::adaptive_windows(w, out[1]));
-  }
-  record_max_pool("AdaptiveMaxPool2DBackward0", input, values, indices);
-  return {values, indices};
+  return max_pool_op("AdaptiveMaxPool2DBackward0", "AdaptiveMaxPool2DBackwardBackward0", input,
+                     pooling::adaptive_windows(h, out[0]), pooling::adaptive_windows(w, out[1]));
 }
 
 }  // namespace mutagrad

@@ -1,19 +1,20 @@
 // Pooling and im2col (torch 1.13's max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool1d/2d,
 // adaptive_max_pool2d, and F.unfold / F.fold as im2col / col2im), differentiable to any order.
 //
-//   auto [y, idx] = mutagrad::max_pool2d_with_indices(x, {2}, {2});  //
-//   MaxPool2DWithIndicesBackward0 Tensor z = mutagrad::max_pool2d(x, {3}, {2}, {1}, {1},
-//   /*ceil_mode=*/true); Tensor a = mutagrad::avg_pool2d(x, {3}, {2}, {1}, false,
-//   /*count_include_pad=*/false); Tensor g = mutagrad::adaptive_avg_pool2d(x, {7, 7}); //
-//   AdaptiveAvgPool2DBackward0 Tensor cols = mutagrad::im2col(x, {3, 3}, {1}, {1}, {1});         //
-//   F.unfold: Im2ColBackward0 Tensor back = mutagrad::col2im(cols, {h, w}, {3, 3}, {1}, {1}, {1});
-//   // F.fold: Col2ImBackward0
+//   // MaxPool2DWithIndicesBackward0:
+//   auto [y, idx] = mutagrad::max_pool2d_with_indices(x, {2}, {2});
+//   Tensor z = mutagrad::max_pool2d(x, {3}, {2}, {1}, {1}, /*ceil_mode=*/true);
+//   Tensor a = mutagrad::avg_pool2d(x, {3}, {2}, {1}, false, /*count_include_pad=*/false);
+//   Tensor g = mutagrad::adaptive_avg_pool2d(x, {7, 7});  // AdaptiveAvgPool2DBackward0
+//   Tensor cols = mutagrad::im2col(x, {3, 3}, {1}, {1}, {1});  // F.unfold: Im2ColBackward0
+//   Tensor back = mutagrad::col2im(cols, {h, w}, {3, 3}, {1}, {1}, {1});  // F.fold
 //
 // Inputs are [N, C, *spatial] or unbatched [C, *spatial], any strides, floating. A one-element
 // kernel_size/stride/padding/dilation applies to every spatial dim; an empty stride is the
 // kernel's. The 1-d forms pool the input unsqueezed at -2 and squeeze the result, so their graph
-// is torch's: SqueezeBackward1 -> <2-d node> -> UnsqueezeBackward0. No op has a kernel of its
-// own: they compose backend ops, so they run on every device.
+// is torch's: SqueezeBackward1 -> <2-d node> -> UnsqueezeBackward0. The poolings run the
+// backends' pooling kernels (Note [Pooling kernels] in tensor/native/pooling.h); im2col and
+// col2im compose backend ops.
 //
 // Note [Pooling windows clipped to the input]
 // Every pooling op works on its windows clipped to the input (pooling_util.h's DimWindows: per
@@ -22,32 +23,33 @@
 // avg_pool2d(x [1, 1, 4, 4], (1, 1e8), padding=(0, 5e7)); a padded copy of it was 1.6 GB). The
 // window arithmetic is overflow-checked (ValueError naming the values).
 //
-// Note [Max pooling as a gather]
-// The forward gathers each window's elements (kh x kw per window, a clipped window's missing
-// ones read a -inf column past the plane) and picks torch's kernels' winner, `val > max ||
-// isnan(val)` in row-major window order: the last NaN of a window, else its first maximum
-// (ties: the first, on every device). idx is the flat position of the winner in its [H, W]
-// plane (torch's return_indices; a window of padding only reports torch's index for it, which
-// may lie past the plane). The node MaxPool2DWithIndicesBackward0 adds the gradient at those
-// positions with scatter_add, differentiable in the gradient, so it differentiates again (its
-// backward is a gather; torch names that node MaxPool2DWithIndicesBackwardBackward0). It saves
-// the indices only (version-checked), not the input or the output. adaptive_max_pool2d works
-// the same way over torch's adaptive windows (rows floor(i H / oh) to ceil((i + 1) H / oh)),
-// node AdaptiveMaxPool2DBackward0.
+// Note [Max pooling's windows and indices]
+// Each window keeps torch's kernels' winner, `val > max || isnan(val)` in row-major window order:
+// the last NaN of a window, else its first maximum (ties: the first, on every device). idx is
+// the flat position of the winner in its [H, W] plane (torch's return_indices; a window of
+// padding only reports torch's index for it, first row * W + first column, which may lie past
+// the plane or, for a column window past the right edge, on the next row, where torch's backward
+// adds its gradient too). The node MaxPool2DWithIndicesBackward0 saves the indices only
+// (version-checked), not the input or the output; its backward adds the gradient at them (a
+// gather over the input, Note [Pooling kernels]) and is itself recorded under create_graph as
+// torch's MaxPool2DWithIndicesBackwardBackward0, whose backward is a gather at the indices, so it
+// differentiates to any order. adaptive_max_pool2d works the same way over torch's adaptive
+// windows (rows floor(i H / oh) to ceil((i + 1) H / oh)): AdaptiveMaxPool2DBackward0 and
+// AdaptiveMaxPool2DBackwardBackward0.
 //
 // Note [Average pooling as a linear map]
-// avg_pool2d and adaptive_avg_pool2d add each window's elements directly (a gather and a sum
-// along W, then along H, or a strided view of the input when no window is clipped: an inf or
-// NaN stays in the windows holding it) and divide by torch's
-// divisor (divisor_override; else the window's size clipped to the padded input with
-// count_include_pad, or its count of input elements without; adaptive: the window's size).
-// bfloat16 and half sum and divide in float32 and round once, as torch's kernels (their acc
-// type); so does their backward, where torch 1.13 rounds the divisor and each accumulation to
-// bfloat16 (a bfloat16 step apart at most). The map is linear, so the nodes AvgPool2DBackward0
-// and AdaptiveAvgPool2DBackward0 save no tensor, only the windows and the divisors: the
-// backward spreads grad / divisor over each window with index_add (deterministic), itself
-// differentiable. An adaptive output of 1x1 is x.mean({-2, -1}, true) as torch's
-// (MeanBackward1).
+// avg_pool2d and adaptive_avg_pool2d add each window's elements directly (an inf or NaN stays in
+// the windows holding it) and divide by torch's divisor (divisor_override; else the window's
+// size clipped to the padded input with count_include_pad, or its count of input elements
+// without; adaptive: the window's size). bfloat16 and half sum and divide in float32 and round
+// once, as torch's kernels (their acc type); so does their backward, where torch 1.13 rounds the
+// divisor and each accumulation to bfloat16 (a bfloat16 step apart at most). The map is linear,
+// so the nodes AvgPool2DBackward0 and AdaptiveAvgPool2DBackward0 save no tensor, only the
+// windows and the divisors: the backward spreads grad / divisor over each window, and is
+// recorded under create_graph as torch's AvgPool2DBackwardBackward0 (and
+// AdaptiveAvgPool2DBackwardBackward0), whose backward is the pooling again: each map is the
+// other's adjoint, so both differentiate to any order. An adaptive output of 1x1 is
+// x.mean({-2, -1}, true) as torch's (MeanBackward1).
 //
 // Note [im2col and col2im]
 // im2col ([N, C, H, W] -> [N, C kh kw, L], L the number of windows) is a copy out of an

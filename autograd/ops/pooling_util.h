@@ -11,6 +11,7 @@
 
 #include <vector>
 
+#include "tensor/backend.h"
 #include "tensor/tensor.h"
 
 namespace mutagrad::pooling {
@@ -30,13 +31,9 @@ int64_t pool_output_size(const char* op, int64_t in, int64_t kernel, int64_t pad
                          int64_t dilation, bool ceil_mode);
 
 // The windows along one spatial dim clipped to the input (Note [Pooling windows clipped to the
-// input] in pooling_ops.h): window i reads first[i] + j step for j < count[i]; count[i] == 0 for
-// a window of padding only (then first[i] is torch's index for it, possibly past the input).
-// k = max(1, max count): memory follows the input, not the kernel or the padding.
-struct DimWindows {
-  std::vector<int64_t> first, count;
-  int64_t step = 1, k = 1;
-};
+// input] in pooling_ops.h), the backends' PoolWindows (tensor/backend.h): window i reads
+// first[i] + j step for j < count[i]; the builders below also set its ranges.
+using DimWindows = PoolWindows;
 
 // The windows of spatial dim `i` of g (stride, padding, dilation): [start, start + (kernel - 1)
 // dilation] with start = o stride - padding, stepped to the input.

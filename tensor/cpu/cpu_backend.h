@@ -64,6 +64,15 @@ class CpuBackend : public Backend {
                          const IndexPutDescriptor& desc, bool negative_wraps) override;
   void masked_fill(const Tensor& dst, const Tensor& mask, const Scalar& value) override;
 
+  // pooling.cc: tensor/pool_math.h's formulas per plane.
+  void max_pool2d(const Tensor& values, const Tensor& indices, const Tensor& x,
+                  const PoolWindows& rows, const PoolWindows& cols) override;
+  void max_pool2d_backward(const Tensor& gx, const Tensor& gy, const Tensor& indices,
+                           const PoolWindows& rows, const PoolWindows& cols) override;
+  void avg_pool2d(const Tensor& y, const Tensor& x, const PoolWindows& rows,
+                  const PoolWindows& cols, const Tensor& divisor) override;
+  void avg_pool2d_backward(const Tensor& gx, const Tensor& gy, const PoolWindows& rows,
+                           const PoolWindows& cols, const Tensor& divisor) override;
   // convolution.cc: oneDNN for float32, the im2col reference otherwise.
   void conv_forward(const Tensor& y, const Tensor& x, const Tensor& w,
                     const ConvParams& params) override;

@@ -222,6 +222,48 @@ def test_gradcheck_and_gradgradcheck(device):
         assert mg.autograd.gradgradcheck(f, (a,))
 
 
+# (op, keyword arguments, the node of its backward under create_graph: torch 1.13's names).
+DOUBLE_BACKWARD = [
+    ("max_pool2d", dict(kernel_size=3, stride=2, padding=1),
+     "MaxPool2DWithIndicesBackwardBackward0"),
+    ("avg_pool2d", dict(kernel_size=3, stride=1, padding=1, count_include_pad=False),
+     "AvgPool2DBackwardBackward0"),
+    ("adaptive_avg_pool2d", dict(output_size=(3, 4)), "AdaptiveAvgPool2DBackwardBackward0"),
+    ("adaptive_max_pool2d", dict(output_size=(4, 3)), "AdaptiveMaxPool2DBackwardBackward0"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(DOUBLE_BACKWARD)))
+def test_backward_nodes_and_their_tangents_match_torch(device, case):
+    """A pooling's backward under create_graph records torch's BackwardBackward0 node, and the
+    tangent of the gradient (forward-over-reverse through the backward's kernel) is torch's
+    Hessian-vector product. Overlapping windows, so an input element gathers several."""
+    name, kwargs, node = DOUBLE_BACKWARD[case]
+    gen = torch.Generator().manual_seed(11 + case)
+    tx = torch.randn(2, 2, 7, 6, generator=gen, dtype=torch.float64)
+    tv = torch.randn(tx.shape, generator=gen, dtype=torch.float64)
+
+    def loss(F, x):
+        y = getattr(F, name)(x, **kwargs)
+        return (y * y * y).sum()
+
+    t = tx.clone().requires_grad_()
+    (tg,) = torch.autograd.grad(loss(TF, t), (t,), create_graph=True)
+    mx = from_torch(mg, tx).to(device).requires_grad_()
+    (mgx,) = mg.autograd.grad(loss(MF, mx), (mx,), create_graph=True)
+    assert tg.grad_fn.name() == node
+    assert mgx.grad_fn.name() == node
+    np.testing.assert_allclose(numpy_of(mgx), tg.detach().numpy(), rtol=1e-12, atol=1e-12)
+    _, t_hv = torch.autograd.functional.hvp(lambda x: loss(TF, x), (tx,), (tv,))
+    _, fwd = mg._C._forward_over_reverse_hvp(lambda x: loss(MF, x),
+                                              [from_torch(mg, tx).to(device)],
+                                              [from_torch(mg, tv).to(device)], False)
+    np.testing.assert_allclose(numpy_of(fwd[0]), t_hv[0].numpy(), rtol=1e-10, atol=1e-10)
+    # Reverse-over-reverse gives the same product.
+    (hv,) = mg.autograd.grad(mgx, (mx,), from_torch(mg, tv).to(device))
+    np.testing.assert_allclose(numpy_of(hv), t_hv[0].numpy(), rtol=1e-10, atol=1e-10)
+
+
 def test_torch_node_names_and_graph():
     """The node names checked above are torch 1.13's (this test asserts them on torch itself)."""
     x = torch.randn(1, 2, 6, 6, requires_grad=True)
