@@ -75,7 +75,14 @@ void adam_loop(const AdamStep<T>& s, int64_t begin, int64_t end) {
   }
 }
 
-template <typename T, bool kMaximize, bool kWeightDecay, bool kMomentum, bool kNesterov>
+// Note [A unit alpha needs no double]
+// axpy(x, y, 1) is the float sum x + y: the product 1 * y is exact, and a sum of two floats
+// rounded to double and then to float is the correctly rounded float sum (double's 53 bits are
+// at least 2 * 24 + 2, so the double rounding is innocuous for one operation). SGD's momentum
+// buffer without dampening adds the gradient so, as one float add per element instead of a trip
+// through double, with the same bits (fused_step_test compares them with the op-by-op step).
+template <typename T, bool kMaximize, bool kWeightDecay, bool kMomentum, bool kNesterov,
+          bool kUnitDampening>
 void sgd_loop(const SGDStep<T>& s, int64_t begin, int64_t end) {
   T* __restrict param = s.param;
   const T* __restrict grad = s.grad;
@@ -88,7 +95,8 @@ void sgd_loop(const SGDStep<T>& s, int64_t begin, int64_t end) {
     T d = kMaximize ? -grad[i] : grad[i];
     if constexpr (kWeightDecay) d = axpy(d, param[i], wd);
     if constexpr (kMomentum) {
-      const T buf = axpy(momentum_buffer[i] * momentum, d, one_minus_dampening);
+      const T decayed = momentum_buffer[i] * momentum;
+      const T buf = kUnitDampening ? decayed + d : axpy(decayed, d, one_minus_dampening);
       momentum_buffer[i] = buf;
       d = kNesterov ? axpy(d, buf, momentum) : buf;
     }
@@ -125,10 +133,12 @@ void adam_range(const AdamStep<T>& s, int64_t begin, int64_t end) {
 template <typename T>
 void sgd_range(const SGDStep<T>& s, int64_t begin, int64_t end) {
   with_flags(
-      [&](auto maximize, auto weight_decay, auto momentum, auto nesterov) {
+      [&](auto maximize, auto weight_decay, auto momentum, auto nesterov, auto unit_dampening) {
         sgd_loop<T, decltype(maximize)::value, decltype(weight_decay)::value,
-                 decltype(momentum)::value, decltype(nesterov)::value>(s, begin, end);
+                 decltype(momentum)::value, decltype(nesterov)::value,
+                 decltype(unit_dampening)::value>(s, begin, end);
       },
       s.maximize, s.weight_decay != 0, s.momentum_buffer != nullptr,
-      s.momentum_buffer != nullptr && s.nesterov);
+      s.momentum_buffer != nullptr && s.nesterov,
+      s.momentum_buffer != nullptr && static_cast<T>(1 - s.dampening) == T(1));
 }
