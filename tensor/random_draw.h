@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -46,49 +47,48 @@ struct RandomParams {
   int uniform_bits = 53;
 };
 
-// The top `uniform_bits` of `bits` as a fraction in [0, 1).
+// The top `uniform_bits` of `bits` as a fraction in [0, 1): ldexp(top, -uniform_bits), as a
+// multiplication by that power of two built from its bits (exact, and no call to libm's scalbn
+// per element).
 MG_HOST_DEVICE inline double random_fraction(uint64_t bits, int uniform_bits) {
-  return std::ldexp(static_cast<double>(bits >> (64 - uniform_bits)), -uniform_bits);
+  const uint64_t scale_bits = static_cast<uint64_t>(1023 - uniform_bits) << 52;
+  double scale;
+  memcpy(&scale, &scale_bits, sizeof(scale));
+  return static_cast<double>(bits >> (64 - uniform_bits)) * scale;
 }
 
-template <typename T>
-MG_HOST_DEVICE T random_value(const RandomParams& p, int64_t i) {
+// random_value for distribution D, known at compile time (a kernel's loop over elements then
+// has no switch).
+template <typename T, RandomDist D>
+MG_HOST_DEVICE T random_value_as(const RandomParams& p, int64_t i) {
   const Philox4 r = philox4x32_10(p.offset + static_cast<uint64_t>(i), 0, p.seed);
   const uint64_t bits = join64(r.w[0], r.w[1]);
   double v = 0.0;
-  switch (p.dist) {
-    case RandomDist::kUniform: {
-      const T x = static_cast<T>(p.a + (p.b - p.a) * random_fraction(bits, p.uniform_bits));
-      if constexpr (std::is_floating_point_v<T>) {
-        if (p.a < p.b && !(x < static_cast<T>(p.b))) {
-          return std::nextafter(static_cast<T>(p.b), static_cast<T>(p.a));
-        }
+  if constexpr (D == RandomDist::kUniform) {
+    const T x = static_cast<T>(p.a + (p.b - p.a) * random_fraction(bits, p.uniform_bits));
+    if constexpr (std::is_floating_point_v<T>) {
+      if (p.a < p.b && !(x < static_cast<T>(p.b))) {
+        return std::nextafter(static_cast<T>(p.b), static_cast<T>(p.a));
       }
-      return x;
     }
-    case RandomDist::kNormal: {
-      const double u1 = 1.0 - random_fraction(bits, 53);
-      const double u2 = random_fraction(join64(r.w[2], r.w[3]), 53);
-      v = p.a +
-          p.b * (std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586476925286766559 * u2));
-      break;
-    }
-    case RandomDist::kExponential: {
-      const double e = 0.0 - std::log(1.0 - random_fraction(bits, 53));  // +0 for u = 0
-      v = p.a == 0.0 ? std::numeric_limits<double>::infinity() : e / p.a;
-      break;
-    }
-    case RandomDist::kBernoulli:
-      v = random_fraction(bits, 53) < p.a ? 1.0 : 0.0;
-      break;
-    case RandomDist::kInteger: {
-      const uint64_t k = p.range == 0 ? bits : bits % p.range;
-      const int64_t n = static_cast<int64_t>(static_cast<uint64_t>(p.low) + k);
-      if constexpr (std::is_same_v<T, bool>) {
-        return n != 0;
-      } else {
-        return static_cast<T>(n);
-      }
+    return x;
+  } else if constexpr (D == RandomDist::kNormal) {
+    const double u1 = 1.0 - random_fraction(bits, 53);
+    const double u2 = random_fraction(join64(r.w[2], r.w[3]), 53);
+    v = p.a +
+        p.b * (std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586476925286766559 * u2));
+  } else if constexpr (D == RandomDist::kExponential) {
+    const double e = 0.0 - std::log(1.0 - random_fraction(bits, 53));  // +0 for u = 0
+    v = p.a == 0.0 ? std::numeric_limits<double>::infinity() : e / p.a;
+  } else if constexpr (D == RandomDist::kBernoulli) {
+    v = random_fraction(bits, 53) < p.a ? 1.0 : 0.0;
+  } else {
+    const uint64_t k = p.range == 0 ? bits : bits % p.range;
+    const int64_t n = static_cast<int64_t>(static_cast<uint64_t>(p.low) + k);
+    if constexpr (std::is_same_v<T, bool>) {
+      return n != 0;
+    } else {
+      return static_cast<T>(n);
     }
   }
   if constexpr (std::is_same_v<T, bool>) {
@@ -96,6 +96,24 @@ MG_HOST_DEVICE T random_value(const RandomParams& p, int64_t i) {
   } else {
     return static_cast<T>(v);
   }
+}
+
+// Element i of a draw of p.dist.
+template <typename T>
+MG_HOST_DEVICE T random_value(const RandomParams& p, int64_t i) {
+  switch (p.dist) {
+    case RandomDist::kNormal:
+      return random_value_as<T, RandomDist::kNormal>(p, i);
+    case RandomDist::kExponential:
+      return random_value_as<T, RandomDist::kExponential>(p, i);
+    case RandomDist::kBernoulli:
+      return random_value_as<T, RandomDist::kBernoulli>(p, i);
+    case RandomDist::kInteger:
+      return random_value_as<T, RandomDist::kInteger>(p, i);
+    case RandomDist::kUniform:
+      break;
+  }
+  return random_value_as<T, RandomDist::kUniform>(p, i);
 }
 
 }  // namespace mutagrad
