@@ -34,14 +34,13 @@ using pooling::DimWindows;
 // Reduced floating dtypes sum and divide in float32, as torch's kernels (their acc type).
 ScalarType acc_dtype(ScalarType t) { return t == kHalf || t == kBFloat16 ? kFloat32 : t; }
 
-// What an average pooling's gradient nodes share: the windows, the divisors and the sizes.
-struct WindowMean {
-  const char* name;           // AvgPool2DBackward0 or AdaptiveAvgPool2DBackward0
-  const char* backward_name;  // its backward's node: ...BackwardBackward0
-  DimWindows rows, cols;
+// What an average pooling's gradient nodes share: the record and the divisors.
+struct WindowMean : pooling::PoolRecord {
+  WindowMean(const char* name, const char* backward_name, const Tensor& input, DimWindows rows,
+             DimWindows cols, Tensor divisor)
+      : PoolRecord(name, backward_name, input, std::move(rows), std::move(cols)),
+        divisor(std::move(divisor)) {}
   Tensor divisor;  // [oh, ow] of the acc dtype, a constant
-  DimVector input_sizes, output_sizes;
-  int64_t planes = 0;
 };
 
 Tensor window_mean_backward_op(const std::shared_ptr<const WindowMean>& m, const Tensor& g);
@@ -121,18 +120,8 @@ Tensor window_mean_backward_op(const std::shared_ptr<const WindowMean>& m, const
 // The pooling of input over windows rows x cols divided by divisor ([oh, ow] of the acc dtype).
 Tensor window_mean(const char* name, const char* backward_name, const Tensor& input,
                    DimWindows rows, DimWindows cols, Tensor divisor) {
-  auto m = std::make_shared<WindowMean>();
-  m->name = name;
-  m->backward_name = backward_name;
-  m->input_sizes = DimVector(input.sizes());
-  m->output_sizes = DimVector(input.sizes());
-  m->output_sizes[m->output_sizes.size() - 2] = static_cast<int64_t>(rows.first.size());
-  m->output_sizes.back() = static_cast<int64_t>(cols.first.size());
-  m->planes =
-      compute_numel(IntArrayRef(input.sizes().data(), static_cast<size_t>(input.dim() - 2)));
-  m->rows = std::move(rows);
-  m->cols = std::move(cols);
-  m->divisor = std::move(divisor);
+  auto m = std::make_shared<const WindowMean>(name, backward_name, input, std::move(rows),
+                                              std::move(cols), std::move(divisor));
   return window_mean_op(m, input);
 }
 

@@ -152,6 +152,20 @@ PoolGeometry pool_geometry(const char* op, const Tensor& input, int64_t dims,
   return g;
 }
 
+PoolRecord::PoolRecord(const char* name, const char* backward_name, const Tensor& input,
+                       DimWindows rows, DimWindows cols)
+    : name(name),
+      backward_name(backward_name),
+      rows(std::move(rows)),
+      cols(std::move(cols)),
+      input_sizes(input.sizes()),
+      output_sizes(input.sizes()),
+      planes(
+          compute_numel(IntArrayRef(input.sizes().data(), static_cast<size_t>(input.dim() - 2)))) {
+  output_sizes[output_sizes.size() - 2] = static_cast<int64_t>(this->rows.first.size());
+  output_sizes.back() = static_cast<int64_t>(this->cols.first.size());
+}
+
 PoolGeometry as_2d(const PoolGeometry& g) {
   PoolGeometry r;
   r.kernel = DimVector{1, g.kernel[0]};
@@ -170,15 +184,9 @@ namespace {
 using pooling::DimWindows;
 using pooling::PoolGeometry;
 
-// What a max pooling's gradient nodes share: the windows, the winners' positions (clamped to
-// the plane: a window of padding only reads or adds at `plane`, a dropped column) and sizes.
-struct MaxPoolRecord {
-  const char* name;           // MaxPool2DWithIndicesBackward0 or AdaptiveMaxPool2DBackward0
-  const char* backward_name;  // its backward's node: ...BackwardBackward0
-  DimWindows rows, cols;
-  DimVector input_sizes, output_sizes;
-  int64_t planes = 0;
-};
+// A max pooling's record; its positions (the winners' indices clamped to the plane: a window of
+// padding only reads or adds at `plane`, a dropped column) are saved by the nodes.
+using MaxPoolRecord = pooling::PoolRecord;
 
 // t [*, H, W] at the saved positions -> [*, oh, ow]: a gather, a position `plane` reading 0 (the
 // transpose of max_pool_backward_op, differentiable again).
@@ -256,26 +264,17 @@ Tensor max_pool_backward_op(const std::shared_ptr<const MaxPoolRecord>& m, const
 
 // The maxima of the windows rows x cols of each [H, W] plane of input [*, H, W] and their
 // positions (torch's indices), recorded as node `name` when input requires grad (Note [Max
-// pooling as a gather]).
+// pooling's windows and indices]).
 std::tuple<Tensor, Tensor> max_pool_op(const char* name, const char* backward_name,
                                        const Tensor& input, DimWindows rows, DimWindows cols) {
-  auto m = std::make_shared<MaxPoolRecord>();
-  m->name = name;
-  m->backward_name = backward_name;
-  m->input_sizes = DimVector(input.sizes());
-  m->output_sizes = DimVector(input.sizes());
-  m->output_sizes[m->output_sizes.size() - 2] = static_cast<int64_t>(rows.first.size());
-  m->output_sizes.back() = static_cast<int64_t>(cols.first.size());
-  const int64_t h = input.size(-2), w = input.size(-1), plane = h * w;
-  m->planes =
-      compute_numel(IntArrayRef(input.sizes().data(), static_cast<size_t>(input.dim() - 2)));
-  m->rows = std::move(rows);
-  m->cols = std::move(cols);
+  const int64_t plane = input.size(-2) * input.size(-1);
+  auto m = std::make_shared<const MaxPoolRecord>(name, backward_name, input, std::move(rows),
+                                                 std::move(cols));
   Tensor values, indices;
   {
     autograd::NoGradGuard no_grad;
-    std::tie(values, indices) =
-        native::max_pool2d(native::reshape(input.detach(), {m->planes, h, w}), m->rows, m->cols);
+    std::tie(values, indices) = native::max_pool2d(
+        native::reshape(input.detach(), {m->planes, m->h(), m->w()}), m->rows, m->cols);
     values = native::reshape(values, m->output_sizes);
     indices = native::reshape(indices, m->output_sizes);
   }

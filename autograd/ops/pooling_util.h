@@ -43,6 +43,22 @@ DimWindows pool_windows(const PoolGeometry& g, int64_t i);
 // ceil((o + 1) in / out)).
 DimWindows adaptive_windows(int64_t in, int64_t out);
 
+// What a pooling's gradient nodes share: the node names, the windows and the sizes of pooling
+// input [*, H, W] over windows rows x cols into [*, oh, ow].
+struct PoolRecord {
+  PoolRecord(const char* name, const char* backward_name, const Tensor& input, DimWindows rows,
+             DimWindows cols);
+  const char* name;           // the pooling's node (MaxPool2DWithIndicesBackward0, ...)
+  const char* backward_name;  // its backward's node (...BackwardBackward0)
+  DimWindows rows, cols;
+  DimVector input_sizes, output_sizes;
+  int64_t planes;  // the product of *
+  int64_t h() const { return input_sizes[input_sizes.size() - 2]; }
+  int64_t w() const { return input_sizes.back(); }
+  int64_t oh() const { return output_sizes[output_sizes.size() - 2]; }
+  int64_t ow() const { return output_sizes.back(); }
+};
+
 // Checks a max/avg pooling call over `dims` spatial dims and returns its geometry: input of
 // dims + 1 or dims + 2 dims, each but the batch dim nonzero (ShapeError), floating (DTypeError),
 // kernel/stride/dilation > 0 and 0 <= padding <= kernel / 2 (ValueError), every output size >= 1
