@@ -60,8 +60,12 @@ MG_HOST_DEVICE inline double random_fraction(uint64_t bits, int uniform_bits) {
 // random_value for distribution D, known at compile time (a kernel's loop over elements then
 // has no switch).
 template <typename T, RandomDist D>
-MG_HOST_DEVICE T random_value_as(const RandomParams& p, int64_t i) {
-  const Philox4 r = philox4x32_10(p.offset + static_cast<uint64_t>(i), 0, p.seed);
+MG_HOST_DEVICE T random_value_as(const RandomParams& p, int64_t i);
+
+// The value of distribution D from element i's Philox words r (random_value_as's second half:
+// a kernel may compute several elements' words together first).
+template <typename T, RandomDist D>
+MG_HOST_DEVICE T random_from_words(const RandomParams& p, const Philox4& r) {
   const uint64_t bits = join64(r.w[0], r.w[1]);
   double v = 0.0;
   if constexpr (D == RandomDist::kUniform) {
@@ -96,6 +100,11 @@ MG_HOST_DEVICE T random_value_as(const RandomParams& p, int64_t i) {
   } else {
     return static_cast<T>(v);
   }
+}
+
+template <typename T, RandomDist D>
+MG_HOST_DEVICE T random_value_as(const RandomParams& p, int64_t i) {
+  return random_from_words<T, D>(p, philox4x32_10(p.offset + static_cast<uint64_t>(i), 0, p.seed));
 }
 
 // Element i of a draw of p.dist.
