@@ -29,6 +29,11 @@ namespace {
 using blocked::kBlock;
 
 constexpr int64_t kLanes = 8;
+// The lag between neighbouring lanes of the rescan, in elements (Note [Staggered lanes]): 64
+// bytes of float, 128 of double, so neighbouring lanes' addresses differ by a cache line or two
+// besides the blocks' 4 KiB.
+constexpr int64_t kSkew = 16;
+static_assert((kLanes - 1) * kSkew < kBlock, "the lanes' lags fit in a block");
 
 // Lines of more elements than this in all run the passes on both threads. Below it one thread
 // runs them: on the loaded 2-core VM, waking the second thread for each pass cost more than a
@@ -126,18 +131,33 @@ struct BlockedScan {
       } else if (item + kLanes <= end && (j + kLanes) * kBlock <= len) {
         A l[kLanes];
         A c[kLanes];  // in registers: out's stores could alias carry (T = double)
-        for (int64_t k = 0; k < kLanes; ++k) {
-          c[k] = carry[item + k];
-          l[k] = x.load((j + k) * kBlock);
-          x.store((j + k) * kBlock, combine(c[k], l[k]));
+        for (int64_t k = 0; k < kLanes; ++k) c[k] = carry[item + k];
+        const int64_t base = j * kBlock;
+        // Lane k's element i, the first (i == 0) starting its chain.
+        auto step = [&](int64_t k, int64_t i) {
+          const int64_t at = base + k * kBlock + i;
+          l[k] = i == 0 ? x.load(at) : combine(l[k], x.load(at));
+          x.store(at, combine(c[k], l[k]));
+        };
+        // Note [Staggered lanes]: at step t lane k is at element t - k kSkew, so the eight
+        // blocks' reads and writes (4 KiB apart for float, all in one L1 set: 16 lines in an
+        // 8-way set thrashed, 4.6x the in-order loop on an AMD EPYC, 2026-11-29) fall in
+        // different sets. Each lane still folds its block in order: the same bits.
+        constexpr int64_t kLag = (kLanes - 1) * kSkew;
+        for (int64_t t = 0; t <= kLag; ++t) {
+          for (int64_t k = 0; k < kLanes && k * kSkew <= t; ++k) step(k, t - k * kSkew);
         }
-        for (int64_t i = 1; i < kBlock; ++i) {
+        for (int64_t t = kLag + 1; t < kBlock; ++t) {
 #pragma GCC unroll 8
           for (int64_t k = 0; k < kLanes; ++k) {
-            const int64_t at = (j + k) * kBlock + i;
+            const int64_t at = base + k * kBlock + t - k * kSkew;
             l[k] = combine(l[k], x.load(at));
             x.store(at, combine(c[k], l[k]));
           }
+        }
+        for (int64_t t = kBlock; t < kBlock + kLag; ++t) {
+          for (int64_t k = kLanes - 1; k >= 0 && t - k * kSkew < kBlock; --k)
+            step(k, t - k * kSkew);
         }
         item += kLanes;
       } else {
