@@ -41,6 +41,35 @@ void dispatch_float(const Tensor& x, const F& fn) {
 
 }  // namespace
 
+// Whether every window along w reads exactly k elements (none clipped, none of padding only).
+bool full_windows(const PoolWindows& w, int64_t k) {
+  for (int64_t c : w.count) {
+    if (c != k) return false;
+  }
+  return true;
+}
+
+// Output row i of a plane whose windows are all kR x kC (the common 2 x 2 and 3 x 3 kernels):
+// max_pool_window with the counts known to the compiler, so each window's steps unroll into
+// one short chain and the row's windows overlap.
+template <typename T, int kR, int kC>
+void max_pool_row_fixed(const T* plane, int64_t w, const PoolWindows& rows, const PoolWindows& cols,
+                        int64_t i, int64_t ow, T* m, int64_t* best) {
+  const int64_t fr = rows.first[static_cast<size_t>(i)];
+  for (int64_t j = 0; j < ow; ++j) {
+    const int64_t fc = cols.first[static_cast<size_t>(j)];
+    T v = -std::numeric_limits<T>::infinity();
+    int64_t at = max_pool_start(fr, fc, w);
+    for (int a = 0; a < kR; ++a) {
+      const int64_t row = (fr + a * rows.step) * w + fc;
+      for (int b = 0; b < kC; ++b)
+        max_pool_take(plane[row + b * cols.step], row + b * cols.step, &v, &at);
+    }
+    m[j] = v;
+    best[j] = at;
+  }
+}
+
 // The CPU runs max_pool_window's steps for a whole output row at once: for each element (a, b)
 // of the windows, every window j of the row takes its element. Each window still sees its
 // elements in row-major order, so the results are the formula's; but the windows' chains of
@@ -55,12 +84,23 @@ void CpuBackend::max_pool2d(const Tensor& values, const Tensor& indices, const T
     int64_t* idxs = indices.data_ptr<int64_t>();
     const int64_t* first_c = cols.first.data();
     const int64_t* count_c = cols.count.data();
+    // All windows 2 x 2 or 3 x 3: the fixed-size rows.
+    void (*fixed)(const T*, int64_t, const PoolWindows&, const PoolWindows&, int64_t, int64_t, T*,
+                  int64_t*) = nullptr;
+    if (full_windows(rows, rows.k) && full_windows(cols, cols.k) && rows.k == cols.k) {
+      if (rows.k == 2) fixed = max_pool_row_fixed<T, 2, 2>;
+      if (rows.k == 3) fixed = max_pool_row_fixed<T, 3, 3>;
+    }
     for_planes(x.size(0), oh * ow * rows.k * cols.k, [&](int64_t p) {
       const T* plane = src + p * h * w;
       for (int64_t i = 0; i < oh; ++i) {
         const auto ui = static_cast<size_t>(i);
         T* m = vals + (p * oh + i) * ow;
         int64_t* best = idxs + (p * oh + i) * ow;
+        if (fixed != nullptr) {
+          fixed(plane, w, rows, cols, i, ow, m, best);
+          continue;
+        }
         for (int64_t j = 0; j < ow; ++j) {
           m[j] = -std::numeric_limits<T>::infinity();
           best[j] = max_pool_start(rows.first[ui], first_c[j], w);

@@ -4,8 +4,9 @@
 // the kernels' gathers over the input. Both orders add each element's terms in the same
 // sequence, so every device must match the reference bit for bit (NaN as NaN), over random
 // windows (any first position, count and step per window, windows of padding only whose
-// reported index lies before or past the plane), random layouts, nan/inf/-0.0 inputs and
-// gradients, float32, float64, and half/bfloat16 (computed in float32, rounded once).
+// reported index lies before or past the plane; a quarter regular 2- and 3-element windows, the
+// CPU's fixed-size path), random layouts, nan/inf/-0.0 inputs and gradients, float32, float64,
+// and half/bfloat16 (computed in float32, rounded once).
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -60,9 +61,32 @@ struct Case {
   int64_t ow() const { return static_cast<int64_t>(cols.first.size()); }
 };
 
+// Full k-element windows every `stride` positions (a max_pool2d(k, stride) without padding:
+// the CPU's fixed-size path for k = 2 and 3).
+PoolWindows regular_windows(int64_t in, int64_t k, int64_t stride, int64_t step) {
+  PoolWindows w;
+  w.step = step;
+  w.k = k;
+  for (int64_t first = 0; first + (k - 1) * step < in; first += stride) {
+    w.first.push_back(first);
+    w.count.push_back(k);
+  }
+  w.set_ranges(in);
+  return w;
+}
+
+// One case in four: regular windows of 2 or 3 elements per dim.
 Case random_case(Random& rnd) {
   Case c;
   c.planes = rnd.uniform(0, 6) == 0 ? 0 : rnd.uniform(1, 3);
+  if (rnd.uniform(0, 3) == 0) {
+    const int64_t k = rnd.uniform(2, 3), stride = rnd.uniform(1, 3), step = rnd.uniform(1, 2);
+    c.h = rnd.uniform((k - 1) * step + 1, 9);
+    c.w = rnd.uniform((k - 1) * step + 1, 9);
+    c.rows = regular_windows(c.h, k, stride, step);
+    c.cols = regular_windows(c.w, k, stride, step);
+    return c;
+  }
   c.h = rnd.uniform(1, 7);
   c.w = rnd.uniform(1, 7);
   c.rows = random_windows(rnd, c.h);
