@@ -39,8 +39,6 @@ void dispatch_float(const Tensor& x, const F& fn) {
   }
 }
 
-}  // namespace
-
 // Whether every window along w reads exactly k elements (none clipped, none of padding only).
 bool full_windows(const PoolWindows& w, int64_t k) {
   for (int64_t c : w.count) {
@@ -69,6 +67,8 @@ void max_pool_row_fixed(const T* plane, int64_t w, const PoolWindows& rows, cons
     best[j] = at;
   }
 }
+
+}  // namespace
 
 // The CPU runs max_pool_window's steps for a whole output row at once: for each element (a, b)
 // of the windows, every window j of the row takes its element. Each window still sees its
