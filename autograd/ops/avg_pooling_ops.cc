@@ -31,9 +31,6 @@ using pooling::PoolGeometry;
 
 using pooling::DimWindows;
 
-// Reduced floating dtypes sum and divide in float32, as torch's kernels (their acc type).
-ScalarType acc_dtype(ScalarType t) { return t == kHalf || t == kBFloat16 ? kFloat32 : t; }
-
 // What an average pooling's gradient nodes share: the record and the divisors.
 struct WindowMean : pooling::PoolRecord {
   WindowMean(const char* name, const char* backward_name, const Tensor& input, DimWindows rows,
@@ -157,8 +154,8 @@ Tensor avg_pool2d_impl(const char* op, const Tensor& input, const PoolGeometry& 
           static_cast<double>(divisor_override ? *divisor_override : std::max<int64_t>(count, 1)));
     }
   }
-  const Tensor divisor =
-      native::to(from_vector(div, {g.out[0], g.out[1]}), input.device(), acc_dtype(input.dtype()));
+  const Tensor divisor = native::to(from_vector(div, {g.out[0], g.out[1]}), input.device(),
+                                    opmath_dtype(input.dtype()));
   return window_mean("AvgPool2DBackward0", "AvgPool2DBackwardBackward0", input, rows, cols,
                      divisor);
 }
@@ -203,8 +200,8 @@ Tensor adaptive_avg_pool2d_impl(const char* op, const Tensor& input, const DimVe
   for (int64_t a : rows.count) {
     for (int64_t b : cols.count) counts.push_back(static_cast<double>(a * b));
   }
-  const Tensor count =
-      native::to(from_vector(counts, {out[0], out[1]}), input.device(), acc_dtype(input.dtype()));
+  const Tensor count = native::to(from_vector(counts, {out[0], out[1]}), input.device(),
+                                  opmath_dtype(input.dtype()));
   return window_mean("AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool2DBackwardBackward0", input,
                      rows, cols, count);
 }

@@ -7,9 +7,6 @@
 namespace mutagrad::native {
 namespace {
 
-// The dtype a pooling kernel computes in: float32 for half and bfloat16.
-ScalarType compute_dtype(ScalarType t) { return t == kHalf || t == kBFloat16 ? kFloat32 : t; }
-
 // t as a contiguous operand of dtype `dt` (t itself when it is one).
 Tensor operand(const Tensor& t, ScalarType dt) {
   return t.dtype() == dt && t.is_contiguous() ? t : contiguous(to(t, dt));
@@ -21,7 +18,7 @@ TensorOptions options(ScalarType dt, Device device) { return TensorOptions(dt).d
 
 std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, const PoolWindows& rows,
                                       const PoolWindows& cols) {
-  const ScalarType dt = compute_dtype(x.dtype());
+  const ScalarType dt = opmath_dtype(x.dtype());
   const DimVector shape{x.size(0), static_cast<int64_t>(rows.first.size()),
                         static_cast<int64_t>(cols.first.size())};
   Tensor values = empty(shape, options(dt, x.device()));
@@ -34,7 +31,7 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, const PoolWindows& rows,
 
 Tensor max_pool2d_backward(const Tensor& gy, const Tensor& indices, const PoolWindows& rows,
                            const PoolWindows& cols, IntArrayRef input_size) {
-  const ScalarType dt = compute_dtype(gy.dtype());
+  const ScalarType dt = opmath_dtype(gy.dtype());
   if (gy.numel() == 0) return zeros(input_size, options(gy.dtype(), gy.device()));
   Tensor gx = empty(input_size, options(dt, gy.device()));
   backend_for(gy.device())
