@@ -29,8 +29,9 @@ namespace {
 // on its SIMD lane. Invariant: a vectorized kernel returns exactly f(x), its scalar std::
 // function, for every x outside the op's VecDomain, and Eigen's value, within a few ulps of
 // f(x), only inside it. Every domain leaves out nan; exp's and sigmoid's leave out the inputs
-// whose exp is subnormal, zero or infinite, log's all but the positive normal numbers, sin's
-// and cos's |x| > 65536. Inside them Eigen was measured accurate (tanh at +-inf too) in the
+// whose exp is subnormal, zero or infinite, but for those where f is +0 exactly (Note [Exact
+// zeros in the vector pass]), log's all but the positive normal numbers, sin's and cos's
+// |x| > 65536. Inside them Eigen was measured accurate (tanh at +-inf too) in the
 // SSE2, AVX2/FMA and AVX-512 builds. Why a check per element: it is one vectorized pass (a few
 // percent of exp's time), so ordinary inputs keep Eigen's speed. A block with inputs outside
 // still runs Eigen over all its lanes; only the lanes outside take f, one at a time (a bit
@@ -47,30 +48,75 @@ uint32_t vec_key(const T* x) {
   return key;
 }
 
-// The inputs an op's Eigen function is used for: the keys with ((key & mask) - lo) <= width
-// (unsigned). A double's bound is rounded outwards to its key: by at most 2^-20 relative.
+// The inputs an op's vector function is used for: the keys with ((key & mask) - lo) <= width
+// (unsigned), and the x < zero_below (never nan) where f(x) is +0 exactly and the vector
+// function returns it (Note [Exact zeros in the vector pass]). A double's bound is rounded
+// outwards to its key: by at most 2^-20 relative.
+template <typename T>
 struct VecDomain {
   uint32_t mask, lo, width;
+  T zero_below = -std::numeric_limits<T>::infinity();
 
-  template <typename T>
   static VecDomain symmetric(T bound) {  // [-bound, bound]
     return {0x7fffffffu, 0, vec_key(&bound)};
   }
-  template <typename T>
   static VecDomain positive(T lo, T hi) {  // [lo, hi], 0 < lo <= hi
     return {0xffffffffu, vec_key(&lo), vec_key(&hi) - vec_key(&lo)};
   }
-  template <typename T>
-  bool contains(const T* x) const {
-    return ((vec_key(x) & mask) - lo) <= width;
-  }
-  template <typename T>
-  bool contains_all(const T* x, int64_t n) const {
-    uint32_t outside = 0;  // not a bool with early exit: this loop vectorizes
-    for (int64_t k = 0; k < n; ++k) outside |= !contains(x + k);
-    return outside == 0;
+  VecDomain with_zero_below(T x) const { return {mask, lo, width, x}; }
+  bool in_range(const T* x) const { return ((vec_key(x) & mask) - lo) <= width; }
+
+  // Where x[0, n) lies: all in the key range, all in the domain (some below zero_below), or not.
+  // `guess`, the previous block's answer, picks the loop: the keys alone (the cheaper one, and
+  // the only one a run of ordinary inputs needs) or both tests at once.
+  enum Coverage { kInRange, kWithZeros, kPartly };
+  Coverage coverage(const T* x, int64_t n, Coverage guess) const {
+    uint32_t outside_range = 0, outside = 0;  // no early exit, no branch: the loops vectorize
+    if (guess == kInRange || !(zero_below > -std::numeric_limits<T>::infinity())) {
+      for (int64_t k = 0; k < n; ++k) outside_range |= !in_range(x + k);
+      if (outside_range == 0) return kInRange;
+      if (!(zero_below > -std::numeric_limits<T>::infinity())) return kPartly;
+      for (int64_t k = 0; k < n; ++k) outside |= !(in_range(x + k) | (x[k] < zero_below));
+      return outside == 0 ? kWithZeros : kPartly;
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      const bool r = in_range(x + k);
+      outside_range |= !r;
+      outside |= !(r | (x[k] < zero_below));
+    }
+    return outside_range == 0 ? kInRange : outside == 0 ? kWithZeros : kPartly;
   }
 };
+
+// Note [Exact zeros in the vector pass]
+// exp(x) is +0 for every x below -104 (float) or -746 (double), a mask's -inf among them, and
+// so is sigmoid(x) = 1 / (1 + exp(-x)) below -89 or -710 (exp(-x) overflows). Eigen's exp
+// clamps its argument and returns a tiny number there, not 0, so these inputs were outside
+// the domain: in a masked input nearly every block took the lane-by-lane path, and a masked
+// sigmoid ran at 1.85x libtorch 2.x's time. The domain now counts them in (zero_below), and a
+// block of inputs in the key range or below zero_below runs one loop over Eigen's packets,
+// packets_zero_below: such a lane goes into Eigen's approximation as 1 (no infinity and no
+// subnormal result slows it down) and comes out as +0 by a blend. Inside the key range it
+// computes what Eigen's expression does (the same packet functions). The thresholds keep a
+// margin from where f reaches 0 (-103.97 and -745.13 for exp, -88.72 and -709.78 for sigmoid);
+// the margin stays outside and takes f. Blocks without such inputs keep the key-only check and
+// Eigen's expression: unmasked inputs pay nothing. pointwise_edges_test checks both sides of
+// every threshold in every lane, under each capability.
+template <typename T, typename F, typename PacketF>
+void packets_zero_below(T* y, const T* x, int64_t n, T zero_below, const F& f,
+                        const PacketF& packet_f) {
+  using P = typename Eigen::internal::packet_traits<T>::type;  // a GCC vector type
+  constexpr int64_t kLanes = sizeof(P) / sizeof(T);
+  const P below = Eigen::internal::pset1<P>(zero_below), one = Eigen::internal::pset1<P>(T(1));
+  const P zero = one - one;
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes) {
+    const P v = Eigen::internal::ploadu<P>(x + k);
+    const auto lanes = v < below;  // GCC's vector compare and blends: an instruction each
+    Eigen::internal::pstoreu(y + k, lanes ? zero : packet_f(lanes ? one : v));
+  }
+  for (; k < n; ++k) y[k] = f(x[k]);  // the tail, as Eigen's own: f, exactly
+}
 
 // f(x) for the inputs outside a domain, one at a time, remembering the last one: a masked
 // input repeats a few values (-inf, 0, nan), whose f is then a compare of bits.
@@ -94,32 +140,42 @@ class OutsideValue {
 };
 
 // o[k] = f(a[k]) for k < n, through the Eigen array expression g(out_array, in_array) where the
-// domain allows; o may be a. A block with inputs outside the domain still goes through Eigen
-// whole (1 stands in for those lanes: no slow paths on nan, inf or subnormal results); then
-// only the lanes outside, found by a bit mask per line of 16, take f.
-template <typename T, typename F, typename G>
-void unary_vec_run(T* o, const T* a, int64_t n, VecDomain domain, const F& f, const G& g) {
+// domain allows, or zeros(out, in, count) for a block with inputs below its zero_below; o may be
+// a. A block with inputs outside the domain still goes through Eigen whole (1 stands in for
+// those lanes: no slow paths on nan, inf or subnormal results); then only the lanes outside
+// the key range, found by a bit mask per line of 16, take f.
+template <typename T, typename F, typename G, typename Z>
+void unary_vec_run(T* o, const T* a, int64_t n, VecDomain<T> domain, const F& f, const G& g,
+                   const Z& zeros) {
   using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
   constexpr int64_t kBlock = 256, kLine = 16;
   alignas(64) T tmp[kBlock];
   OutsideValue<T, F> outside_value(f);
+  auto coverage = VecDomain<T>::kInRange;
   for (int64_t start = 0; start < n; start += kBlock) {
     const int64_t m = n - start < kBlock ? n - start : kBlock;
     const T* x = a + start;
     T* y = o + start;
-    if (domain.contains_all(x, m)) {
+    coverage = domain.coverage(x, m, coverage);
+    if (coverage == VecDomain<T>::kInRange) {
       Eigen::Map<Array> out(y, m);
       g(out, Eigen::Map<const Array>(x, m));
       continue;
     }
+    if constexpr (!std::is_same_v<Z, std::nullptr_t>) {
+      if (coverage == VecDomain<T>::kWithZeros) {
+        zeros(y, x, m);
+        continue;
+      }
+    }
     // Eigen works on a copy, so x stays readable when y is x until the block is written.
-    for (int64_t k = 0; k < m; ++k) tmp[k] = domain.contains(x + k) ? x[k] : T(1);
+    for (int64_t k = 0; k < m; ++k) tmp[k] = domain.in_range(x + k) ? x[k] : T(1);
     Eigen::Map<Array> vec(tmp, m);
     g(vec, vec);
     for (int64_t k = 0; k < m; k += kLine) {
       const int64_t e = m - k < kLine ? m - k : kLine;
       uint32_t lanes = 0;  // bit j: x[k + j] is outside
-      for (int64_t j = 0; j < e; ++j) lanes |= uint32_t{!domain.contains(x + k + j)} << j;
+      for (int64_t j = 0; j < e; ++j) lanes |= uint32_t{!domain.in_range(x + k + j)} << j;
       for (; lanes != 0; lanes &= lanes - 1) {
         const int64_t j = k + __builtin_ctz(lanes);
         tmp[j] = outside_value(x[j]);
@@ -134,33 +190,50 @@ void unary(VecUnaryOp op, T* o, const T* a, int64_t n) {
   // Within where Eigen 3.4's SIMD functions were measured accurate (every 5th float, 6*10^7
   // doubles, SSE2 and AVX2/FMA builds). Each holds 1, the stand-in of unary_vec_run.
   using L = std::numeric_limits<T>;
-  const T exp_bound = std::is_same_v<T, float> ? T(87) : T(708);  // exp(+-bound) is normal
-  const VecDomain exp_domain = VecDomain::symmetric(exp_bound);   // sigmoid's exp(-x) too
+  constexpr bool kFloat = std::is_same_v<T, float>;
+  const T exp_bound = kFloat ? T(87) : T(708);                         // exp(+-bound) is normal
+  const VecDomain<T> exp_domain = VecDomain<T>::symmetric(exp_bound);  // sigmoid's exp(-x) too
   switch (op) {
-    case VecUnaryOp::kExp:
+    case VecUnaryOp::kExp: {
+      const T zero_below = kFloat ? T(-104) : T(-746);
+      const auto f = [](T x) { return std::exp(x); };
       return unary_vec_run(
-          o, a, n, exp_domain, [](T x) { return std::exp(x); },
-          [](auto& r, const auto& x) { r = x.exp(); });
+          o, a, n, exp_domain.with_zero_below(zero_below), f,
+          [](auto& r, const auto& x) { r = x.exp(); },
+          [&](T* y, const T* x, int64_t m) {
+            packets_zero_below(y, x, m, zero_below, f,
+                               [](const auto& v) { return Eigen::internal::pexp(v); });
+          });
+    }
     case VecUnaryOp::kLog:
       return unary_vec_run(
-          o, a, n, VecDomain::positive(L::min(), L::max()), [](T x) { return std::log(x); },
-          [](auto& r, const auto& x) { r = x.log(); });
+          o, a, n, VecDomain<T>::positive(L::min(), L::max()), [](T x) { return std::log(x); },
+          [](auto& r, const auto& x) { r = x.log(); }, nullptr);
     case VecUnaryOp::kSin:  // fast argument reduction up to 65536
       return unary_vec_run(
-          o, a, n, VecDomain::symmetric(T(65536)), [](T x) { return std::sin(x); },
-          [](auto& r, const auto& x) { r = x.sin(); });
+          o, a, n, VecDomain<T>::symmetric(T(65536)), [](T x) { return std::sin(x); },
+          [](auto& r, const auto& x) { r = x.sin(); }, nullptr);
     case VecUnaryOp::kCos:
       return unary_vec_run(
-          o, a, n, VecDomain::symmetric(T(65536)), [](T x) { return std::cos(x); },
-          [](auto& r, const auto& x) { r = x.cos(); });
+          o, a, n, VecDomain<T>::symmetric(T(65536)), [](T x) { return std::cos(x); },
+          [](auto& r, const auto& x) { r = x.cos(); }, nullptr);
     case VecUnaryOp::kTanh:  // all but nan
       return unary_vec_run(
-          o, a, n, VecDomain::symmetric(L::infinity()), [](T x) { return std::tanh(x); },
-          [](auto& r, const auto& x) { r = x.tanh(); });
-    case VecUnaryOp::kSigmoid:
+          o, a, n, VecDomain<T>::symmetric(L::infinity()), [](T x) { return std::tanh(x); },
+          [](auto& r, const auto& x) { r = x.tanh(); }, nullptr);
+    case VecUnaryOp::kSigmoid: {
+      const T zero_below = kFloat ? T(-89) : T(-710);
+      const auto f = [](T x) { return T(1) / (T(1) + std::exp(-x)); };
       return unary_vec_run(
-          o, a, n, exp_domain, [](T x) { return T(1) / (T(1) + std::exp(-x)); },
-          [](auto& r, const auto& x) { r = (T(1) + (-x).exp()).inverse(); });
+          o, a, n, exp_domain.with_zero_below(zero_below), f,
+          [](auto& r, const auto& x) { r = (T(1) + (-x).exp()).inverse(); },
+          [&](T* y, const T* x, int64_t m) {
+            packets_zero_below(y, x, m, zero_below, f, [](const auto& v) {
+              const auto one = Eigen::internal::pset1<std::decay_t<decltype(v)>>(T(1));
+              return one / (one + Eigen::internal::pexp(-v));  // Eigen's inverse: 1 / x too
+            });
+          });
+    }
   }
 }
 

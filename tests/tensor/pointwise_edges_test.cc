@@ -74,7 +74,11 @@ std::vector<T> edge_values() {
                           T(9.01),                 // float tanh rounds to 1
                           T(19.07),                // double tanh rounds to 1
                           T(71476.0625),           // Eigen's float sin/cos fast-path limits
-                          T(117435.992)};
+                          T(117435.992),
+                          T(104),  // exp and sigmoid are +0 below minus these in the vector
+                          T(746),  // pass (Note [Exact zeros in the vector pass])
+                          T(89),
+                          T(710)};
   for (T t : thresholds) {
     v.push_back(t);
     v.push_back(std::nextafter(t, L::infinity()));
@@ -244,6 +248,23 @@ void check_unary(const std::string& name, UnaryOp op, const UnaryArgs& args, con
   expect_unary<T, Out>(m, big, native::unary(op, big, args), ref, eps, "large, threaded");
   // In place (the output is the input).
   if constexpr (std::is_same_v<T, Out>) {
+    // Masked: every tenth element of a middle stretch is v, among ordinary values in [-8, 8);
+    // the kernels decide per block of 256, and the blocks before and after hold no v.
+    for (T v : edges) {
+      std::vector<T> values(3000);
+      for (size_t i = 0; i < values.size(); ++i) {
+        const bool masked = i >= 600 && i < 2400 && i % 10 == 3;
+        values[i] =
+            masked ? v : static_cast<T>(-8.0 + 16.0 * static_cast<double>(i * 37 % 101) / 101);
+      }
+      Tensor x = from_vector(values, {static_cast<int64_t>(values.size())});
+      native::unary_out(op, x, x, args);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        m.check<Out>(
+            get<Out>(x, i), ref(values[i]), exact_at_inf(eps, values[i]),
+            [&] { return show(values[i]); }, "masked, in place");
+      }
+    }
     for (int64_t n : kLengths) {
       std::vector<T> values;
       for (int64_t k = 0; k < e + n; ++k) values.push_back(edges[k % e]);
