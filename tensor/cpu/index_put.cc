@@ -89,8 +89,12 @@ struct Sketch {
     while (bits < 20 && (int64_t{1} << bits) * 256 < total) ++bits;
   }
   size_t size() const { return size_t{1} << bits; }
-  size_t bucket(int64_t s) const {
-    return static_cast<size_t>((static_cast<uint64_t>(s) * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+  size_t bucket(int64_t s) const { return bucket_at(s, 64 - bits); }
+  // The bucket of s with `shift` = 64 - bits: a loop keeps the shift in a register (a bits
+  // member read through a reference is reloaded after every increment: an int may alias the
+  // uint32_t counts).
+  static size_t bucket_at(int64_t s, int shift) {
+    return static_cast<size_t>((static_cast<uint64_t>(s) * 0x9E3779B97F4A7C15ull) >> shift);
   }
   // Whether some bucket holds more than kBlock writes (counts: `parts` arrays summed).
   bool full(int parts) {
@@ -115,10 +119,10 @@ void count_block_slots(const Loop& plain, int64_t total, int nthreads, int64_t l
     int64_t* count = slot.data() + static_cast<size_t>(t) * nb;
     if (sketch != nullptr) {
       uint32_t* bucket = sketch->counts.data() + static_cast<size_t>(t) * sketch->size();
-      const Sketch& k = *sketch;
-      run(plain, a, b, [count, bucket, &k, lo, shift](int64_t s, int64_t) {
+      const int bucket_shift = 64 - sketch->bits;
+      run(plain, a, b, [count, bucket, bucket_shift, lo, shift](int64_t s, int64_t) {
         ++count[(s - lo) >> shift];
-        ++bucket[k.bucket(s)];
+        ++bucket[Sketch::bucket_at(s, bucket_shift)];
       });
       return;
     }
@@ -281,8 +285,9 @@ bool sketch_full(const Loop& loop, int64_t total, Sketch& sketch) {
   Loop plain = loop;
   plain.prefetch = nullptr;
   uint32_t* bucket = sketch.counts.data();
-  const Sketch& k = sketch;
-  run(plain, 0, total, [bucket, &k](int64_t s, int64_t) { ++bucket[k.bucket(s)]; });
+  const int shift = 64 - sketch.bits;
+  run(plain, 0, total,
+      [bucket, shift](int64_t s, int64_t) { ++bucket[Sketch::bucket_at(s, shift)]; });
   return sketch.full(1);
 }
 
@@ -310,9 +315,7 @@ struct CountingPutOp {
   uint32_t* bucket;
   int shift;  // 64 - Sketch::bits, held in the op (a register) rather than read per call
   std::vector<Deferred<T>>* kept;
-  uint32_t& count(int64_t s) const {
-    return bucket[(static_cast<uint64_t>(s) * 0x9E3779B97F4A7C15ull) >> shift];
-  }
+  uint32_t& count(int64_t s) const { return bucket[Sketch::bucket_at(s, shift)]; }
   void row(int64_t s, int64_t o, int64_t n) const {
     if (++count(s) <= blocked::kBlock) {
       combine_row(d + s, v + o, n, combine);
