@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "tensor/cpu/parallel.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/views.h"
 #include "tensor/shape.h"
@@ -266,6 +268,52 @@ TEST(Copy, LargeStridedCopyAcrossThreads) {
   for (int64_t i = 0; i < 300; ++i) {
     for (int64_t j = 0; j < 512; ++j) ASSERT_EQ(p[i * 512 + j], static_cast<double>(j * 300 + i));
   }
+}
+
+// Note [Streaming copies] (tensor/cpu/copy.cc): a copy into a destination larger than the shared
+// cache writes its runs with non-temporal stores. With the cache's size set to one byte, every
+// same-dtype copy takes that path: rows of every length from 0 to 80 elements of each element
+// size, at every offset past a 16-byte boundary, in a wider storage whose other elements must
+// stay as they were, plus a large copy split across threads; each against the bits memcpy gives
+// with the path off (a cache of 0 bytes: unknown).
+TEST(Copy, StreamingStoresWriteExactlyTheRuns) {
+  struct SharedCache {
+    explicit SharedCache(int64_t bytes) { cpu::set_shared_cache_bytes(bytes); }
+    ~SharedCache() { cpu::set_shared_cache_bytes(-1); }
+  };
+  auto copy_with_cache = [](int64_t cache, const Tensor& storage, IntArrayRef sizes,
+                            IntArrayRef strides, int64_t offset, const Tensor& src) {
+    SharedCache scoped(cache);
+    Tensor out = native::clone(storage);
+    native::copy_(strided_view(out, sizes, strides, offset), src);
+    return out;
+  };
+  auto same_bytes = [](const Tensor& a, const Tensor& b) {  // contiguous clones
+    return a.numel() == b.numel() && a.dtype() == b.dtype() &&
+           std::memcmp(a.raw_data(), b.raw_data(),
+                       static_cast<size_t>(a.numel()) * a.element_size()) == 0;
+  };
+  Random rnd(77);
+  for (ScalarType dt : {kBool, kBFloat16, kFloat32, kFloat64}) {
+    for (int64_t n = 0; n <= 80; ++n) {
+      for (int64_t offset = 0; offset < 9; ++offset) {
+        const int64_t rows = 3, pitch = n + 5;
+        Tensor storage = native::clone(rnd.tensor({offset + rows * pitch + 3}, dt));
+        Tensor src = rnd.tensor({rows, n}, dt);
+        const Tensor streamed = copy_with_cache(1, storage, {rows, n}, {pitch, 1}, offset, src);
+        const Tensor plain = copy_with_cache(0, storage, {rows, n}, {pitch, 1}, offset, src);
+        ASSERT_TRUE(same_bytes(streamed, plain)) << dt << " n=" << n << " offset=" << offset;
+        ASSERT_EQ(elements(strided_view(streamed, {rows, n}, {pitch, 1}, offset)), elements(src))
+            << dt << " n=" << n << " offset=" << offset;
+      }
+    }
+  }
+  // x[:, 1:-1] = y on a 700 x 300 float32 x, across threads.
+  Tensor x = native::clone(rnd.tensor({700, 300}, kFloat32));
+  Tensor y = rnd.tensor({700, 298}, kFloat32);
+  const Tensor streamed = copy_with_cache(1, x, {700, 298}, {300, 1}, 1, y);
+  const Tensor plain = copy_with_cache(0, x, {700, 298}, {300, 1}, 1, y);
+  EXPECT_TRUE(same_bytes(streamed, plain));
 }
 
 TEST(Clone, ContiguousCopyWithSameValues) {
