@@ -248,6 +248,15 @@ void check_unary(const std::string& name, UnaryOp op, const UnaryArgs& args, con
   expect_unary<T, Out>(m, big, native::unary(op, big, args), ref, eps, "large, threaded");
   // In place (the output is the input).
   if constexpr (std::is_same_v<T, Out>) {
+    auto in_place = [&](const std::vector<T>& values, const char* layout) {
+      Tensor x = from_vector(values, {static_cast<int64_t>(values.size())});
+      native::unary_out(op, x, x, args);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        m.check<Out>(
+            get<Out>(x, i), ref(values[i]), exact_at_inf(eps, values[i]),
+            [&] { return show(values[i]); }, layout);
+      }
+    };
     // Masked: every tenth element of a middle stretch is v, among ordinary values in [-8, 8);
     // the kernels decide per block of 256, and the blocks before and after hold no v.
     for (T v : edges) {
@@ -257,24 +266,12 @@ void check_unary(const std::string& name, UnaryOp op, const UnaryArgs& args, con
         values[i] =
             masked ? v : static_cast<T>(-8.0 + 16.0 * static_cast<double>(i * 37 % 101) / 101);
       }
-      Tensor x = from_vector(values, {static_cast<int64_t>(values.size())});
-      native::unary_out(op, x, x, args);
-      for (int64_t i = 0; i < x.numel(); ++i) {
-        m.check<Out>(
-            get<Out>(x, i), ref(values[i]), exact_at_inf(eps, values[i]),
-            [&] { return show(values[i]); }, "masked, in place");
-      }
+      in_place(values, "masked, in place");
     }
     for (int64_t n : kLengths) {
       std::vector<T> values;
       for (int64_t k = 0; k < e + n; ++k) values.push_back(edges[k % e]);
-      Tensor x = from_vector(values, {static_cast<int64_t>(values.size())});
-      native::unary_out(op, x, x, args);
-      for (int64_t i = 0; i < x.numel(); ++i) {
-        m.check<Out>(
-            get<Out>(x, i), ref(values[i]), exact_at_inf(eps, values[i]),
-            [&] { return show(values[i]); }, "in place");
-      }
+      in_place(values, "in place");
     }
   }
 }
