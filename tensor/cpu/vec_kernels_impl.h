@@ -49,7 +49,7 @@ uint32_t vec_key(const T* x) {
 }
 
 // The inputs an op's vector function is used for: the keys with ((key & mask) - lo) <= width
-// (unsigned), and the x < zero_below (never nan) where f(x) is +0 exactly and the vector
+// (unsigned), and the x <= zero_below (never nan) where f(x) is +0 exactly and the vector
 // function returns it (Note [Exact zeros in the vector pass]). A double's bound is rounded
 // outwards to its key: by at most 2^-20 relative.
 template <typename T>
@@ -76,46 +76,71 @@ struct VecDomain {
       for (int64_t k = 0; k < n; ++k) outside_range |= !in_range(x + k);
       if (outside_range == 0) return kInRange;
       if (!(zero_below > -std::numeric_limits<T>::infinity())) return kPartly;
-      for (int64_t k = 0; k < n; ++k) outside |= !(in_range(x + k) | (x[k] < zero_below));
+      for (int64_t k = 0; k < n; ++k) outside |= !(in_range(x + k) | (x[k] <= zero_below));
       return outside == 0 ? kWithZeros : kPartly;
     }
     for (int64_t k = 0; k < n; ++k) {
       const bool r = in_range(x + k);
       outside_range |= !r;
-      outside |= !(r | (x[k] < zero_below));
+      outside |= !(r | (x[k] <= zero_below));
     }
     return outside_range == 0 ? kInRange : outside == 0 ? kWithZeros : kPartly;
   }
 };
 
 // Note [Exact zeros in the vector pass]
-// exp(x) is +0 for every x below -104 (float) or -746 (double), a mask's -inf among them, and
-// so is sigmoid(x) = 1 / (1 + exp(-x)) below -89 or -710 (exp(-x) overflows). Eigen's exp
-// clamps its argument and returns a tiny number there, not 0, so these inputs were outside
+// exp(x) is +0 for every x at or below -104 (float) or -746 (double), a mask's -inf among them,
+// and so is sigmoid(x) = 1 / (1 + exp(-x)) at or below -89 or -710 (exp(-x) overflows). Eigen's
+// exp clamps its argument and returns a tiny number there, not 0, so these inputs were outside
 // the domain: in a masked input nearly every block took the lane-by-lane path, and a masked
 // sigmoid ran at 1.85x libtorch 2.x's time. The domain now counts them in (zero_below), and a
-// block of inputs in the key range or below zero_below runs one loop over Eigen's packets,
+// block of inputs in the key range or at most zero_below runs one loop over Eigen's packets,
 // packets_zero_below: such a lane goes into Eigen's approximation as 1 (no infinity and no
 // subnormal result slows it down) and comes out as +0 by a blend. Inside the key range it
 // computes what Eigen's expression does (the same packet functions). The thresholds keep a
 // margin from where f reaches 0 (-103.97 and -745.13 for exp, -88.72 and -709.78 for sigmoid);
-// the margin stays outside and takes f. Blocks without such inputs keep the key-only check and
-// Eigen's expression: unmasked inputs pay nothing. pointwise_edges_test checks both sides of
-// every threshold in every lane, under each capability.
+// the margin stays outside and takes f. Which loop a block takes: after a block of ordinary
+// inputs, the key-only check (one cheap pass) and then Eigen's expression, so unmasked inputs
+// pay nothing; after a block with such zeros, packets_zero_below at once, which tests the
+// domain as it computes (a separate pass for both tests cost a masked sigmoid 4 us of its 18),
+// and only if some lane was outside does the block go back to the check and the lane-by-lane
+// path. pointwise_edges_test checks both sides of every threshold in every lane, and masked
+// stretches that end in each edge value, under each capability.
+// y[k] for k < n when every x[k] is in the domain: true, or false when some x[k] is not (y then
+// holds nothing useful; y and x do not overlap). The domain's test rides along with the
+// arithmetic, so a run of masked blocks needs no pass of its own to check them.
 template <typename T, typename F, typename PacketF>
-void packets_zero_below(T* y, const T* x, int64_t n, T zero_below, const F& f,
-                        const PacketF& packet_f) {
+bool packets_zero_below(T* __restrict y, const T* __restrict x, int64_t n,
+                        const VecDomain<T>& domain, const F& f, const PacketF& packet_f) {
   using P = typename Eigen::internal::packet_traits<T>::type;  // a GCC vector type
+  using FloatP = typename Eigen::internal::packet_traits<float>::type;
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  typedef Bits BitsP __attribute__((vector_size(sizeof(P))));  // NOLINT: a GCC vector type
+  static_assert(sizeof(P) == sizeof(FloatP), "one width per build");
   constexpr int64_t kLanes = sizeof(P) / sizeof(T);
-  const P below = Eigen::internal::pset1<P>(zero_below), one = Eigen::internal::pset1<P>(T(1));
-  const P zero = one - one;
+  const P below = Eigen::internal::pset1<P>(domain.zero_below);
+  const P one = Eigen::internal::pset1<P>(T(1)), zero = one - one;
+  const BitsP mask = BitsP{} + domain.mask, lo = BitsP{} + domain.lo;
+  const BitsP width = BitsP{} + domain.width;
+  auto outside = BitsP{} < BitsP{};  // lane masks: all ones where a lane was outside
   int64_t k = 0;
   for (; k + kLanes <= n; k += kLanes) {
     const P v = Eigen::internal::ploadu<P>(x + k);
-    const auto lanes = v < below;  // GCC's vector compare and blends: an instruction each
+    BitsP key;
+    std::memcpy(&key, &v, sizeof(key));
+    if constexpr (sizeof(T) == 8) key >>= 32;  // vec_key: the high word
+    const auto lanes = v <= below;  // GCC's vector compares and blends: an instruction each
+    outside |= ~((((key & mask) - lo) <= width) | lanes);
     Eigen::internal::pstoreu(y + k, lanes ? zero : packet_f(lanes ? one : v));
   }
-  for (; k < n; ++k) y[k] = f(x[k]);  // the tail, as Eigen's own: f, exactly
+  FloatP outside_lanes;
+  std::memcpy(&outside_lanes, &outside, sizeof(outside_lanes));
+  bool any_outside = Eigen::internal::predux_any(outside_lanes);
+  for (; k < n; ++k) {  // the tail, as Eigen's own: f, exactly
+    any_outside |= !(domain.in_range(x + k) || x[k] <= domain.zero_below);
+    y[k] = f(x[k]);
+  }
+  return !any_outside;
 }
 
 // f(x) for the inputs outside a domain, one at a time, remembering the last one: a masked
@@ -156,6 +181,17 @@ void unary_vec_run(T* o, const T* a, int64_t n, VecDomain<T> domain, const F& f,
     const int64_t m = n - start < kBlock ? n - start : kBlock;
     const T* x = a + start;
     T* y = o + start;
+    if constexpr (!std::is_same_v<Z, std::nullptr_t>) {
+      // After a block with inputs below zero_below, the next is tried the same way at once.
+      if (coverage == VecDomain<T>::kWithZeros) {
+        T* out = y == x ? tmp : y;
+        if (zeros(out, x, m)) {
+          if (out != y) std::memcpy(y, out, static_cast<size_t>(m) * sizeof(T));
+          continue;
+        }
+        coverage = VecDomain<T>::kInRange;
+      }
+    }
     coverage = domain.coverage(x, m, coverage);
     if (coverage == VecDomain<T>::kInRange) {
       Eigen::Map<Array> out(y, m);
@@ -164,7 +200,9 @@ void unary_vec_run(T* o, const T* a, int64_t n, VecDomain<T> domain, const F& f,
     }
     if constexpr (!std::is_same_v<Z, std::nullptr_t>) {
       if (coverage == VecDomain<T>::kWithZeros) {
-        zeros(y, x, m);
+        T* out = y == x ? tmp : y;
+        zeros(out, x, m);  // true: coverage said so
+        if (out != y) std::memcpy(y, out, static_cast<size_t>(m) * sizeof(T));
         continue;
       }
     }
@@ -195,14 +233,13 @@ void unary(VecUnaryOp op, T* o, const T* a, int64_t n) {
   const VecDomain<T> exp_domain = VecDomain<T>::symmetric(exp_bound);  // sigmoid's exp(-x) too
   switch (op) {
     case VecUnaryOp::kExp: {
-      const T zero_below = kFloat ? T(-104) : T(-746);
+      const VecDomain<T> domain = exp_domain.with_zero_below(kFloat ? T(-104) : T(-746));
       const auto f = [](T x) { return std::exp(x); };
       return unary_vec_run(
-          o, a, n, exp_domain.with_zero_below(zero_below), f,
-          [](auto& r, const auto& x) { r = x.exp(); },
+          o, a, n, domain, f, [](auto& r, const auto& x) { r = x.exp(); },
           [&](T* y, const T* x, int64_t m) {
-            packets_zero_below(y, x, m, zero_below, f,
-                               [](const auto& v) { return Eigen::internal::pexp(v); });
+            return packets_zero_below(y, x, m, domain, f,
+                                      [](const auto& v) { return Eigen::internal::pexp(v); });
           });
     }
     case VecUnaryOp::kLog:
@@ -222,13 +259,12 @@ void unary(VecUnaryOp op, T* o, const T* a, int64_t n) {
           o, a, n, VecDomain<T>::symmetric(L::infinity()), [](T x) { return std::tanh(x); },
           [](auto& r, const auto& x) { r = x.tanh(); }, nullptr);
     case VecUnaryOp::kSigmoid: {
-      const T zero_below = kFloat ? T(-89) : T(-710);
+      const VecDomain<T> domain = exp_domain.with_zero_below(kFloat ? T(-89) : T(-710));
       const auto f = [](T x) { return T(1) / (T(1) + std::exp(-x)); };
       return unary_vec_run(
-          o, a, n, exp_domain.with_zero_below(zero_below), f,
-          [](auto& r, const auto& x) { r = (T(1) + (-x).exp()).inverse(); },
+          o, a, n, domain, f, [](auto& r, const auto& x) { r = (T(1) + (-x).exp()).inverse(); },
           [&](T* y, const T* x, int64_t m) {
-            packets_zero_below(y, x, m, zero_below, f, [](const auto& v) {
+            return packets_zero_below(y, x, m, domain, f, [](const auto& v) {
               const auto one = Eigen::internal::pset1<std::decay_t<decltype(v)>>(T(1));
               return one / (one + Eigen::internal::pexp(-v));  // Eigen's inverse: 1 / x too
             });

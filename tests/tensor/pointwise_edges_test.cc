@@ -257,16 +257,23 @@ void check_unary(const std::string& name, UnaryOp op, const UnaryArgs& args, con
             [&] { return show(values[i]); }, layout);
       }
     };
-    // Masked: every tenth element of a middle stretch is v, among ordinary values in [-8, 8);
-    // the kernels decide per block of 256, and the blocks before and after hold no v.
+    auto out_of_place = [&](const std::vector<T>& values, const char* layout) {
+      Tensor x = from_vector(values, {static_cast<int64_t>(values.size())});
+      expect_unary<T, Out>(m, x, native::unary(op, x, args), ref, eps, layout);
+    };
+    // Masked: every tenth element of a middle stretch is -inf (a mask's value), then v, among
+    // ordinary values in [-8, 8); the kernels decide per block of 256 (a block's way is tried
+    // first on the next one), and the blocks before and after hold neither.
     for (T v : edges) {
       std::vector<T> values(3000);
       for (size_t i = 0; i < values.size(); ++i) {
         const bool masked = i >= 600 && i < 2400 && i % 10 == 3;
+        const T mask = i < 1500 ? -std::numeric_limits<T>::infinity() : v;
         values[i] =
-            masked ? v : static_cast<T>(-8.0 + 16.0 * static_cast<double>(i * 37 % 101) / 101);
+            masked ? mask : static_cast<T>(-8.0 + 16.0 * static_cast<double>(i * 37 % 101) / 101);
       }
       in_place(values, "masked, in place");
+      out_of_place(values, "masked");
     }
     for (int64_t n : kLengths) {
       std::vector<T> values;
