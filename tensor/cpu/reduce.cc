@@ -71,11 +71,12 @@ struct MinOp {
 // Note [Reduction threads]
 // A reduction of n >= kParallelThreshold elements (and at least 16 per output) is cut into two
 // halves with two sets of accumulators, whatever runs them: the cut is part of the order (Note
-// [Reduction order]). The halves run on two threads only from kReduceParallelThreshold up: a
-// fold runs at 4-16 elements per cycle, so below it the two threads' start and join (several
-// microseconds on a loaded machine, 2026-11-29) cost more than the half they save; below it the
-// caller runs both halves, the same bits.
-constexpr int64_t kReduceParallelThreshold = 4 * kParallelThreshold;
+// [Reduction order]). The halves run on two threads, as every element-wise op of that size
+// does. (Until session 10 they ran on the calling thread below 4 x kParallelThreshold, from a
+// measurement on a loaded machine; on a quiet one two threads save more than their start and
+// join: a 256 x 256 float32 sum along dim 1 took 6.2 us on one thread and 4.7 us on two,
+// docs/performance.md.) A team of one (inside another parallel region, or in a forked child)
+// runs both halves in order: the same bits.
 
 // Like it.run(begin, end, run), but the whole runs of the range go to block(p, s, outer, n,
 // rows) a block at a time: `rows` runs of n elements along the second coalesced dim, run r at
@@ -272,33 +273,13 @@ void CpuBackend::reduce(ReduceOp op, const Tensor& out, const Tensor& in,
       fill_identity<A, Op>(acc_buf2);
       StridedLoop<2> it2({&in, &acc2});
       const int64_t mid = n / 2;
-      if constexpr (std::is_same_v<Op, SumOp<double>> &&
-                    (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
-        // One contiguous run into one accumulator, run on this thread: the halves' folds as
-        // two independent chains (the same folds and combines as one half after the other).
-        if (n < kReduceParallelThreshold && n % 2 == 0 && it.ndim() == 1 &&
-            it.strides(0)[0] == static_cast<int64_t>(sizeof(T)) && it.strides(1)[0] == 0) {
-          double a[2] = {*static_cast<double*>(acc_buf.raw_data()),
-                         *static_cast<double*>(acc_buf2.raw_data())};
-          const T* x = reinterpret_cast<const T*>(it.data(0));
-          // Both branches named (no bare else): clang instantiates this inner lambda's body
-          // with T known, and a bare else would then be checked for T = bool.
-          if constexpr (std::is_same_v<T, float>) {
-            vec_kernels().sum_rows_f32(a, 1, x, mid, 2, mid);
-          } else if constexpr (std::is_same_v<T, double>) {
-            vec_kernels().sum_rows_f64(a, 1, x, mid, 2, mid);
-          }
-          *static_cast<double*>(acc_buf.raw_data()) = a[0] + a[1];  // the combine below
-          return;
-        }
-      }
       parallel_for(
           n,
           [&](int64_t b, int64_t e) {
             if (b < mid) accumulate<T, A, Op>(it, b, std::min(e, mid));
             if (e > mid) accumulate<T, A, Op>(it2, std::max(b, mid), e);
           },
-          kReduceParallelThreshold);
+          kParallelThreshold);
       A* a1 = static_cast<A*>(acc_buf.raw_data());
       const A* a2 = static_cast<const A*>(acc_buf2.raw_data());
       for (int64_t i = 0; i < acc_buf.numel(); ++i) a1[i] = Op::combine(a1[i], a2[i]);
