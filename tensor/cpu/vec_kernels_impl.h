@@ -130,7 +130,8 @@ bool packets_zero_below(T* __restrict y, const T* __restrict x, int64_t n,
     std::memcpy(&key, &v, sizeof(key));
     if constexpr (sizeof(T) == 8) key >>= 32;  // vec_key: the high word
     const auto lanes = v <= below;  // GCC's vector compares and blends: an instruction each
-    outside |= ~((((key & mask) - lo) <= width) | lanes);
+    // VecDomain's test in 32-bit arithmetic (a double's key sits in a 64-bit lane).
+    outside |= ~(((((key & mask) - lo) & Bits{0xffffffffu}) <= width) | lanes);
     Eigen::internal::pstoreu(y + k, lanes ? zero : packet_f(lanes ? one : v));
   }
   FloatP outside_lanes;
