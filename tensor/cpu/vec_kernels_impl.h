@@ -66,25 +66,18 @@ struct VecDomain {
   VecDomain with_zero_below(T x) const { return {mask, lo, width, x}; }
   bool in_range(const T* x) const { return ((vec_key(x) & mask) - lo) <= width; }
 
-  // Where x[0, n) lies: all in the key range, all in the domain (some below zero_below), or not.
-  // `guess`, the previous block's answer, picks the loop: the keys alone (the cheaper one, and
-  // the only one a run of ordinary inputs needs) or both tests at once.
+  // Where x[0, n) lies: all in the key range, all in the domain (some at most zero_below), or
+  // not. The keys alone first: the cheaper loop, and the only one a block of ordinary inputs
+  // needs.
   enum Coverage { kInRange, kWithZeros, kPartly };
-  Coverage coverage(const T* x, int64_t n, Coverage guess) const {
-    uint32_t outside_range = 0, outside = 0;  // no early exit, no branch: the loops vectorize
-    if (guess == kInRange || !(zero_below > -std::numeric_limits<T>::infinity())) {
-      for (int64_t k = 0; k < n; ++k) outside_range |= !in_range(x + k);
-      if (outside_range == 0) return kInRange;
-      if (!(zero_below > -std::numeric_limits<T>::infinity())) return kPartly;
-      for (int64_t k = 0; k < n; ++k) outside |= !(in_range(x + k) | (x[k] <= zero_below));
-      return outside == 0 ? kWithZeros : kPartly;
-    }
-    for (int64_t k = 0; k < n; ++k) {
-      const bool r = in_range(x + k);
-      outside_range |= !r;
-      outside |= !(r | (x[k] <= zero_below));
-    }
-    return outside_range == 0 ? kInRange : outside == 0 ? kWithZeros : kPartly;
+  Coverage coverage(const T* x, int64_t n) const {
+    uint32_t outside = 0;  // no early exit, no branch: the loops vectorize
+    for (int64_t k = 0; k < n; ++k) outside |= !in_range(x + k);
+    if (outside == 0) return kInRange;
+    if (!(zero_below > -std::numeric_limits<T>::infinity())) return kPartly;
+    outside = 0;
+    for (int64_t k = 0; k < n; ++k) outside |= !(in_range(x + k) | (x[k] <= zero_below));
+    return outside == 0 ? kWithZeros : kPartly;
   }
 };
 
@@ -177,36 +170,32 @@ void unary_vec_run(T* o, const T* a, int64_t n, VecDomain<T> domain, const F& f,
   constexpr int64_t kBlock = 256, kLine = 16;
   alignas(64) T tmp[kBlock];
   OutsideValue<T, F> outside_value(f);
+  // zeros into y (through tmp in place: on false the block is redone from x); false if some
+  // input was outside the domain.
+  const auto by_zeros = [&](T* y, const T* x, int64_t m) {
+    if constexpr (std::is_same_v<Z, std::nullptr_t>) {
+      return false;
+    } else {
+      T* out = y == x ? tmp : y;
+      if (!zeros(out, x, m)) return false;
+      if (out != y) std::memcpy(y, out, static_cast<size_t>(m) * sizeof(T));
+      return true;
+    }
+  };
   auto coverage = VecDomain<T>::kInRange;
   for (int64_t start = 0; start < n; start += kBlock) {
     const int64_t m = n - start < kBlock ? n - start : kBlock;
     const T* x = a + start;
     T* y = o + start;
-    if constexpr (!std::is_same_v<Z, std::nullptr_t>) {
-      // After a block with inputs below zero_below, the next is tried the same way at once.
-      if (coverage == VecDomain<T>::kWithZeros) {
-        T* out = y == x ? tmp : y;
-        if (zeros(out, x, m)) {
-          if (out != y) std::memcpy(y, out, static_cast<size_t>(m) * sizeof(T));
-          continue;
-        }
-        coverage = VecDomain<T>::kInRange;
-      }
-    }
-    coverage = domain.coverage(x, m, coverage);
+    // After a block with inputs below zero_below, the next is tried the same way at once.
+    if (coverage == VecDomain<T>::kWithZeros && by_zeros(y, x, m)) continue;
+    coverage = domain.coverage(x, m);
     if (coverage == VecDomain<T>::kInRange) {
       Eigen::Map<Array> out(y, m);
       g(out, Eigen::Map<const Array>(x, m));
       continue;
     }
-    if constexpr (!std::is_same_v<Z, std::nullptr_t>) {
-      if (coverage == VecDomain<T>::kWithZeros) {
-        T* out = y == x ? tmp : y;
-        zeros(out, x, m);  // true: coverage said so
-        if (out != y) std::memcpy(y, out, static_cast<size_t>(m) * sizeof(T));
-        continue;
-      }
-    }
+    if (coverage == VecDomain<T>::kWithZeros && by_zeros(y, x, m)) continue;  // true here
     // Eigen works on a copy, so x stays readable when y is x until the block is written.
     for (int64_t k = 0; k < m; ++k) tmp[k] = domain.in_range(x + k) ? x[k] : T(1);
     Eigen::Map<Array> vec(tmp, m);
