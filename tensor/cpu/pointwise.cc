@@ -119,24 +119,63 @@ inline int64_t flat_step(const Tensor& t) {
   return 0;
 }
 
+// The broadcast of a run with byte strides s (output, a, b) that the kernel takes: both inputs
+// contiguous, or one of them a scalar repeated; false for any other run, and for runs shorter
+// than kVecMinRun.
+template <typename Out, typename T>
+bool vec_broadcast(const int64_t* s, int64_t n, VecBroadcast* bc) {
+  if (n < kVecMinRun || s[0] != static_cast<int64_t>(sizeof(Out))) return false;
+  const int64_t e = static_cast<int64_t>(sizeof(T));
+  if (s[1] == e && s[2] == e) return *bc = VecBroadcast::kNone, true;
+  if (s[1] == e && s[2] == 0) return *bc = VecBroadcast::kScalarB, true;
+  if (s[1] == 0 && s[2] == e) return *bc = VecBroadcast::kScalarA, true;
+  return false;
+}
+
 // The run of binary_vec_loop: kernel for contiguous and scalar-broadcast runs of kVecMinRun or
 // more, f inline otherwise.
 template <typename Out, typename T, typename Kernel, typename F>
 void binary_vec_run(char** p, const int64_t* s, int64_t n, const Kernel& kernel, const F& f) {
-  Out* o = reinterpret_cast<Out*>(p[0]);
-  const T* x = reinterpret_cast<const T*>(p[1]);
-  const T* y = reinterpret_cast<const T*>(p[2]);
-  const bool vec = n >= kVecMinRun && s[0] == sizeof(Out);
-  if (vec && s[1] == sizeof(T) && s[2] == sizeof(T)) {
-    kernel(VecBroadcast::kNone, o, x, y, n);
-  } else if (vec && s[1] == sizeof(T) && s[2] == 0) {
-    kernel(VecBroadcast::kScalarB, o, x, y, n);
-  } else if (vec && s[1] == 0 && s[2] == sizeof(T)) {
-    kernel(VecBroadcast::kScalarA, o, x, y, n);
+  static constexpr int64_t kOneRow[3] = {0, 0, 0};
+  VecBroadcast bc;
+  if (vec_broadcast<Out, T>(s, n, &bc)) {
+    kernel(bc, reinterpret_cast<Out*>(p[0]), reinterpret_cast<const T*>(p[1]),
+           reinterpret_cast<const T*>(p[2]), n, 1, kOneRow);
   } else {
     for (int64_t k = 0; k < n; ++k) {
       at<Out>(p[0], k, s[0]) = f(at<T>(p[1], k, s[1]), at<T>(p[2], k, s[2]));
     }
+  }
+}
+
+// Note [Blocks of runs]
+// A broadcast (a + row, a * column) or a strided slice is many short runs; each cost the
+// StridedLoop's set-up and a kernel call (dispatch on op and broadcast): 16 % of a 256 x 256
+// float add of a row (docs/performance.md, session 11). StridedLoop::run_rows hands whole blocks
+// of runs over, and one kernel call (VecKernels' *_rows) takes every run of a block, when the
+// runs are ones the kernel takes and their steps are whole elements. The runs go in the same
+// order with the same formula per element, so the bits are those of one run at a time.
+template <typename Out, typename T, typename Kernel, typename F>
+void binary_vec_block(char** p, const int64_t* s, const int64_t* outer, int64_t n, int64_t rows,
+                      const Kernel& kernel, const F& f) {
+  VecBroadcast bc;
+  const int64_t sizes[3] = {static_cast<int64_t>(sizeof(Out)), static_cast<int64_t>(sizeof(T)),
+                            static_cast<int64_t>(sizeof(T))};
+  int64_t step[3];
+  bool whole = true;
+  for (int k = 0; k < 3; ++k) {
+    whole = whole && outer[k] % sizes[k] == 0;
+    step[k] = outer[k] / sizes[k];
+  }
+  if (whole && vec_broadcast<Out, T>(s, n, &bc)) {
+    kernel(bc, reinterpret_cast<Out*>(p[0]), reinterpret_cast<const T*>(p[1]),
+           reinterpret_cast<const T*>(p[2]), n, rows, step);
+    return;
+  }
+  char* q[3] = {p[0], p[1], p[2]};
+  for (int64_t r = 0; r < rows; ++r) {
+    binary_vec_run<Out, T>(q, s, n, kernel, f);
+    for (int k = 0; k < 3; ++k) q[k] += outer[k];
   }
 }
 
@@ -154,9 +193,14 @@ void binary_vec_loop(const Tensor& out, const Tensor& a, const Tensor& b, const 
   }
   StridedLoop<3> it({&out, &a, &b});
   parallel_for(it.numel(), [&](int64_t begin, int64_t end) {
-    it.run(begin, end, [&](char** p, const int64_t* s, int64_t run) {
-      binary_vec_run<Out, T>(p, s, run, kernel, f);
-    });
+    it.run_rows(
+        begin, end,
+        [&](char** p, const int64_t* s, int64_t run) {
+          binary_vec_run<Out, T>(p, s, run, kernel, f);
+        },
+        [&](char** p, const int64_t* s, const int64_t* outer, int64_t run, int64_t rows) {
+          binary_vec_block<Out, T>(p, s, outer, run, rows, kernel, f);
+        });
   });
 }
 
@@ -165,11 +209,12 @@ void binary_vec(VecBinaryOp op, const Tensor& out, const Tensor& a, const Tensor
   const VecKernels& vk = vec_kernels();
   binary_vec_loop<T, T>(
       out, a, b,
-      [&](VecBroadcast bc, T* o, const T* x, const T* y, int64_t n) {
+      [&](VecBroadcast bc, T* o, const T* x, const T* y, int64_t n, int64_t rows,
+          const int64_t* step) {
         if constexpr (std::is_same_v<T, float>)
-          vk.binary_f32(op, bc, o, x, y, n);
+          vk.binary_rows_f32(op, bc, o, x, y, n, rows, step);
         else
-          vk.binary_f64(op, bc, o, x, y, n);
+          vk.binary_rows_f64(op, bc, o, x, y, n, rows, step);
       },
       f);
 }
@@ -179,11 +224,12 @@ void compare_vec(VecCompareOp op, const Tensor& out, const Tensor& a, const Tens
   const VecKernels& vk = vec_kernels();
   binary_vec_loop<bool, T>(
       out, a, b,
-      [&](VecBroadcast bc, bool* o, const T* x, const T* y, int64_t n) {
+      [&](VecBroadcast bc, bool* o, const T* x, const T* y, int64_t n, int64_t rows,
+          const int64_t* step) {
         if constexpr (std::is_same_v<T, float>)
-          vk.compare_f32(op, bc, o, x, y, n);
+          vk.compare_rows_f32(op, bc, o, x, y, n, rows, step);
         else
-          vk.compare_f64(op, bc, o, x, y, n);
+          vk.compare_rows_f64(op, bc, o, x, y, n, rows, step);
       },
       f);
 }

@@ -78,41 +78,6 @@ struct MinOp {
 // docs/performance.md.) A team of one (inside another parallel region, or in a forked child)
 // runs both halves in order: the same bits.
 
-// Like it.run(begin, end, run), but the whole runs of the range go to block(p, s, outer, n,
-// rows) a block at a time: `rows` runs of n elements along the second coalesced dim, run r at
-// p[k] + r * outer[k]. The runs cut at the range's ends go to run. The order of the elements
-// (and runs) is it.run's.
-template <typename Run, typename Block>
-void run_blocks(const StridedLoop<2>& it, int64_t begin, int64_t end, const Run& run,
-                const Block& block) {
-  const int64_t n0 = it.ndim() >= 2 ? it.sizes()[0] : 0;
-  const int64_t first = n0 > 0 ? (begin + n0 - 1) / n0 : 0;  // whole runs [first, last)
-  const int64_t last = n0 > 0 ? end / n0 : 0;
-  if (first >= last) {
-    it.run(begin, end, run);
-    return;
-  }
-  it.run(begin, first * n0, run);
-  const IntArrayRef sizes = it.sizes();
-  const int64_t inner[2] = {it.strides(0)[0], it.strides(1)[0]};
-  const int64_t outer[2] = {it.strides(0)[1], it.strides(1)[1]};
-  for (int64_t r = first; r < last;) {
-    // Run r's place: its index along each outer dim.
-    char* p[2] = {it.data(0), it.data(1)};
-    int64_t rem = r;
-    for (size_t d = 1; d < sizes.size(); ++d) {
-      const int64_t i = rem % sizes[d];
-      rem /= sizes[d];
-      p[0] += i * it.strides(0)[d];
-      p[1] += i * it.strides(1)[d];
-    }
-    const int64_t rows = std::min(last - r, sizes[1] - r % sizes[1]);
-    block(p, inner, outer, n0, rows);
-    r += rows;
-  }
-  it.run(last * n0, end, run);
-}
-
 // Accumulates the elements [begin, end) (in memory order) of `in` (dtype T) into `acc` (dtype A,
 // in's shape with stride 0 on reduced dims); `it` walks {in, acc}. Float and double sums and
 // extrema of contiguous runs go to vec_kernels a block of runs at a time (Note [Reduction
@@ -218,7 +183,7 @@ void accumulate(const StridedLoop<2>& it, int64_t begin, int64_t end) {
       char* q[2] = {p[0], p[1]};
       for (int64_t r = 0; r < rows; ++r, q[0] += outer[0], q[1] += outer[1]) run(q, s, n);
     };
-    run_blocks(it, begin, end, run, block);
+    it.run_rows(begin, end, run, block);
   }
 }
 

@@ -122,6 +122,43 @@ class StridedLoop {
     }
   }
 
+  // Like run(begin, end, loop), but the whole runs of the range go to
+  // block(char** ptrs, const int64_t* inner_strides, const int64_t* outer_strides, int64_t n,
+  // int64_t rows) a block at a time: `rows` runs of n elements along the second coalesced dim,
+  // run r at ptrs[k] + r * outer_strides[k]. The runs cut at the range's ends go to loop. The
+  // elements (and runs) come in run()'s order, so a kernel that handles a block as its runs one
+  // after another gives run()'s results. A block saves the per-run set-up of run(): a 256 x 256
+  // broadcast add is 256 runs of 256 (docs/performance.md, session 11).
+  template <typename Loop, typename Block>
+  void run_rows(int64_t begin, int64_t end, Loop&& loop, Block&& block) const {
+    const int64_t n0 = ndim() >= 2 ? sizes_[0] : 0;
+    const int64_t first = n0 > 0 ? (begin + n0 - 1) / n0 : 0;  // whole runs [first, last)
+    const int64_t last = n0 > 0 ? end / n0 : 0;
+    if (first >= last) {
+      run(begin, end, loop);
+      return;
+    }
+    run(begin, first * n0, loop);
+    std::array<int64_t, N> inner, outer;
+    for (int k = 0; k < N; ++k) {
+      inner[k] = strides_[k][0];
+      outer[k] = strides_[k][1];
+    }
+    for (int64_t r = first; r < last;) {
+      std::array<char*, N> p = data_;  // run r's place: its index along each outer dim
+      int64_t rem = r;
+      for (size_t d = 1; d < sizes_.size(); ++d) {
+        const int64_t i = rem % sizes_[d];
+        rem /= sizes_[d];
+        for (int k = 0; k < N; ++k) p[k] += i * strides_[k][d];
+      }
+      const int64_t rows = std::min(last - r, sizes_[1] - r % sizes_[1]);
+      block(p.data(), inner.data(), outer.data(), n0, rows);
+      r += rows;
+    }
+    run(last * n0, end, loop);
+  }
+
  private:
   int64_t numel_ = 0;
   DimVector sizes_;

@@ -81,6 +81,18 @@ struct VecKernels {
                       int64_t n);
   void (*compare_f64)(VecCompareOp op, VecBroadcast bc, bool* o, const double* a, const double* b,
                       int64_t n);
+  // The same over `rows` runs of n: run r of o, a and b at o + r * step[0], a + r * step[1] and
+  // b + r * step[2] (element strides; a step of 0 reuses one run, a broadcast row; a kScalar
+  // operand's step moves its scalar, a broadcast column), r increasing. One call for a block of
+  // StridedLoop::run_rows, the same bits as a call per run.
+  void (*binary_rows_f32)(VecBinaryOp op, VecBroadcast bc, float* o, const float* a, const float* b,
+                          int64_t n, int64_t rows, const int64_t* step);
+  void (*binary_rows_f64)(VecBinaryOp op, VecBroadcast bc, double* o, const double* a,
+                          const double* b, int64_t n, int64_t rows, const int64_t* step);
+  void (*compare_rows_f32)(VecCompareOp op, VecBroadcast bc, bool* o, const float* a,
+                           const float* b, int64_t n, int64_t rows, const int64_t* step);
+  void (*compare_rows_f64)(VecCompareOp op, VecBroadcast bc, bool* o, const double* a,
+                           const double* b, int64_t n, int64_t rows, const int64_t* step);
   // The reduction folds of reduce.cc, in its documented order (Note [Reduction order]): the sum
   // of x[0, n) in double, the maximum or minimum (op kMaximum or kMinimum, NaN propagating; the
   // identity for n = 0), and acc[k] += x[k] in double.

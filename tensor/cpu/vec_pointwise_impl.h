@@ -205,67 +205,97 @@ void with_broadcast(VecBroadcast bc, const F& f) {
   }
 }
 
+// `rows` runs of n, run r of o, a and b at r * step[0], step[1] and step[2] elements (VecKernels'
+// *_rows entries); the op and the broadcast are resolved once for all of them.
 template <typename T, VecBinaryOp kOp>
-void binary_op(VecBroadcast bc, T* o, const T* a, const T* b, int64_t n) {
-  with_broadcast(bc, [&](auto k) { binary_run<T, kOp, decltype(k)::value>(o, a, b, n); });
+void binary_op(VecBroadcast bc, T* o, const T* a, const T* b, int64_t n, int64_t rows,
+               const int64_t* step) {
+  with_broadcast(bc, [&](auto k) {
+    for (int64_t r = 0; r < rows; ++r)
+      binary_run<T, kOp, decltype(k)::value>(o + r * step[0], a + r * step[1], b + r * step[2], n);
+  });
 }
 
 template <typename T>
-void binary(VecBinaryOp op, VecBroadcast bc, T* o, const T* a, const T* b, int64_t n) {
+void binary(VecBinaryOp op, VecBroadcast bc, T* o, const T* a, const T* b, int64_t n, int64_t rows,
+            const int64_t* step) {
   if (n <= 0) return;
   switch (op) {
     case VecBinaryOp::kAdd:
-      return binary_op<T, VecBinaryOp::kAdd>(bc, o, a, b, n);
+      return binary_op<T, VecBinaryOp::kAdd>(bc, o, a, b, n, rows, step);
     case VecBinaryOp::kSub:
-      return binary_op<T, VecBinaryOp::kSub>(bc, o, a, b, n);
+      return binary_op<T, VecBinaryOp::kSub>(bc, o, a, b, n, rows, step);
     case VecBinaryOp::kMul:
-      return binary_op<T, VecBinaryOp::kMul>(bc, o, a, b, n);
+      return binary_op<T, VecBinaryOp::kMul>(bc, o, a, b, n, rows, step);
     case VecBinaryOp::kDiv:
-      return binary_op<T, VecBinaryOp::kDiv>(bc, o, a, b, n);
+      return binary_op<T, VecBinaryOp::kDiv>(bc, o, a, b, n, rows, step);
     case VecBinaryOp::kMaximum:
-      return binary_op<T, VecBinaryOp::kMaximum>(bc, o, a, b, n);
+      return binary_op<T, VecBinaryOp::kMaximum>(bc, o, a, b, n, rows, step);
     case VecBinaryOp::kMinimum:
-      return binary_op<T, VecBinaryOp::kMinimum>(bc, o, a, b, n);
+      return binary_op<T, VecBinaryOp::kMinimum>(bc, o, a, b, n, rows, step);
   }
 }
 
 template <typename T, VecCompareOp kOp>
-void compare_op(VecBroadcast bc, bool* o, const T* a, const T* b, int64_t n) {
-  with_broadcast(bc, [&](auto k) { compare_run<T, kOp, decltype(k)::value>(o, a, b, n); });
+void compare_op(VecBroadcast bc, bool* o, const T* a, const T* b, int64_t n, int64_t rows,
+                const int64_t* step) {
+  with_broadcast(bc, [&](auto k) {
+    for (int64_t r = 0; r < rows; ++r)
+      compare_run<T, kOp, decltype(k)::value>(o + r * step[0], a + r * step[1], b + r * step[2], n);
+  });
 }
 
 template <typename T>
-void compare(VecCompareOp op, VecBroadcast bc, bool* o, const T* a, const T* b, int64_t n) {
+void compare(VecCompareOp op, VecBroadcast bc, bool* o, const T* a, const T* b, int64_t n,
+             int64_t rows, const int64_t* step) {
   if (n <= 0) return;
   switch (op) {
     case VecCompareOp::kEq:
-      return compare_op<T, VecCompareOp::kEq>(bc, o, a, b, n);
+      return compare_op<T, VecCompareOp::kEq>(bc, o, a, b, n, rows, step);
     case VecCompareOp::kNe:
-      return compare_op<T, VecCompareOp::kNe>(bc, o, a, b, n);
+      return compare_op<T, VecCompareOp::kNe>(bc, o, a, b, n, rows, step);
     case VecCompareOp::kLt:
-      return compare_op<T, VecCompareOp::kLt>(bc, o, a, b, n);
+      return compare_op<T, VecCompareOp::kLt>(bc, o, a, b, n, rows, step);
     case VecCompareOp::kLe:
-      return compare_op<T, VecCompareOp::kLe>(bc, o, a, b, n);
+      return compare_op<T, VecCompareOp::kLe>(bc, o, a, b, n, rows, step);
     case VecCompareOp::kGt:
-      return compare_op<T, VecCompareOp::kGt>(bc, o, a, b, n);
+      return compare_op<T, VecCompareOp::kGt>(bc, o, a, b, n, rows, step);
     case VecCompareOp::kGe:
-      return compare_op<T, VecCompareOp::kGe>(bc, o, a, b, n);
+      return compare_op<T, VecCompareOp::kGe>(bc, o, a, b, n, rows, step);
   }
 }
 
+constexpr int64_t kOneRow[3] = {0, 0, 0};
+
 void binary_f32(VecBinaryOp op, VecBroadcast bc, float* o, const float* a, const float* b,
                 int64_t n) {
-  binary<float>(op, bc, o, a, b, n);
+  binary<float>(op, bc, o, a, b, n, 1, kOneRow);
 }
 void binary_f64(VecBinaryOp op, VecBroadcast bc, double* o, const double* a, const double* b,
                 int64_t n) {
-  binary<double>(op, bc, o, a, b, n);
+  binary<double>(op, bc, o, a, b, n, 1, kOneRow);
 }
 void compare_f32(VecCompareOp op, VecBroadcast bc, bool* o, const float* a, const float* b,
                  int64_t n) {
-  compare<float>(op, bc, o, a, b, n);
+  compare<float>(op, bc, o, a, b, n, 1, kOneRow);
 }
 void compare_f64(VecCompareOp op, VecBroadcast bc, bool* o, const double* a, const double* b,
                  int64_t n) {
-  compare<double>(op, bc, o, a, b, n);
+  compare<double>(op, bc, o, a, b, n, 1, kOneRow);
+}
+void binary_rows_f32(VecBinaryOp op, VecBroadcast bc, float* o, const float* a, const float* b,
+                     int64_t n, int64_t rows, const int64_t* step) {
+  binary<float>(op, bc, o, a, b, n, rows, step);
+}
+void binary_rows_f64(VecBinaryOp op, VecBroadcast bc, double* o, const double* a, const double* b,
+                     int64_t n, int64_t rows, const int64_t* step) {
+  binary<double>(op, bc, o, a, b, n, rows, step);
+}
+void compare_rows_f32(VecCompareOp op, VecBroadcast bc, bool* o, const float* a, const float* b,
+                      int64_t n, int64_t rows, const int64_t* step) {
+  compare<float>(op, bc, o, a, b, n, rows, step);
+}
+void compare_rows_f64(VecCompareOp op, VecBroadcast bc, bool* o, const double* a, const double* b,
+                      int64_t n, int64_t rows, const int64_t* step) {
+  compare<double>(op, bc, o, a, b, n, rows, step);
 }

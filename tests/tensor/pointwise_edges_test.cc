@@ -418,6 +418,38 @@ void check_binary(const std::string& name, BinaryOp op, const Ref& ref, double e
       EXPECT_TRUE(padding_intact(out, out_pad)) << name << " wrote outside its runs, n=" << n;
     }
   }
+  // A broadcast row or column on either side, out of place and in place: blocks of runs in one
+  // kernel call (Note [Blocks of runs] in tensor/cpu/pointwise.cc). Every edge value meets every
+  // other one; short rows take the inline loop, and 2001 rows of 33 are split between the two
+  // threads inside a row.
+  for (auto [rows, n] : {std::pair<int64_t, int64_t>{e, 5}, {e, 16}, {e, 33}, {2001, 33}}) {
+    std::vector<T> grid(static_cast<size_t>(rows * n)), row(static_cast<size_t>(n));
+    std::vector<T> col(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t k = 0; k < n; ++k) grid[size_t(r * n + k)] = edges[(r + k) % e];
+      col[size_t(r)] = edges[(5 * r + 3) % e];
+    }
+    for (int64_t k = 0; k < n; ++k) row[size_t(k)] = edges[(7 * k + 1) % e];
+    Tensor x = from_vector(grid, {rows, n}), rv = from_vector(row, {n});
+    Tensor cv = from_vector(col, {rows, 1});
+    Tensor rx = strided_view(rv, {rows, n}, {0, 1}, 0), cx = strided_view(cv, {rows, n}, {1, 0}, 0);
+    expect_binary<T, Out>(m, x, rx, native::binary(op, x, rv), ref, eps, "tensor op row");
+    expect_binary<T, Out>(m, rx, x, native::binary(op, rv, x), ref, eps, "row op tensor");
+    expect_binary<T, Out>(m, x, cx, native::binary(op, x, cv), ref, eps, "tensor op column");
+    expect_binary<T, Out>(m, cx, x, native::binary(op, cv, x), ref, eps, "column op tensor");
+    // Rows of a wider tensor (a slice), against a broadcast row.
+    Tensor sx = runs<T>(rows, n, 1, T(0.5));
+    native::copy_(sx, x);
+    expect_binary<T, Out>(m, sx, rx, native::binary(op, sx, rv), ref, eps, "slice op row");
+    if constexpr (std::is_same_v<Out, T>) {
+      Tensor y = native::clone(x);
+      native::binary_out(op, y, y, rv);
+      expect_binary<T, Out>(m, x, rx, y, ref, eps, "tensor op= row");
+      y = native::clone(x);
+      native::binary_out(op, y, y, cv);
+      expect_binary<T, Out>(m, x, cx, y, ref, eps, "tensor op= column");
+    }
+  }
 }
 
 template <typename T>
