@@ -7,10 +7,14 @@ aggregates). A case BM_X (ours) pairs with BM_Libtorch_X in the same binary; the
 ratio of their medians (wall time), so below 1 ours is faster. Our own median is shown for
 each twin's run: both binaries contain the same code for our cases, so a large gap between
 the two means the machine's load changed between the runs.
+
+With rounds (OUT_DIR/round1, round2, ...: compare_benchmarks.sh's ROUNDS), each time is the median
+over the rounds, each ratio the median of the rounds' same-run ratios, followed by their range.
 """
 
 import json
 import os
+import statistics
 import sys
 
 TWINS = [("libtorch", "1.13"), ("torch2", "2.x")]
@@ -43,12 +47,29 @@ def fmt_time(ns):
     return f"{ns:.3g} ns"
 
 
-def fmt_ratio(ours, theirs):
-    if ours is None or theirs is None:
+def fmt_ratio(ratios):
+    """The median of a case's per-round ratios (ours / theirs), with their range if several."""
+    if not ratios:
         return ""
-    r = ours / theirs
-    text = f"{r:.2g}" if r < 0.1 else f"{r:.2f}"
-    return f"**{text} (slower)**" if r > 1.0 else text
+
+    def text(r):
+        return f"{r:.2g}" if r < 0.1 else f"{r:.2f}"
+
+    r = statistics.median(ratios)
+    spread = f" ({text(min(ratios))}-{text(max(ratios))})" if len(ratios) > 1 else ""
+    return f"**{text(r)} (slower)**{spread}" if r > 1.0 else f"{text(r)}{spread}"
+
+
+def round_dirs(out_dir):
+    """OUT_DIR's round<r> folders in order, or [OUT_DIR] for a run of one round."""
+    rounds = []
+    while os.path.isdir(os.path.join(out_dir, f"round{len(rounds) + 1}")):
+        rounds.append(os.path.join(out_dir, f"round{len(rounds) + 1}"))
+    return rounds or [out_dir]
+
+
+def median_or_none(values):
+    return statistics.median(values) if values else None
 
 
 def libtorch_name(case):
@@ -56,26 +77,30 @@ def libtorch_name(case):
 
 
 def table(family, out_dir):
-    runs = {twin: load(os.path.join(out_dir, f"{family}_vs_{twin}.json")) for twin, _ in TWINS}
-    print(f"### {family}\n")
+    dirs = round_dirs(out_dir)
+    # runs[twin]: one (medians, context) per round that has this twin's file.
+    runs = {}
+    for twin, _ in TWINS:
+        loaded = [load(os.path.join(d, f"{family}_vs_{twin}.json")) for d in dirs]
+        runs[twin] = [run for run in loaded if run is not None]
+    rounds = f", {len(dirs)} rounds" if len(dirs) > 1 else ""
+    print(f"### {family}{rounds}\n")
     for twin, label in TWINS:
-        run = runs[twin]
-        if run is None:
+        if not runs[twin]:
             print(f"- libtorch {label}: not available (no {family}_vs_{twin}.json)")
             continue
-        ctx = run[1]
+        ctx = runs[twin][0][1]
         load_avg = " ".join(f"{x:.2f}" for x in ctx.get("load_avg", []))
         print(f"- {family}_vs_{twin}: libtorch {ctx.get('libtorch', '?')} "
               f"({ctx.get('libtorch_config', '?')}), {ctx.get('libtorch_library', '?')}; "
               f"load average at its start {load_avg or '?'}")
     print()
     cases = []
-    for run in runs.values():
-        if run is None:
-            continue
-        for name in run[0]:
-            if not name.startswith("BM_Libtorch_") and name not in cases:
-                cases.append(name)
+    for twin_runs in runs.values():
+        for medians, _ in twin_runs:
+            for name in medians:
+                if not name.startswith("BM_Libtorch_") and name not in cases:
+                    cases.append(name)
     header = ["case"]
     for _, label in TWINS:
         header += [f"ours ({label} run)", f"libtorch {label}", f"ours / libtorch {label}"]
@@ -86,14 +111,16 @@ def table(family, out_dir):
         row = [f"`{case}`"]
         ours_times = []
         for twin, _ in TWINS:
-            run = runs[twin]
-            if run is None:
+            if not runs[twin]:
                 row += ["", "", "n/a"]
                 continue
-            ours = run[0].get(case)
-            theirs = run[0].get(libtorch_name(case))
-            ours_times.append(ours)
-            row += [fmt_time(ours), fmt_time(theirs), fmt_ratio(ours, theirs)]
+            ours = [m[case] for m, _ in runs[twin] if case in m]
+            theirs = [m[libtorch_name(case)] for m, _ in runs[twin] if libtorch_name(case) in m]
+            ratios = [m[case] / m[libtorch_name(case)] for m, _ in runs[twin]
+                      if case in m and libtorch_name(case) in m]
+            ours_times.append(median_or_none(ours))
+            row += [fmt_time(median_or_none(ours)), fmt_time(median_or_none(theirs)),
+                    fmt_ratio(ratios)]
         if len(ours_times) == 2 and None not in ours_times:
             gap = max(ours_times) / min(ours_times) - 1.0
             if gap > OURS_DRIFT:

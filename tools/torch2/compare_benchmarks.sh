@@ -4,6 +4,7 @@
 #   tools/torch2/compare_benchmarks.sh                        # all families
 #   tools/torch2/compare_benchmarks.sh indexing autograd      # some
 #   REPS=3 tools/torch2/compare_benchmarks.sh pointwise -- --benchmark_min_time=0.3
+#   ROUNDS=3 tools/torch2/compare_benchmarks.sh pointwise     # every family 3 times over
 #
 # libtorch 1.13 and 2.x cannot be linked into one binary (the same symbols), so each family has
 # twin binaries built from the same sources (benchmarks/benchmarks.bzl): x_vs_libtorch and
@@ -15,6 +16,11 @@
 #
 # Without the 2.x venv (tools/torch2/setup_venv.sh) the 1.13 twins run alone and the tables
 # say "libtorch 2.x not available". Run it on a quiet machine: docs/performance.md.
+#
+# ROUNDS=N (default 1) runs every family's twins N times, round after round, into
+# $OUT_DIR/round<r>/, and each table gives the median over the rounds of the same-run ratio,
+# with its range. On a shared VM whole minutes run slow for both libraries (docs/performance.md,
+# session 11): a ratio that holds in every round is one to quote.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "${root}"
@@ -34,6 +40,7 @@ if ((${#families[@]} == 0)); then
   families=(indexing autograd mutation pointwise training optim)
 fi
 reps="${REPS:-5}"
+rounds="${ROUNDS:-1}"
 out="${OUT_DIR:-/tmp/mutagrad-vs-torch-$(date -u +%Y%m%dT%H%M%S)}"
 mkdir -p "${out}"
 
@@ -67,20 +74,28 @@ bin="${BAZEL_BIN:-${root}/bazel-out/k8-opt/bin}"
     "--benchmark_report_aggregates_only=true ${extra[*]}"
 } >"${out}/run.txt"
 
-for f in "${families[@]}"; do
-  for t in "${twins[@]}"; do
-    name="${f}_vs_${t}"
-    if [ ! -x "${bin}/benchmarks/${name}" ]; then
-      echo "compare_benchmarks.sh: ${bin}/benchmarks/${name} is not built (run without NO_BUILD)" >&2
-      exit 1
-    fi
-    echo "== ${name} (load average $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-    echo "${name}: load average at start $(cut -d' ' -f1-3 /proc/loadavg)" >>"${out}/run.txt"
-    "${bin}/benchmarks/${name}" --benchmark_repetitions="${reps}" \
-      --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
-      --benchmark_out="${out}/${name}.json" --benchmark_out_format=json "${extra[@]}" \
-      >"${out}/${name}.txt" 2>&1
-    echo "${name}: load average at end $(cut -d' ' -f1-3 /proc/loadavg)" >>"${out}/run.txt"
+for ((round = 1; round <= rounds; round++)); do
+  dir="${out}"
+  if ((rounds > 1)); then
+    dir="${out}/round${round}"
+    mkdir -p "${dir}"
+    echo "round ${round} of ${rounds}" >>"${out}/run.txt"
+  fi
+  for f in "${families[@]}"; do
+    for t in "${twins[@]}"; do
+      name="${f}_vs_${t}"
+      if [ ! -x "${bin}/benchmarks/${name}" ]; then
+        echo "compare_benchmarks.sh: ${bin}/benchmarks/${name} is not built (run without NO_BUILD)" >&2
+        exit 1
+      fi
+      echo "== ${name}, round ${round} of ${rounds} (load average $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+      echo "${name}: load average at start $(cut -d' ' -f1-3 /proc/loadavg)" >>"${out}/run.txt"
+      "${bin}/benchmarks/${name}" --benchmark_repetitions="${reps}" \
+        --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
+        --benchmark_out="${dir}/${name}.json" --benchmark_out_format=json "${extra[@]}" \
+        >"${dir}/${name}.txt" 2>&1
+      echo "${name}: load average at end $(cut -d' ' -f1-3 /proc/loadavg)" >>"${out}/run.txt"
+    done
   done
 done
 
