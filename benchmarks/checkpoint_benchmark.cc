@@ -1,7 +1,7 @@
 // Checkpoint bandwidth in C++ (issue 38): save and load of a state_dict of 64 float32 tensors
 // (1 GiB by default) through mutagrad::save/load (torch's zip format) and safetensors, against a
 // plain write/read of the same bytes in the same run. Each case reports bytes_per_second; the
-// ratio to the Plain* case of the same durability is the figure (docs/performance.md).
+// ratio to the Plain* case of the same durability is the figure (docs/performance/checkpoints.md).
 //
 //   MUTAGRAD_CKPT_BENCH_MIB=1024 MUTAGRAD_CKPT_BENCH_DIR=/tmp
 //     bazel-bin/benchmarks/checkpoint_benchmark --benchmark_repetitions=5

@@ -1,4 +1,4 @@
-"""Checkpoint save/load bandwidth (docs/performance.md): a 1 GiB state_dict (64 float32 tensors
+"""Checkpoint save/load bandwidth (docs/performance/checkpoints.md): a 1 GiB state_dict (64 float32 tensors
 of 16 MiB) through mutagrad.save/load (torch's zip format), mutagrad.safetensors, torch.save/
 torch.load and the safetensors package, against a plain write/read of the same bytes.
 

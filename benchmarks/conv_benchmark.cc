@@ -6,8 +6,8 @@
 //   ./bazelw run //benchmarks:conv_benchmark
 //   REPS=5 tools/torch2/compare_benchmarks.sh conv   # with libtorch 1.13 and 2.x, same run
 //
-// libtorch_conv_cases.cc has the same cases through torch::nn. docs/performance.md has the
-// figures.
+// libtorch_conv_cases.cc has the same cases through torch::nn. docs/performance/convolution.md has
+// the figures.
 #include <benchmark/benchmark.h>
 
 #include <memory>

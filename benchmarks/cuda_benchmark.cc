@@ -8,7 +8,7 @@
 //   python3 benchmarks/torch_cuda_cases.py                        # PyTorch, same cases
 //
 // In the host-run build the "device" is the CPU running the kernels through Thrust's OpenMP
-// system: those figures are CPU figures (docs/performance.md labels them so). Without a CUDA
+// system: those figures are CPU figures (docs/performance/cuda.md labels them so). Without a CUDA
 // device every case reports the reason and is skipped.
 #include <benchmark/benchmark.h>
 

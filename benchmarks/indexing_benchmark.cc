@@ -1,6 +1,6 @@
 // Indexing benchmarks (Google Benchmark), with memcpy baselines for ratios. Run:
 //   bazel run -c opt //benchmarks:indexing_benchmark
-// Figures are recorded in docs/performance.md. A benchmark, never a timed test.
+// Figures are recorded in docs/performance/indexing.md. A benchmark, never a timed test.
 // //benchmarks:indexing_vs_libtorch links these cases with libtorch's counterparts
 // (libtorch_indexing_cases.cc) to time both in one run.
 #include <benchmark/benchmark.h>

@@ -7,7 +7,8 @@
 //   bazel run -c opt //benchmarks:mutation_benchmark
 //
 // //benchmarks:mutation_vs_libtorch links these cases with libtorch's counterparts
-// (libtorch_mutation_cases.cc) to time both in one run. Figures: docs/performance.md.
+// (libtorch_mutation_cases.cc) to time both in one run. Figures:
+// docs/performance/autograd-training.md.
 #include <benchmark/benchmark.h>
 
 #include "mutagrad.h"

@@ -7,7 +7,7 @@
 // Linear(128, 10), a batch of 64, cross entropy, backward and a plain SGD update (lr 0.05) under
 // no-grad. The two cases compute the same values (module_test checks it bit for bit); the
 // difference is what the modules add: registration lookups, virtual forward, hook checks,
-// parameters() collection. docs/performance.md records the ratio.
+// parameters() collection. docs/performance/autograd-training.md records the ratio.
 #include <benchmark/benchmark.h>
 
 #include <memory>

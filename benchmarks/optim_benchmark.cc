@@ -7,7 +7,7 @@
 //
 // //benchmarks:optim_vs_libtorch links these cases with libtorch's counterparts
 // (libtorch_optim_cases.cc: torch::optim::SGD / AdamW) to time both in one run. Figures:
-// docs/performance.md.
+// docs/performance/autograd-training.md.
 #include <benchmark/benchmark.h>
 
 #include <vector>

@@ -55,8 +55,8 @@
 //
 // Note [Allocator bookkeeping cost]
 // The host-side bookkeeping of one free + allocate must cost no more than the exact-bin free
-// lists this design replaced (BM_AllocatorChurn, docs/performance.md). So the common path never
-// calls the C heap and never walks a tree: Block objects (a cache line each) are recycled
+// lists this design replaced (BM_AllocatorChurn, docs/performance/cuda.md). So the common path
+// never calls the C heap and never walks a tree: Block objects (a cache line each) are recycled
 // through a spare list; the live and deferred blocks are an open-addressing table; each pool's
 // free blocks sit in intrusive lists, one per bin, with a two-level bitmap of the non-empty
 // bins. Small pool: a bin per size (4096 bins, 512 B to 2 MiB), so the best fit is the first

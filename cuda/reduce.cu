@@ -524,8 +524,8 @@ void scan_kernel(ReduceOp op, const Tensor& out, const Tensor& in, int64_t dim) 
       // The three passes pay a carry buffer, three launches and a second read of the line, which
       // a GPU repays with a thread per block; the host-run build's few CPU threads gain nothing
       // from them once every thread has a line: there one pass per line gives the same bits at
-      // the in-order loop's cost (docs/performance.md). Fewer lines than threads (one long
-      // line) still take the passes, so the host-run tests check their bits too.
+      // the in-order loop's cost (docs/performance/blocked-orders.md). Fewer lines than threads
+      // (one long line) still take the passes, so the host-run tests check their bits too.
       if (lines >= host_threads()) {
         launch("scan", lines,
                ScanLinesBlocked<T, Combine>{{device_data(out), device_data(in), calc, len, out_step,

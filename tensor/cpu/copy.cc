@@ -31,7 +31,7 @@ inline To convert(From v) {
 // before its part returns, so any reader after the op sees them. glibc's memcpy does the same
 // for one large block, but a strided copy reaches it one row at a time, below its threshold.
 // The bits are those of memcpy. x[:, 1:-1] = y on 4096 x 4096 float32 (64 MiB, rows of 16 KiB):
-// docs/performance.md, session 10.
+// docs/performance/cpu-kernels.md, session 10.
 void stream_copy(char* d, const char* s, size_t bytes) {
 #if defined(__SSE2__)
   const size_t head = std::min<size_t>(bytes, (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16);

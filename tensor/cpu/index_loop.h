@@ -212,7 +212,7 @@ inline bool any_out_of_range(const int64_t* data, int64_t n, uint64_t lower, uin
 // a Screened write whose values all lie in [0, size) (IndexPutDescriptor::nonnegative:
 // native::check_index_bounds screens [0, size) first) tests nothing and is unrolled 4 times.
 // (A vectorized screen of each 512-value chunk before a plain loop, the earlier form, took 22%
-// of a 2-D gather's samples on an AMD EPYC VM: docs/performance.md.)
+// of a 2-D gather's samples on an AMD EPYC VM: docs/performance/indexing.md.)
 
 // Note [Whole rows]
 // A run whose index is constant along it writes one contiguous row of self from one of the

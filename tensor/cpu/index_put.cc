@@ -54,7 +54,7 @@ using namespace index_loop;  // the loop these kernels share with the gathers
 // indices and 8 bytes per write (float32) of temporary memory. On an Intel Xeon VM (2 threads,
 // 1M into 4M float32) this took 6.15-7.5 ms, libtorch 1.13 4.9-7.2 ms in the same runs;
 // per-(thread, block) std::vector buckets and a bitmap of later threads' destinations were
-// slower (docs/performance.md, with later designs).
+// slower (docs/performance/indexing.md, with later designs).
 constexpr int64_t kBlockBytes = int64_t{1} << 19;
 
 // Passes 1 and 2 of Note [Partitioned scatter] (they depend on no element type): the number of
@@ -406,7 +406,7 @@ bool counting_put(T* d, const T* v, const Loop& loop, int64_t total, Combine com
 // took 1.77-2.28 ms when the VM was quiet, and 1.85-1.92 ms against 2.67-3.36 ms while other
 // tenants loaded it (libtorch 1.13's racy writes from two threads: 1.26-1.63 and 1.51-2.16 ms
 // in the same runs), using one core and no temporary memory. Two threads that each walk every
-// index and write their own half did no better than one (docs/performance.md). So a write
+// index and write their own half did no better than one (docs/performance/indexing.md). So a write
 // without accumulate into a destination of at most half that cache (shared_cache_bytes in
 // tensor/cpu/parallel.h) skips the partition and its prefetch: one thread writes in index
 // order, or two split the writes as Note [Earlier writes skip later destinations] says. An
@@ -478,7 +478,7 @@ bool put_counting_beside(T* d, const T* v, const Loop& loop, int64_t total, int6
 // R, for any thread count. Thread 0 also reads the later part's indices, so it takes the
 // smaller share (3/10 measured best of 2/10-4/10). 1M into 4M float32, AMD EPYC VM, medians of
 // 8 repetitions: one thread 1.73-1.83 ms, the two parts 1.30-1.34 ms, libtorch 1.13's racy
-// halves 1.31-1.45 ms in the same runs (docs/performance.md, issue 12).
+// halves 1.31-1.45 ms in the same runs (docs/performance/indexing.md, issue 12).
 constexpr int64_t kEarlierShareTenths = 3;
 
 // The write of one element of the earlier part: to a dummy where a later write lands.
@@ -646,7 +646,7 @@ bool all_in_range(const Loop& loop, int64_t total) {
 // such a coordinate when it varies along one loop dim only and its values there are exactly 0,
 // 1, ..., size - 1 (read here: size values), all inside self's dim. Each thread writes its
 // rows in index order: the bits of one thread walking R. Now 0.40 and 0.45 ms
-// (BM_Scatter2DAlongDim1, docs/performance.md).
+// (BM_Scatter2DAlongDim1, docs/performance/indexing.md).
 
 // The loop dim (the largest) on which an index operand is the coordinate 0, 1, ..., size - 1
 // (Note [Rows named by a coordinate]), or -1.

@@ -18,9 +18,9 @@
 // oneDNN (tensor/cpu/convolution.cc) runs its kernels on GCC's OpenMP runtime, whose idle
 // threads spin for a while after each parallel region. With a worker of our own beside them,
 // element-wise work between two library calls ran on three busy threads on two cores: 25 % of a
-// conv's samples were libgomp spinning (docs/performance.md). So parallel_run opens an OpenMP
-// team of two, the same threads oneDNN uses (libtorch does the same with at::parallel_for). The
-// halves are the same as before (the split depends only on n), and a team of one (a call from
+// conv's samples were libgomp spinning (docs/performance/convolution.md). So parallel_run opens an
+// OpenMP team of two, the same threads oneDNN uses (libtorch does the same with at::parallel_for).
+// The halves are the same as before (the split depends only on n), and a team of one (a call from
 // inside a parallel region, where libgomp nests no teams) runs both halves in order, so results
 // are the same bits either way. Under ThreadSanitizer, which cannot see libgomp's barriers
 // (Note [TSan and OpenMP], docs/thread-safety.md), and in builds without OpenMP (clang's fuzz

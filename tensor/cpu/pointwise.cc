@@ -151,10 +151,10 @@ void binary_vec_run(char** p, const int64_t* s, int64_t n, const Kernel& kernel,
 // Note [Blocks of runs]
 // A broadcast (a + row, a * column) or a strided slice is many short runs; each cost the
 // StridedLoop's set-up and a kernel call (dispatch on op and broadcast): 16 % of a 256 x 256
-// float add of a row (docs/performance.md, session 11). StridedLoop::run_rows hands whole blocks
-// of runs over, and one kernel call (VecKernels' *_rows) takes every run of a block, when the
-// runs are ones the kernel takes and their steps are whole elements. The runs go in the same
-// order with the same formula per element, so the bits are those of one run at a time.
+// float add of a row (docs/performance/cpu-kernels.md, session 11). StridedLoop::run_rows hands
+// whole blocks of runs over, and one kernel call (VecKernels' *_rows) takes every run of a block,
+// when the runs are ones the kernel takes and their steps are whole elements. The runs go in the
+// same order with the same formula per element, so the bits are those of one run at a time.
 template <typename Out, typename T, typename Kernel, typename F>
 void binary_vec_block(char** p, const int64_t* s, const int64_t* outer, int64_t n, int64_t rows,
                       const Kernel& kernel, const F& f) {

@@ -75,8 +75,8 @@ struct MinOp {
 // does. (Until session 10 they ran on the calling thread below 4 x kParallelThreshold, from a
 // measurement on a loaded machine; on a quiet one two threads save more than their start and
 // join: a 256 x 256 float32 sum along dim 1 took 6.2 us on one thread and 4.7 us on two,
-// docs/performance.md.) A team of one (inside another parallel region, or in a forked child)
-// runs both halves in order: the same bits.
+// docs/performance/cpu-kernels.md.) A team of one (inside another parallel region, or in a forked
+// child) runs both halves in order: the same bits.
 
 // Accumulates the elements [begin, end) (in memory order) of `in` (dtype T) into `acc` (dtype A,
 // in's shape with stride 0 on reduced dims); `it` walks {in, acc}. Float and double sums and

@@ -37,7 +37,7 @@ static_assert((kLanes - 1) * kSkew < kBlock, "the lanes' lags fit in a block");
 
 // Lines of more elements than this in all run the passes on both threads. Below it one thread
 // runs them: on the loaded 2-core VM, waking the second thread for each pass cost more than a
-// 1M-element line's passes (docs/performance.md).
+// 1M-element line's passes (docs/performance/blocked-orders.md).
 constexpr int64_t kParallelScanElements = int64_t{8} << 20;
 
 Tensor line_starts(const Tensor& t, IntArrayRef line_sizes) {

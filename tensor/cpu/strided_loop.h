@@ -128,7 +128,7 @@ class StridedLoop {
   // run r at ptrs[k] + r * outer_strides[k]. The runs cut at the range's ends go to loop. The
   // elements (and runs) come in run()'s order, so a kernel that handles a block as its runs one
   // after another gives run()'s results. A block saves the per-run set-up of run(): a 256 x 256
-  // broadcast add is 256 runs of 256 (docs/performance.md, session 11).
+  // broadcast add is 256 runs of 256 (docs/performance/cpu-kernels.md, session 11).
   template <typename Loop, typename Block>
   void run_rows(int64_t begin, int64_t end, Loop&& loop, Block&& block) const {
     const int64_t n0 = ndim() >= 2 ? sizes_[0] : 0;
