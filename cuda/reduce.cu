@@ -380,37 +380,66 @@ struct ScanLines {
   }
 };
 
+#ifndef __CUDACC__
 // A longer line in the blocked order in one pass, one thread per line: each block folds its
 // partial l from its own first element and writes carry . l, the carry moving on at the block's
 // end; block 0 folds from init. The same association as the three passes below (the same bits),
 // reading the line once: the host-run build's path when its threads have a line each (Note
-// [Host-run scans]).
+// [Host-run scans]). Host code only.
+//
+// Note [Two blocks at once]
+// The fold of one block is a chain of dependent combines, each waiting for the one before: the
+// in-order loop's cost, and one combine more per element for the carry. Blocks b and b + 1
+// fold as two independent chains instead; b + 1's partials wait in `later` (one block of A on
+// the stack) until b's end gives their carry, then go out in a second, independent pass. Each
+// element gets the same combines in the same order: the same bits.
 template <typename T, typename Combine>
 struct ScanLinesBlocked : ScanLines<T, Combine> {
   using A = typename ScanLines<T, Combine>::A;
-  MG_HOST_DEVICE void operator()(int64_t line) const {
+  void operator()(int64_t line) const {
     int64_t off[2];
     this->calc.get(line, off);
     const char* in = this->in + off[1];
     char* out = this->out + off[0];
-    const int64_t first = this->len < blocked::kBlock ? this->len : blocked::kBlock;
+    const int64_t len = this->len;
+    auto load = [&](int64_t i) { return static_cast<A>(at<T>(in, i * this->in_step)); };
+    auto store = [&](int64_t i, A v) { at<T>(out, i * this->out_step) = static_cast<T>(v); };
+    const int64_t first = len < blocked::kBlock ? len : blocked::kBlock;
     A carry = this->init;
     for (int64_t i = 0; i < first; ++i) {
-      carry = this->combine(carry, static_cast<A>(at<T>(in, i * this->in_step)));
-      at<T>(out, i * this->out_step) = static_cast<T>(carry);
+      carry = this->combine(carry, load(i));
+      store(i, carry);
     }
-    for (int64_t b = first; b < this->len; b += blocked::kBlock) {
-      const int64_t e = b + blocked::kBlock < this->len ? b + blocked::kBlock : this->len;
-      A l = static_cast<A>(at<T>(in, b * this->in_step));
-      at<T>(out, b * this->out_step) = static_cast<T>(this->combine(carry, l));
+    int64_t b = first;
+    A later[blocked::kBlock];
+    for (; b + 2 * blocked::kBlock <= len; b += 2 * blocked::kBlock) {
+      const int64_t b2 = b + blocked::kBlock;
+      A l = load(b), m = load(b2);
+      store(b, this->combine(carry, l));
+      later[0] = m;
+      for (int64_t i = 1; i < blocked::kBlock; ++i) {
+        l = this->combine(l, load(b + i));
+        m = this->combine(m, load(b2 + i));
+        store(b + i, this->combine(carry, l));
+        later[i] = m;
+      }
+      carry = this->combine(carry, l);
+      for (int64_t i = 0; i < blocked::kBlock; ++i) store(b2 + i, this->combine(carry, later[i]));
+      carry = this->combine(carry, m);
+    }
+    for (; b < len; b += blocked::kBlock) {
+      const int64_t e = b + blocked::kBlock < len ? b + blocked::kBlock : len;
+      A l = load(b);
+      store(b, this->combine(carry, l));
       for (int64_t i = b + 1; i < e; ++i) {
-        l = this->combine(l, static_cast<A>(at<T>(in, i * this->in_step)));
-        at<T>(out, i * this->out_step) = static_cast<T>(this->combine(carry, l));
+        l = this->combine(l, load(i));
+        store(i, this->combine(carry, l));
       }
       carry = this->combine(carry, l);
     }
   }
 };
+#endif
 
 // A longer line in the blocked order's three passes, over items (line, block) = line * nb +
 // block: the same association as the CPU's (tensor/cpu/scan.cc), so the same bits.

@@ -1,7 +1,6 @@
 // CPU fill and copy (with dtype conversion). memcpy for same-dtype contiguous runs, or
 // non-temporal stores when the destination is larger than the shared cache (Note [Streaming
 // copies]).
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #if defined(__SSE2__)
@@ -11,6 +10,7 @@
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/cpu/parallel.h"
 #include "tensor/cpu/strided_loop.h"
+#include "tensor/cpu/vec_kernels.h"
 #include "tensor/tensor.h"
 
 namespace mutagrad::cpu {
@@ -26,33 +26,12 @@ inline To convert(From v) {
 // A copy into a destination larger than the shared cache cannot leave its result in cache, and
 // an ordinary store first reads the line it writes (the core must own it): a third stream of
 // memory traffic beside the source's reads and the destination's writes. So such a copy writes
-// its same-dtype runs with non-temporal stores (SSE2's movntdq from the first 16-byte boundary;
-// the ends through memcpy), which skip that read, and each thread fences its stores (sfence)
-// before its part returns, so any reader after the op sees them. glibc's memcpy does the same
-// for one large block, but a strided copy reaches it one row at a time, below its threshold.
-// The bits are those of memcpy. x[:, 1:-1] = y on 4096 x 4096 float32 (64 MiB, rows of 16 KiB):
-// docs/performance/cpu-kernels.md, session 10.
-void stream_copy(char* d, const char* s, size_t bytes) {
-#if defined(__SSE2__)
-  const size_t head = std::min<size_t>(bytes, (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16);
-  std::memcpy(d, s, head);
-  d += head;
-  s += head;
-  bytes -= head;
-  for (; bytes >= 64; bytes -= 64, d += 64, s += 64) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
-    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d), a);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), b);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), c);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), e);
-  }
-#endif
-  std::memcpy(d, s, bytes);
-}
-
+// its same-dtype runs with non-temporal stores (vec_kernels' stream_copy: the build's widest,
+// from the first aligned byte; the ends through memcpy), which skip that read, and each thread
+// fences its stores (sfence) before its part returns, so any reader after the op sees them.
+// glibc's memcpy does the same for one large block, but a strided copy reaches it one row at a
+// time, below its threshold. The bits are those of memcpy. x[:, 1:-1] = y on 4096 x 4096
+// float32 (64 MiB, rows of 16 KiB): docs/performance/cpu-kernels.md, sessions 10 and 11.
 void stream_fence() {
 #if defined(__SSE2__)
   _mm_sfence();
@@ -61,6 +40,7 @@ void stream_fence() {
 
 template <typename To, typename From>
 void copy_loop(const StridedLoop<2>& it, bool stream) {
+  const VecKernels& vk = vec_kernels();
   parallel_for(it.numel(), [&](int64_t begin, int64_t end) {
     // [&]: where To != From nothing reads `stream` (a named capture: clang's unused warning).
     it.run(begin, end, [&](char** p, const int64_t* s, int64_t n) {
@@ -68,7 +48,7 @@ void copy_loop(const StridedLoop<2>& it, bool stream) {
         if constexpr (std::is_same_v<To, From>) {
           const size_t bytes = static_cast<size_t>(n) * sizeof(To);
           if (stream) {
-            stream_copy(p[0], p[1], bytes);
+            vk.stream_copy(p[0], p[1], bytes);
           } else {
             std::memcpy(p[0], p[1], bytes);
           }

@@ -32,6 +32,7 @@
 // that neither AVX object exports a weak symbol outside its namespaces.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "tensor/cpu/fused_optim.h"
@@ -134,6 +135,9 @@ struct VecKernels {
   // Whether any of data[0, n) lies outside [lower, lower + span) (as unsigned: u - lower <
   // span): the bounds screen of the index kernels (Note [Vectorized bounds screen]).
   bool (*any_out_of_range)(const int64_t* data, int64_t n, uint64_t lower, uint64_t span);
+  // d[0, bytes) = s[0, bytes) with non-temporal stores (Note [Streaming copies] in
+  // tensor/cpu/copy.cc): memcpy's bits, the stores ordered by an sfence the caller issues.
+  void (*stream_copy)(char* d, const char* s, size_t bytes);
   // Elements [begin, end) of a one-pass optimizer step (fused_optim.h; the same bits in every
   // build: Note [Fused steps per capability] in fused_optim_impl.h).
   void (*sgd_f32)(const SGDStep<float>& s, int64_t begin, int64_t end);

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -716,6 +717,33 @@ TEST_F(VecKernelsTest, EachBuildsComparisonsAreTheScalarFormulaInEveryTail) {
   for (const VecKernels* vk : runnable_builds()) {
     check_compare<float>(*vk);
     check_compare<double>(*vk);
+  }
+}
+
+// Note [Streaming copies] (tensor/cpu/copy.cc): each build's stream_copy writes memcpy's bytes
+// for every length up to 200 (the head up to the store width's boundary, whole 64-byte lines, the
+// tail) at every offset from a 64-byte boundary, reads nothing past the source (a guard page)
+// and writes nothing outside the destination.
+TEST_F(VecKernelsTest, EachBuildsStreamingCopyIsMemcpy) {
+  constexpr int64_t kMax = 200;
+  constexpr char kPad = 0x5a;
+  for (const VecKernels* vk : runnable_builds()) {
+    const char* build = cpu::cpu_capability_name(vk->capability);
+    for (int64_t n = 0; n <= kMax; ++n) {
+      GuardedArray<char> src(n);
+      for (int64_t i = 0; i < n; ++i) src.data()[i] = static_cast<char>(i * 7 + 1);
+      for (int64_t off = 0; off < 64; ++off) {
+        alignas(64) char canvas[64 + 64 + kMax + 64];
+        std::memset(canvas, kPad, sizeof(canvas));
+        vk->stream_copy(canvas + 64 + off, src.data(), static_cast<size_t>(n));
+        std::atomic_thread_fence(std::memory_order_seq_cst);  // mfence: orders the streaming stores
+        for (int64_t k = 0; k < static_cast<int64_t>(sizeof(canvas)); ++k) {
+          const int64_t i = k - 64 - off;
+          const char want = i >= 0 && i < n ? src.data()[i] : kPad;
+          ASSERT_EQ(canvas[k], want) << build << " n " << n << " offset " << off << " byte " << k;
+        }
+      }
+    }
   }
 }
 
