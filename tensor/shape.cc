@@ -13,14 +13,16 @@ namespace {
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
-// The product of `sizes` (0 when any size is 0), or nullopt when the product of the nonzero
-// sizes exceeds int64 (Note [Size overflow]).
-std::optional<int64_t> checked_product(IntArrayRef sizes) {
+// The product of `sizes` (0 when any size is 0), or -1 when the product of the nonzero sizes
+// exceeds int64 (Note [Size overflow]). Not a std::optional: GCC returns one through a byte
+// store and a word load of the same stack slot, a store-forwarding stall on every tensor built
+// (7 % of a small sum's serial time, docs/performance/cpu-kernels.md, session 11).
+int64_t checked_product(IntArrayRef sizes) {
   int64_t n = 1;
   bool any_zero = false;
   for (int64_t s : sizes) {
     any_zero |= s == 0;
-    if (__builtin_mul_overflow(n, std::max<int64_t>(s, 1), &n)) return std::nullopt;
+    if (__builtin_mul_overflow(n, std::max<int64_t>(s, 1), &n)) return -1;
   }
   return any_zero ? 0 : n;
 }
@@ -46,15 +48,15 @@ std::optional<int64_t> checked_product(IntArrayRef sizes) {
 }  // namespace
 
 int64_t compute_numel(IntArrayRef sizes, const char* op) {
-  std::optional<int64_t> n = checked_product(sizes);
-  if (!n) throw_numel_overflow(sizes, op);
-  return *n;
+  const int64_t n = checked_product(sizes);
+  if (n < 0) throw_numel_overflow(sizes, op);
+  return n;
 }
 
 int64_t compute_storage_nbytes(IntArrayRef sizes, int64_t itemsize, const char* op) {
-  std::optional<int64_t> numel = checked_product(sizes);
+  const int64_t numel = checked_product(sizes);
   int64_t nbytes = 0;
-  if (!numel || __builtin_mul_overflow(*numel, itemsize, &nbytes)) {
+  if (numel < 0 || __builtin_mul_overflow(numel, itemsize, &nbytes)) {
     throw_storage_overflow(sizes, nullptr, itemsize, op);
   }
   return nbytes;
