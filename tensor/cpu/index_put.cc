@@ -673,6 +673,23 @@ int64_t coordinate_dim(const Loop& loop) {
   return best;
 }
 
+// Note [Short runs need no counting]
+// The blocked order (Note [Blocked accumulation order]) is index order for a destination with at
+// most kBlock values, so a write whose every destination element gets at most kBlock values needs
+// no counting (Note [Counting while writing]): it writes in index order. In a self without
+// overlap, loop coordinates that differ along a sliced dim are distinct elements, and so are
+// those that differ along a dim a coordinate operand names (Note [Rows named by a coordinate]):
+// one element gets at most the product of the other index dims' sizes. scatter_add_ along dim 1
+// of a [1024, 4096] self with 1024 values a row: at most 1024, and the count over its 1M writes
+// was a third of its time (docs/performance/indexing.md, session 11).
+int64_t most_per_destination(const Loop& loop, int64_t coordinate) {
+  int64_t most = 1;
+  for (size_t r = 0; r < loop.sizes.size(); ++r) {
+    if (loop.is_index_dim[r] && static_cast<int64_t>(r) != coordinate) most *= loop.sizes[r];
+  }
+  return most;  // a product of some of the sizes of a loop whose numel fits int64
+}
+
 // Note [Self with overlapping strides]
 // The splits above rest on distinct loop coordinates being distinct elements of self, and the
 // row sort on distinct rows being distinct memory. A self whose non-zero strides make elements
@@ -755,8 +772,11 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
   }
   // Note [Blocked accumulation on the CPU]
   constexpr bool kBlocked = kAccumulate && blocked::order_matters<T, Combine>();
+  // Note [Short runs need no counting]: split is -1, a sliced dim or a coordinate's dim.
+  const bool counts =
+      kBlocked && (!distinct || most_per_destination(loop, split) > blocked::kBlock);
   if constexpr (kBlocked) {
-    if (total > blocked::kBlock) {
+    if (total > blocked::kBlock && counts) {
       Sketch sketch(total);
       const bool counted = nthreads > 1 && partition;
       if constexpr (kPartition) {
@@ -804,7 +824,7 @@ bool index_put_typed(const Tensor& dst, const Loop& loop, const Tensor& values, 
     for (IndexOperand& ix : sub.idx) ix.data += a * ix.strides[s];  // 0 on a sliced dim
     const int64_t sub_total = compute_numel(sub.sizes);
     if constexpr (kBlocked) {
-      if (sub_total > blocked::kBlock) {  // Note [Counting while writing]
+      if (sub_total > blocked::kBlock && counts) {  // Note [Counting while writing]
         if (!counting_put<T, Wrap>(d, v, sub, sub_total, combine)) {
           bad.store(true, std::memory_order_relaxed);
         }

@@ -7,7 +7,6 @@
 #endif
 
 #include <Eigen/Core>
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -337,7 +336,10 @@ void stream_copy(char* d, const char* s, size_t bytes) {
   using Line = __m128i;
 #endif
   constexpr size_t W = sizeof(Line);
-  const size_t head = std::min<size_t>(bytes, (W - reinterpret_cast<uintptr_t>(d) % W) % W);
+  // A ternary, not std::min: no function template of its own in this object (Note [CPU
+  // capability dispatch]: a weak symbol the linker may share with the other builds).
+  const size_t to_boundary = (W - reinterpret_cast<uintptr_t>(d) % W) % W;
+  const size_t head = bytes < to_boundary ? bytes : to_boundary;
   std::memcpy(d, s, head);
   d += head;
   s += head;

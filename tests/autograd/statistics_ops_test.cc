@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "grad_test_util.h"
@@ -137,18 +138,25 @@ TEST(StatisticsOps, LongScansFoldInTheBlockedOrderOnEveryDevice) {
     for (size_t i = 1; i < want64.size(); ++i) want64[i] += want64[i - 1];
     EXPECT_EQ(first_difference(values(k.cumsum(0)), want64), -1);
   }
-  // Lines of 5000 along dim 1, contiguous and transposed (lines with a stride): 3 lines, and 40
-  // (the host-run CUDA kernel folds a line per thread once every thread has one, else runs the
-  // GPU's three passes: Note [Host-run scans] in cuda/reduce.cu; both are checked).
-  for (int64_t rows : {3, 40}) {
-    const Tensor m = randn({rows, 5000}, gen, kFloat64);
-    for (const Tensor& t : {dev(m), dev(m.t().contiguous()).t()}) {
-      const Tensor got = t.cumsum(1);
-      for (int64_t r = 0; r < rows; ++r) {
-        SCOPED_TRACE(testing::Message() << "line " << r);
-        const int64_t at =
-            first_difference(values(got.select(0, r)), blocked_scan(values(m.select(0, r)), false));
-        EXPECT_EQ(at, -1) << "differs at " << at;
+  // Lines along dim 1, contiguous and transposed (lines with a stride): 3 lines, and 40 (the
+  // host-run CUDA kernel folds a line per thread once every thread has one, else runs the GPU's
+  // three passes: Note [Host-run scans] in cuda/reduce.cu; both are checked). 5000 elements take
+  // that one-pass kernel's pair of blocks (Note [Two blocks at once]), a lone block and a partial
+  // one; 2500 no pair.
+  for (auto [rows, len] : {std::pair<int64_t, int64_t>{3, 5000}, {40, 5000}, {40, 2500}}) {
+    const Tensor m = randn({rows, len}, gen, kFloat64);
+    const Tensor f = m / 1000.0 + 1.0;
+    for (bool prod : {false, true}) {
+      const Tensor v = prod ? f : m;
+      for (const Tensor& t : {dev(v), dev(v.t().contiguous()).t()}) {
+        const Tensor got = prod ? t.cumprod(1) : t.cumsum(1);
+        for (int64_t r = 0; r < rows; ++r) {
+          SCOPED_TRACE(testing::Message()
+                       << (prod ? "cumprod" : "cumsum") << " length " << len << " line " << r);
+          const int64_t at = first_difference(values(got.select(0, r)),
+                                              blocked_scan(values(v.select(0, r)), prod));
+          EXPECT_EQ(at, -1) << "differs at " << at;
+        }
       }
     }
   }

@@ -215,6 +215,45 @@ TEST_P(IndexingConformance, LongRunsOfOneDestinationFoldInTheBlockedOrder) {
     native::index_put_(got, {native::to(index, dev)}, native::to(src, dev), /*accumulate=*/true);
     EXPECT_EQ(contents<float>(got), want) << "rows into " << rows;
   }
+  // A scatter_add_ along dim 1: the index list {row coordinate, index} (Note [Rows named by a
+  // coordinate] in tensor/cpu/index_put.cc), 40 rows. 3,000 values a row into 50 columns, row 3
+  // putting every second one on column 7 (1,500 values: the blocked order shows); and 1,024
+  // values a row into 4,096 columns, where no element can get more than 1,024 (Note [Short runs
+  // need no counting]).
+  for (auto [width, m] : {std::pair<int64_t, int64_t>{50, 3000}, {4096, 1024}}) {
+    const int64_t rows = 40;
+    Tensor table = empty({rows, width}, kFloat32);
+    Tensor src = empty({rows, m}, kFloat32);
+    Tensor index = empty({rows, m}, kInt64);
+    for (int64_t i = 0; i < rows * width; ++i) table.data_ptr<float>()[i] = float(rnd_.real(-1, 1));
+    for (int64_t i = 0; i < rows * m; ++i) {
+      src.data_ptr<float>()[i] = float(rnd_.real(-3, 3));
+      index.data_ptr<int64_t>()[i] = i / m == 3 && i % 2 == 0 ? 7 : rnd_.uniform(0, width - 1);
+    }
+    std::vector<float> want = contents<float>(table);
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<std::vector<float>> runs(static_cast<size_t>(width));
+      for (int64_t k = 0; k < m; ++k) {
+        runs[size_t(index.data_ptr<int64_t>()[r * m + k])].push_back(
+            src.data_ptr<float>()[r * m + k]);
+      }
+      for (int64_t c = 0; c < width; ++c) {
+        float& x = want[static_cast<size_t>(r * width + c)];
+        x = blocked_fold(x, runs[size_t(c)]);
+      }
+    }
+    const Tensor coordinate = native::view(arange(rows, kInt64), {rows, 1});
+    const int saved_threads = cpu::indexing_num_threads();
+    for (int threads : {1, 2, 3}) {
+      cpu::set_indexing_num_threads(threads);
+      Tensor got = native::clone(native::to(table, dev));
+      native::index_put_(got, {native::to(coordinate, dev), native::to(index, dev)},
+                         native::to(src, dev), /*accumulate=*/true);
+      EXPECT_EQ(contents<float>(got), want)
+          << "scatter_add_ along dim 1, " << m << " values a row, " << threads << " threads";
+    }
+    cpu::set_indexing_num_threads(saved_threads);
+  }
 }
 
 // Without accumulate the last write in index order wins. The device decides the winner per

@@ -419,9 +419,9 @@ void check_binary(const std::string& name, BinaryOp op, const Ref& ref, double e
     }
   }
   // A broadcast row or column on either side, out of place and in place: blocks of runs in one
-  // kernel call (Note [Blocks of runs] in tensor/cpu/pointwise.cc). Every edge value meets every
-  // other one; short rows take the inline loop, and 2001 rows of 33 are split between the two
-  // threads inside a row.
+  // kernel call (Note [Blocks of runs] in tensor/cpu/pointwise.cc). Every edge value is in every
+  // column of the grid and meets every value of the column; short rows take the inline loop,
+  // and 2001 rows of 33 are split between the two threads inside a row.
   for (auto [rows, n] : {std::pair<int64_t, int64_t>{e, 5}, {e, 16}, {e, 33}, {2001, 33}}) {
     std::vector<T> grid(static_cast<size_t>(rows * n)), row(static_cast<size_t>(n));
     std::vector<T> col(static_cast<size_t>(rows));

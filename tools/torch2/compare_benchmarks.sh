@@ -41,8 +41,14 @@ if ((${#families[@]} == 0)); then
 fi
 reps="${REPS:-5}"
 rounds="${ROUNDS:-1}"
+if ! [[ "${rounds}" =~ ^[1-9][0-9]*$ ]]; then
+  echo "compare_benchmarks.sh: ROUNDS=${rounds}: expected a whole number of rounds, 1 or more" >&2
+  exit 2
+fi
 out="${OUT_DIR:-/tmp/mutagrad-vs-torch-$(date -u +%Y%m%dT%H%M%S)}"
 mkdir -p "${out}"
+# The tables read every round<r> folder of OUT_DIR: none may be left from an earlier run.
+rm -rf "${out}"/round[0-9]*
 
 venv="${MUTAGRAD_TORCH2_VENV:-${HOME}/.cache/mutagrad/torch2-venv}"
 twins=(libtorch)
