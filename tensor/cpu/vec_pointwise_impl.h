@@ -205,8 +205,9 @@ void with_broadcast(VecBroadcast bc, const F& f) {
   }
 }
 
-// `rows` runs of n, run r of o, a and b at r * step[0], step[1] and step[2] elements (VecKernels'
-// *_rows entries); the op and the broadcast are resolved once for all of them.
+// `rows` runs of n, run r of o, a and b at r * step[0], step[1] and step[2] elements; the op and
+// the broadcast are resolved once for all of them. binary<T> and compare<T> are VecKernels'
+// *_rows entries.
 template <typename T, VecBinaryOp kOp>
 void binary_op(VecBroadcast bc, T* o, const T* a, const T* b, int64_t n, int64_t rows,
                const int64_t* step) {
@@ -282,20 +283,4 @@ void compare_f32(VecCompareOp op, VecBroadcast bc, bool* o, const float* a, cons
 void compare_f64(VecCompareOp op, VecBroadcast bc, bool* o, const double* a, const double* b,
                  int64_t n) {
   compare<double>(op, bc, o, a, b, n, 1, kOneRow);
-}
-void binary_rows_f32(VecBinaryOp op, VecBroadcast bc, float* o, const float* a, const float* b,
-                     int64_t n, int64_t rows, const int64_t* step) {
-  binary<float>(op, bc, o, a, b, n, rows, step);
-}
-void binary_rows_f64(VecBinaryOp op, VecBroadcast bc, double* o, const double* a, const double* b,
-                     int64_t n, int64_t rows, const int64_t* step) {
-  binary<double>(op, bc, o, a, b, n, rows, step);
-}
-void compare_rows_f32(VecCompareOp op, VecBroadcast bc, bool* o, const float* a, const float* b,
-                      int64_t n, int64_t rows, const int64_t* step) {
-  compare<float>(op, bc, o, a, b, n, rows, step);
-}
-void compare_rows_f64(VecCompareOp op, VecBroadcast bc, bool* o, const double* a, const double* b,
-                      int64_t n, int64_t rows, const int64_t* step) {
-  compare<double>(op, bc, o, a, b, n, rows, step);
 }
