@@ -125,10 +125,29 @@ inline void tail_store_bytes(bool* p, int64_t n, const B& bytes) {
 }
 #endif
 
-// The 0/1 bytes of a lane mask.
+// The 0/1 bytes of a lane mask (each lane 0 or -1). In the AVX2 build GCC narrowed the lanes one
+// at a time: a float comparison of 64Ki elements took 17 us there against 4-5 us with AVX-512
+// (docs/performance/cpu-kernels.md, session 11). Saturating packs (float) and the sign bits
+// spread to bytes by one multiplication (double: four bits at 0, 7, 14, 21, no carries) do it.
 template <typename T>
 inline typename VecTypes<T>::B mask_bytes(const typename VecTypes<T>::M& m) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  typename VecTypes<T>::B out;
+  if constexpr (std::is_same_v<T, float>) {
+    const __m256i w = (__m256i)m;
+    const __m128i words =
+        _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+    const __m128i bytes = _mm_and_si128(_mm_packs_epi16(words, words), _mm_set1_epi8(1));
+    std::memcpy(&out, &bytes, sizeof(out));
+  } else {
+    const uint32_t bits = static_cast<uint32_t>(_mm256_movemask_pd((__m256d)m));
+    const uint32_t bytes = (bits * 0x204081u) & 0x01010101u;
+    std::memcpy(&out, &bytes, sizeof(out));
+  }
+  return out;
+#else
   return __builtin_convertvector(m, typename VecTypes<T>::B) & 1;
+#endif
 }
 
 // o[k] = op(a[k], b[k]); kBroadcast says which operand is one scalar (its [0] only). o may be a
