@@ -71,21 +71,12 @@ struct VecKernels {
   // domain, the SIMD approximation inside (Note [Vectorized transcendental edges]).
   void (*unary_f32)(VecUnaryOp op, float* o, const float* a, int64_t n);
   void (*unary_f64)(VecUnaryOp op, double* o, const double* a, int64_t n);
-  // o[k] = op(a[k], b[k]) for k < n (contiguous, or a scalar per `bc`); o may be a or b. The
-  // bits of the scalar formula in every build (Note [Pointwise kernels per capability] in
-  // vec_pointwise_impl.h).
-  void (*binary_f32)(VecBinaryOp op, VecBroadcast bc, float* o, const float* a, const float* b,
-                     int64_t n);
-  void (*binary_f64)(VecBinaryOp op, VecBroadcast bc, double* o, const double* a, const double* b,
-                     int64_t n);
-  void (*compare_f32)(VecCompareOp op, VecBroadcast bc, bool* o, const float* a, const float* b,
-                      int64_t n);
-  void (*compare_f64)(VecCompareOp op, VecBroadcast bc, bool* o, const double* a, const double* b,
-                      int64_t n);
-  // The same over `rows` runs of n: run r of o, a and b at o + r * step[0], a + r * step[1] and
-  // b + r * step[2] (element strides; a step of 0 reuses one run, a broadcast row; a kScalar
-  // operand's step moves its scalar, a broadcast column), r increasing. One call for a block of
-  // StridedLoop::run_rows, the same bits as a call per run.
+  // o[k] = op(a[k], b[k]) for k < n (contiguous, or a scalar per `bc`) in each of `rows` runs:
+  // run r of o, a and b at o + r * step[0], a + r * step[1] and b + r * step[2] (element
+  // strides; a step of 0 reuses one run, a broadcast row; a kScalar operand's step moves its
+  // scalar, a broadcast column), r increasing; o may be a or b. One call takes a block of
+  // StridedLoop::run_rows (rows = 1: one run). The bits of the scalar formula in every build
+  // (Note [Pointwise kernels per capability] in vec_pointwise_impl.h).
   void (*binary_rows_f32)(VecBinaryOp op, VecBroadcast bc, float* o, const float* a, const float* b,
                           int64_t n, int64_t rows, const int64_t* step);
   void (*binary_rows_f64)(VecBinaryOp op, VecBroadcast bc, double* o, const double* a,

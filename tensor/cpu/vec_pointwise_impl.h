@@ -284,22 +284,3 @@ void compare(VecCompareOp op, VecBroadcast bc, bool* o, const T* a, const T* b, 
       return compare_op<T, VecCompareOp::kGe>(bc, o, a, b, n, rows, step);
   }
 }
-
-constexpr int64_t kOneRow[3] = {0, 0, 0};
-
-void binary_f32(VecBinaryOp op, VecBroadcast bc, float* o, const float* a, const float* b,
-                int64_t n) {
-  binary<float>(op, bc, o, a, b, n, 1, kOneRow);
-}
-void binary_f64(VecBinaryOp op, VecBroadcast bc, double* o, const double* a, const double* b,
-                int64_t n) {
-  binary<double>(op, bc, o, a, b, n, 1, kOneRow);
-}
-void compare_f32(VecCompareOp op, VecBroadcast bc, bool* o, const float* a, const float* b,
-                 int64_t n) {
-  compare<float>(op, bc, o, a, b, n, 1, kOneRow);
-}
-void compare_f64(VecCompareOp op, VecBroadcast bc, bool* o, const double* a, const double* b,
-                 int64_t n) {
-  compare<double>(op, bc, o, a, b, n, 1, kOneRow);
-}

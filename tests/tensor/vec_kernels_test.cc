@@ -610,6 +610,8 @@ bool same_result(VecBinaryOp op, T got, T want, T x, T y) {
   return same_bits(got, want);
 }
 
+// One run: the *_rows kernels with rows = 1.
+constexpr int64_t kOneRow[3] = {0, 0, 0};
 constexpr VecBinaryOp kVecBinaryOps[] = {VecBinaryOp::kAdd,     VecBinaryOp::kSub,
                                          VecBinaryOp::kMul,     VecBinaryOp::kDiv,
                                          VecBinaryOp::kMaximum, VecBinaryOp::kMinimum};
@@ -627,9 +629,9 @@ void check_binary(const VecKernels& vk) {
   std::mt19937_64 rng(17);
   auto run = [&](VecBinaryOp op, VecBroadcast bc, T* o, const T* a, const T* b, int64_t n) {
     if constexpr (std::is_same_v<T, float>)
-      vk.binary_f32(op, bc, o, a, b, n);
+      vk.binary_rows_f32(op, bc, o, a, b, n, 1, kOneRow);
     else
-      vk.binary_f64(op, bc, o, a, b, n);
+      vk.binary_rows_f64(op, bc, o, a, b, n, 1, kOneRow);
   };
   for (int64_t n = 0; n <= 40; n += (n < 33 ? 1 : 7)) {
     for (VecBinaryOp op : kVecBinaryOps) {
@@ -677,9 +679,9 @@ void check_compare(const VecKernels& vk) {
   std::mt19937_64 rng(23);
   auto run = [&](VecCompareOp op, VecBroadcast bc, bool* o, const T* a, const T* b, int64_t n) {
     if constexpr (std::is_same_v<T, float>)
-      vk.compare_f32(op, bc, o, a, b, n);
+      vk.compare_rows_f32(op, bc, o, a, b, n, 1, kOneRow);
     else
-      vk.compare_f64(op, bc, o, a, b, n);
+      vk.compare_rows_f64(op, bc, o, a, b, n, 1, kOneRow);
   };
   for (int64_t n = 0; n <= 40; n += (n < 33 ? 1 : 7)) {
     for (VecCompareOp op : kVecCompareOps) {
