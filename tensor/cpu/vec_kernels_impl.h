@@ -32,13 +32,13 @@ namespace {
 // function, for every x outside the op's VecDomain, and Eigen's value, within a few ulps of
 // f(x), only inside it. Every domain leaves out nan; exp's and sigmoid's leave out the inputs
 // whose exp is subnormal, zero or infinite, but for those where f is +0 exactly (Note [Exact
-// zeros in the vector pass]), log's all but the positive normal numbers, sin's and cos's
-// |x| > 65536. Inside them Eigen was measured accurate (tanh at +-inf too) in the
-// SSE2, AVX2/FMA and AVX-512 builds. Why a check per element: it is one vectorized pass (a few
-// percent of exp's time), so ordinary inputs keep Eigen's speed. A block with inputs outside
-// still runs Eigen over all its lanes; only the lanes outside take f, one at a time (a bit
-// mask per line of 16 finds them), and a repeated input (a mask's -inf) reuses the last f.
-// tests/tensor/pointwise_edges_test.cc checks it in every lane, under each capability.
+// zeros in the vector pass]), log's all but the positive normal numbers and the zeros (f is
+// -inf exactly), sin's and cos's |x| > 65536. Inside them Eigen was measured accurate (tanh at
+// +-inf too) in the SSE2, AVX2/FMA and AVX-512 builds. Why a check per element: it is one
+// vectorized pass (a few percent of exp's time), so ordinary inputs keep Eigen's speed. A block
+// with inputs outside still runs Eigen over all its lanes; only the lanes outside take f, one at a
+// time (a bit mask per line of 16 finds them), and a repeated input (a mask's -inf) reuses the last
+// f. tests/tensor/pointwise_edges_test.cc checks it in every lane, under each capability.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "vec_key reads the high word");
 
 // The high 32 bits of *x: all of a float; sign, exponent and 20 mantissa bits of a double. Keys
@@ -50,14 +50,22 @@ uint32_t vec_key(const T* x) {
   return key;
 }
 
+template <typename T>
+bool same_bits(T a, T b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
 // The inputs an op's vector function is used for: the keys with ((key & mask) - lo) <= width
-// (unsigned), and the x <= zero_below (never nan) where f(x) is +0 exactly and the vector
-// function returns it (Note [Exact zeros in the vector pass]). A double's bound is rounded
-// outwards to its key: by at most 2^-20 relative.
+// (unsigned), and the inputs where f(x) is one value exactly, `exact_value`, which the vector
+// pass blends in (Note [Exact zeros in the vector pass]): x <= exact_bound (never nan) for
+// kAtMost, x == 0 (either sign) for kZero. A double's bound is rounded outwards to its key: by
+// at most 2^-20 relative.
+enum class ExactKind { kNone, kAtMost, kZero };
 template <typename T>
 struct VecDomain {
   uint32_t mask, lo, width;
-  T zero_below = -std::numeric_limits<T>::infinity();
+  ExactKind exact = ExactKind::kNone;
+  T exact_bound = T(0), exact_value = T(0);
 
   static VecDomain symmetric(T bound) {  // [-bound, bound]
     return {0x7fffffffu, 0, vec_key(&bound)};
@@ -65,32 +73,44 @@ struct VecDomain {
   static VecDomain positive(T lo, T hi) {  // [lo, hi], 0 < lo <= hi
     return {0xffffffffu, vec_key(&lo), vec_key(&hi) - vec_key(&lo)};
   }
-  VecDomain with_zero_below(T x) const { return {mask, lo, width, x}; }
-  bool in_range(const T* x) const { return ((vec_key(x) & mask) - lo) <= width; }
-  bool is_symmetric() const { return mask == 0x7fffffffu && lo == 0; }
-  // For a symmetric domain: the largest T whose key is at most width, so that in_range(x) is
-  // exactly |x| <= max_abs() (false for nan). A double's key is its high word: the low word of
-  // the bound is all ones.
-  T max_abs() const {
-    using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-    const Bits bits = sizeof(T) == 4 ? Bits{width} : (Bits{width} << 31 << 1) | 0xffffffffu;
-    T x;
-    std::memcpy(&x, &bits, sizeof(x));
-    return x;
+  VecDomain with_exact(ExactKind kind, T bound, T value) const {
+    return {mask, lo, width, kind, bound, value};
   }
+  bool in_range(const T* x) const { return ((vec_key(x) & mask) - lo) <= width; }
+  bool is_exact(T x) const {
+    return exact == ExactKind::kAtMost ? x <= exact_bound : exact == ExactKind::kZero && x == T(0);
+  }
+  bool is_symmetric() const { return mask == 0x7fffffffu && lo == 0; }
+  // [low(), high()]: exactly the T in the key range (never nan), for a float compare. A double's
+  // key is its high word: its low word runs from all zeros to all ones.
+  T high() const { return from_key(is_symmetric() ? width : lo + width, ~uint32_t{0}); }
+  T low() const { return is_symmetric() ? -high() : from_key(lo, 0); }
 
-  // Where x[0, n) lies: all in the key range, all in the domain (some at most zero_below), or
-  // not. The keys alone first: the cheaper loop, and the only one a block of ordinary inputs
-  // needs.
-  enum Coverage { kInRange, kWithZeros, kPartly };
+  // Where x[0, n) lies: all in the key range, all in the domain (some of them exact), or not.
+  // The keys alone first: the cheaper loop, and the only one a block of ordinary inputs needs.
+  enum Coverage { kInRange, kWithExact, kPartly };
   Coverage coverage(const T* x, int64_t n) const {
     uint32_t outside = 0;  // no early exit, no branch: the loops vectorize
     for (int64_t k = 0; k < n; ++k) outside |= !in_range(x + k);
     if (outside == 0) return kInRange;
-    if (!(zero_below > -std::numeric_limits<T>::infinity())) return kPartly;
-    outside = 0;
-    for (int64_t k = 0; k < n; ++k) outside |= !(in_range(x + k) | (x[k] <= zero_below));
-    return outside == 0 ? kWithZeros : kPartly;
+    outside = 0;  // a loop per kind: is_exact's branch would keep them scalar
+    if (exact == ExactKind::kAtMost) {
+      for (int64_t k = 0; k < n; ++k) outside |= !(in_range(x + k) | (x[k] <= exact_bound));
+    } else if (exact == ExactKind::kZero) {
+      for (int64_t k = 0; k < n; ++k) outside |= !(in_range(x + k) | (x[k] == T(0)));
+    } else {
+      return kPartly;
+    }
+    return outside == 0 ? kWithExact : kPartly;
+  }
+
+ private:
+  static T from_key(uint32_t key, uint32_t low_word) {
+    using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    const Bits bits = sizeof(T) == 4 ? Bits{key} : (Bits{key} << 31 << 1) | low_word;
+    T x;
+    std::memcpy(&x, &bits, sizeof(x));
+    return x;
   }
 };
 
@@ -99,19 +119,21 @@ struct VecDomain {
 // and so is sigmoid(x) = 1 / (1 + exp(-x)) at or below -89 or -710 (exp(-x) overflows). Eigen's
 // exp clamps its argument and returns a tiny number there, not 0, so these inputs were outside
 // the domain: in a masked input nearly every block took the lane-by-lane path, and a masked
-// sigmoid ran at 1.85x libtorch 2.x's time. The domain now counts them in (zero_below), and a
-// block of inputs in the key range or at most zero_below runs one loop over Eigen's packets,
-// packets_zero_below: such a lane goes into Eigen's approximation as 1 (no infinity and no
-// subnormal result slows it down) and comes out as +0 by a blend. Inside the key range it
-// computes what Eigen's expression does (the same packet functions). The thresholds keep a
-// margin from where f reaches 0 (-103.97 and -745.13 for exp, -88.72 and -709.78 for sigmoid);
-// the margin stays outside and takes f. Which loop a block takes: after a block of ordinary
-// inputs, the key-only check (one cheap pass) and then Eigen's expression, so unmasked inputs
-// pay nothing; after a block with such zeros, packets_zero_below at once, which tests the
-// domain as it computes (a separate pass for both tests cost a masked sigmoid 4 us of its 18),
-// and only if some lane was outside does the block go back to the check and the lane-by-lane
-// path. pointwise_edges_test checks both sides of every threshold in every lane, and masked
-// stretches that end in each edge value, under each capability.
+// sigmoid ran at 1.85x libtorch 2.x's time. The domain now counts them in (ExactKind::kAtMost),
+// and a block of inputs in the key range or at most the bound runs one loop over packets,
+// packets_exact: such a lane goes into the approximation as 1 (no infinity and no subnormal
+// result slows it down) and comes out as +0 by a blend. log's zeros (either sign; log is -inf
+// there: a masked log's or an entropy's) are the same kind of input since session 12
+// (ExactKind::kZero: masked log f32 50 -> 29 us). Inside the key range it computes what
+// Eigen's expression does (the same packet functions, or exp_packet's equal bits). The
+// thresholds keep a margin from where f reaches 0 (-103.97 and -745.13 for exp, -88.72 and
+// -709.78 for sigmoid); the margin stays outside and takes f. Which loop a block takes: after
+// a block of ordinary inputs, the key-only check (one cheap pass) and then the plain loop, so
+// unmasked inputs pay nothing; after a block with exact inputs, packets_exact at once, which
+// tests the domain as it computes (a separate pass for both tests cost a masked sigmoid 4 us of
+// its 18), and only if some lane was outside does the block go back to the check and the
+// lane-by-lane path. pointwise_edges_test checks both sides of every threshold in every lane,
+// and masked stretches that end in each edge value, under each capability.
 
 // Note [Exp without the range work]
 // Eigen 3.4's pexp clamps its argument, scales by 2^m in four multiplications (pldexp, built for
@@ -199,35 +221,49 @@ void packets(T* y, const T* x, int64_t n, const F& f, const PacketF& packet_f) {
 
 // y[k] for k < n when every x[k] is in the domain: true, or false when some x[k] is not (y then
 // holds nothing useful; y and x do not overlap). The domain's test rides along with the
-// arithmetic, so a run of masked blocks needs no pass of its own to check them.
-template <typename T, typename F, typename PacketF>
-bool packets_zero_below(T* __restrict y, const T* __restrict x, int64_t n,
-                        const VecDomain<T>& domain, const F& f, const PacketF& packet_f) {
+// arithmetic, so a run of masked blocks needs no pass of its own to check them. kSymmetric and
+// kExact are the domain's, as the caller knows them (a domain of another shape returns false).
+template <bool kSymmetric, ExactKind kExact, typename T, typename F, typename PacketF>
+__attribute__((always_inline)) inline bool packets_exact(T* __restrict y, const T* __restrict x,
+                                                         int64_t n, const VecDomain<T>& domain,
+                                                         const F& f, const PacketF& packet_f) {
   using P = typename Eigen::internal::packet_traits<T>::type;  // a GCC vector type
   using FloatP = typename Eigen::internal::packet_traits<float>::type;
   static_assert(sizeof(P) == sizeof(FloatP), "one width per build");
+  static_assert(kExact != ExactKind::kNone, "a domain without exact inputs has no such pass");
   constexpr int64_t kLanes = sizeof(P) / sizeof(T);
-  if (!domain.is_symmetric()) return false;  // exp's and sigmoid's are; the caller checks
-  const P below = Eigen::internal::pset1<P>(domain.zero_below);
-  const P max_abs = Eigen::internal::pset1<P>(domain.max_abs());
+  if (domain.is_symmetric() != kSymmetric || domain.exact != kExact) return false;
+  if (kExact == ExactKind::kAtMost && !same_bits(domain.exact_value, T(0))) return false;
+  const P bound = Eigen::internal::pset1<P>(domain.exact_bound);
+  const P high = Eigen::internal::pset1<P>(domain.high());
   const P one = Eigen::internal::pset1<P>(T(1)), zero = one - one;
-  // VecDomain's key test as a float compare (false for nan): two instructions fewer per packet
-  // than the key arithmetic, which AVX2 has no unsigned compare for (masked sigmoid f32 under
-  // AVX2, docs/performance/cpu-kernels.md, session 12).
+  // VecDomain's key test as float compares (false for nan): fewer instructions than the key
+  // arithmetic, which AVX2 has no unsigned compare for (masked sigmoid f32 under AVX2,
+  // docs/performance/cpu-kernels.md, session 12).
   auto inside = one == one;  // lane masks: all ones while every lane was inside
   int64_t k = 0;
   for (; k + kLanes <= n; k += kLanes) {
     const P v = Eigen::internal::ploadu<P>(x + k);
-    const auto lanes = v <= below;  // GCC's vector compares and blends: an instruction each
-    inside &= (Eigen::internal::pabs(v) <= max_abs) | lanes;
-    Eigen::internal::pstoreu(y + k, lanes ? zero : packet_f(lanes ? one : v));
+    // GCC's vector compares and blends: an instruction each.
+    const auto lanes = kExact == ExactKind::kAtMost ? v <= bound : v == zero;
+    if constexpr (kSymmetric) {
+      inside &= (Eigen::internal::pabs(v) <= high) | lanes;
+    } else {
+      inside &= ((v >= Eigen::internal::pset1<P>(domain.low())) & (v <= high)) | lanes;
+    }
+    const P r = packet_f(lanes ? one : v);
+    if constexpr (kExact == ExactKind::kAtMost) {  // exp's and sigmoid's +0: an and-not
+      Eigen::internal::pstoreu(y + k, lanes ? zero : r);
+    } else {
+      Eigen::internal::pstoreu(y + k, lanes ? Eigen::internal::pset1<P>(domain.exact_value) : r);
+    }
   }
   const auto outside = ~inside;
   FloatP outside_lanes;
   std::memcpy(&outside_lanes, &outside, sizeof(outside_lanes));
   bool any_outside = Eigen::internal::predux_any(outside_lanes);
   for (; k < n; ++k) {  // the tail, as Eigen's own: f, exactly
-    any_outside |= !(domain.in_range(x + k) || x[k] <= domain.zero_below);
+    any_outside |= !(domain.in_range(x + k) || domain.is_exact(x[k]));
     y[k] = f(x[k]);
   }
   return !any_outside;
@@ -254,26 +290,26 @@ class OutsideValue {
   bool valid_ = false;
 };
 
-// o[k] = f(a[k]) for k < n, through the Eigen array expression g(out_array, in_array) where the
-// domain allows, or zeros(out, in, count) for a block with inputs below its zero_below; o may be
-// a. A block with inputs outside the domain still goes through Eigen whole (1 stands in for
-// those lanes: no slow paths on nan, inf or subnormal results); then only the lanes outside
-// the key range, found by a bit mask per line of 16, take f.
+// o[k] = f(a[k]) for k < n, through g(out_array, in_array) (an Eigen array expression, or
+// packets) where the domain allows, or exact(out, in, count) for a block with some of the
+// domain's exact inputs (packets_exact); o may be a. A block with inputs outside the domain still
+// goes through Eigen whole (1 stands in for those lanes: no slow paths on nan, inf or subnormal
+// results); then only the lanes outside the key range, found by a bit mask per line of 16, take f.
 template <typename T, typename F, typename G, typename Z>
 void unary_vec_run(T* o, const T* a, int64_t n, VecDomain<T> domain, const F& f, const G& g,
-                   const Z& zeros) {
+                   const Z& exact) {
   using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
   constexpr int64_t kBlock = 1024, kLine = 16;
   alignas(64) T tmp[kBlock];
   OutsideValue<T, F> outside_value(f);
-  // zeros into y (through tmp in place: on false the block is redone from x); false if some
+  // exact into y (through tmp in place: on false the block is redone from x); false if some
   // input was outside the domain.
-  const auto by_zeros = [&](T* y, const T* x, int64_t m) {
+  const auto by_exact = [&](T* y, const T* x, int64_t m) {
     if constexpr (std::is_same_v<Z, std::nullptr_t>) {
       return false;
     } else {
       T* out = y == x ? tmp : y;
-      if (!zeros(out, x, m)) return false;
+      if (!exact(out, x, m)) return false;
       if (out != y) std::memcpy(y, out, static_cast<size_t>(m) * sizeof(T));
       return true;
     }
@@ -283,15 +319,15 @@ void unary_vec_run(T* o, const T* a, int64_t n, VecDomain<T> domain, const F& f,
     const int64_t m = n - start < kBlock ? n - start : kBlock;
     const T* x = a + start;
     T* y = o + start;
-    // After a block with inputs below zero_below, the next is tried the same way at once.
-    if (coverage == VecDomain<T>::kWithZeros && by_zeros(y, x, m)) continue;
+    // After a block with exact inputs, the next is tried the same way at once.
+    if (coverage == VecDomain<T>::kWithExact && by_exact(y, x, m)) continue;
     coverage = domain.coverage(x, m);
     if (coverage == VecDomain<T>::kInRange) {
       Eigen::Map<Array> out(y, m);
       g(out, Eigen::Map<const Array>(x, m));
       continue;
     }
-    if (coverage == VecDomain<T>::kWithZeros && by_zeros(y, x, m)) continue;  // true here
+    if (coverage == VecDomain<T>::kWithExact && by_exact(y, x, m)) continue;  // true here
     // Eigen works on a copy, so x stays readable when y is x until the block is written.
     for (int64_t k = 0; k < m; ++k) tmp[k] = domain.in_range(x + k) ? x[k] : T(1);
     Eigen::Map<Array> vec(tmp, m);
@@ -319,7 +355,8 @@ void unary(VecUnaryOp op, T* o, const T* a, int64_t n) {
   const VecDomain<T> exp_domain = VecDomain<T>::symmetric(exp_bound);  // sigmoid's exp(-x) too
   switch (op) {
     case VecUnaryOp::kExp: {
-      const VecDomain<T> domain = exp_domain.with_zero_below(kFloat ? T(-104) : T(-746));
+      const VecDomain<T> domain =
+          exp_domain.with_exact(ExactKind::kAtMost, kFloat ? T(-104) : T(-746), T(0));
       const auto f = [](T x) { return std::exp(x); };
       const auto packet_f = [](const auto& v) __attribute__((always_inline)) {
         return exp_packet(v);
@@ -328,13 +365,22 @@ void unary(VecUnaryOp op, T* o, const T* a, int64_t n) {
           o, a, n, domain, f,
           [&](auto& r, const auto& x) { packets(r.data(), x.data(), r.size(), f, packet_f); },
           [&](T* y, const T* x, int64_t m) {
-            return packets_zero_below(y, x, m, domain, f, packet_f);
+            return packets_exact<true, ExactKind::kAtMost>(y, x, m, domain, f, packet_f);
           });
     }
-    case VecUnaryOp::kLog:
+    case VecUnaryOp::kLog: {
+      const VecDomain<T> domain = VecDomain<T>::positive(L::min(), L::max())
+                                      .with_exact(ExactKind::kZero, T(0), -L::infinity());
+      const auto f = [](T x) { return std::log(x); };
       return unary_vec_run(
-          o, a, n, VecDomain<T>::positive(L::min(), L::max()), [](T x) { return std::log(x); },
-          [](auto& r, const auto& x) { r = x.log(); }, nullptr);
+          o, a, n, domain, f, [](auto& r, const auto& x) { r = x.log(); },
+          [&](T* y, const T* x, int64_t m) {
+            return packets_exact<false, ExactKind::kZero>(
+                y, x, m, domain, f, [](const auto& v) __attribute__((always_inline)) {
+                  return Eigen::internal::plog(v);
+                });
+          });
+    }
     case VecUnaryOp::kSin:  // fast argument reduction up to 65536
       return unary_vec_run(
           o, a, n, VecDomain<T>::symmetric(T(65536)), [](T x) { return std::sin(x); },
@@ -348,7 +394,8 @@ void unary(VecUnaryOp op, T* o, const T* a, int64_t n) {
           o, a, n, VecDomain<T>::symmetric(L::infinity()), [](T x) { return std::tanh(x); },
           [](auto& r, const auto& x) { r = x.tanh(); }, nullptr);
     case VecUnaryOp::kSigmoid: {
-      const VecDomain<T> domain = exp_domain.with_zero_below(kFloat ? T(-89) : T(-710));
+      const VecDomain<T> domain =
+          exp_domain.with_exact(ExactKind::kAtMost, kFloat ? T(-89) : T(-710), T(0));
       const auto f = [](T x) { return T(1) / (T(1) + std::exp(-x)); };
       const auto packet_f = [](const auto& v) __attribute__((always_inline)) {
         return sigmoid_packet(v);
@@ -357,7 +404,7 @@ void unary(VecUnaryOp op, T* o, const T* a, int64_t n) {
           o, a, n, domain, f,
           [&](auto& r, const auto& x) { packets(r.data(), x.data(), r.size(), f, packet_f); },
           [&](T* y, const T* x, int64_t m) {
-            return packets_zero_below(y, x, m, domain, f, packet_f);
+            return packets_exact<true, ExactKind::kAtMost>(y, x, m, domain, f, packet_f);
           });
     }
   }

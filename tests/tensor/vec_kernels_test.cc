@@ -288,7 +288,7 @@ template <typename T>
 void check_masked(const VecKernels& vk, VecUnaryOp op) {
   using L = std::numeric_limits<T>;
   constexpr double kEps = 4;
-  const T fills[] = {-L::infinity(), T(0), L::quiet_NaN(), L::infinity(), T(-3), T(1e5)};
+  const T fills[] = {-L::infinity(), T(0), L::quiet_NaN(), L::infinity(), T(-3), T(1e5), T(-0.0)};
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> dist(op == VecUnaryOp::kLog ? 1e-3 : -20.0, 20.0);
   auto run = [&](T* o, const T* a, int64_t n) {
