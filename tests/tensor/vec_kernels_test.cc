@@ -341,52 +341,57 @@ TEST_F(VecKernelsTest, EachBuildsTranscendentalsHandleMaskedLanesOneByOne) {
   }
 }
 
-// exp and sigmoid across their whole VecDomain (Note [Exp without the range work]: 2^m built
-// from m's bits): inputs spread over every binade of [-bound, bound] and the bound itself,
-// within kEps of std::; once as they are (the packet loop) and once with every 10th lane a
-// mask's -inf (the loop that blends in exact zeros), whose lanes are then std::'s +0.
+// exp, sigmoid and log across their whole VecDomain (Note [Exp without the range work]: 2^m
+// built from m's bits; log without Eigen's clamp and selects): inputs spread over every binade
+// of the domain ([-bound, bound]; log: the positive normal numbers) and its ends, within kEps
+// of std::; once as they are (the packet loop) and once with every 10th lane a mask's value
+// (-inf; log: 0), the loop that blends in exact results, whose lanes are then std::'s.
 template <typename T>
 void check_whole_domain(const VecKernels& vk, VecUnaryOp op) {
   using L = std::numeric_limits<T>;
   using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
   constexpr double kEps = 4;
-  const T bound = std::is_same_v<T, float> ? T(87) : T(708);
-  Bits top;
+  const bool log_op = op == VecUnaryOp::kLog;
+  const T bound = log_op ? L::max() : std::is_same_v<T, float> ? T(87) : T(708);
+  const T first = log_op ? L::min() : T(0);
+  Bits top, bottom;
   std::memcpy(&top, &bound, sizeof(top));
+  std::memcpy(&bottom, &first, sizeof(bottom));
   const Bits stride = std::is_same_v<T, float> ? Bits{2053} : (Bits{1} << 42) + 7;
   std::vector<T> x;
-  for (Bits b = 0; b < top; b += stride) {
+  for (Bits b = bottom; b < top && b >= bottom; b += stride) {
     T v;
     std::memcpy(&v, &b, sizeof(v));
     x.push_back(v);
-    x.push_back(-v);
+    if (!log_op) x.push_back(-v);
   }
   x.push_back(bound);
-  x.push_back(-bound);
+  x.push_back(log_op ? first : -bound);
   const char* build = cpu::cpu_capability_name(vk.capability);
   for (bool masked : {false, true}) {
     std::vector<T> in = x, y(x.size());
     if (masked)
-      for (size_t i = 0; i < in.size(); i += 10) in[i] = -L::infinity();
+      for (size_t i = 0; i < in.size(); i += 10) in[i] = log_op ? T(0) : -L::infinity();
     if constexpr (std::is_same_v<T, float>)
       vk.unary_f32(op, y.data(), in.data(), static_cast<int64_t>(in.size()));
     else
       vk.unary_f64(op, y.data(), in.data(), static_cast<int64_t>(in.size()));
     for (size_t i = 0; i < in.size(); ++i) {
       const T want = reference(op, in[i]);
+      if (masked && i % 10 == 0) {
+        ASSERT_TRUE(same_bits(y[i], want)) << build << " at " << i;
+        continue;
+      }
       const double tol = kEps * L::epsilon() * std::abs(static_cast<double>(want)) + 8 * L::min();
       ASSERT_NEAR(static_cast<double>(y[i]), static_cast<double>(want), tol)
           << build << " op " << static_cast<int>(op) << " x " << in[i] << " masked " << masked;
-      if (masked && i % 10 == 0) {
-        ASSERT_TRUE(same_bits(y[i], want)) << build << " at " << i;
-      }
     }
   }
 }
 
-TEST_F(VecKernelsTest, EachBuildsExpAndSigmoidAreCloseAcrossTheirWholeDomain) {
+TEST_F(VecKernelsTest, EachBuildsExpSigmoidAndLogAreCloseAcrossTheirWholeDomain) {
   for (const VecKernels* vk : runnable_builds()) {
-    for (VecUnaryOp op : {VecUnaryOp::kExp, VecUnaryOp::kSigmoid}) {
+    for (VecUnaryOp op : {VecUnaryOp::kExp, VecUnaryOp::kSigmoid, VecUnaryOp::kLog}) {
       check_whole_domain<float>(*vk, op);
       check_whole_domain<double>(*vk, op);
     }
