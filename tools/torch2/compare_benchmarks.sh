@@ -70,6 +70,24 @@ fi
 # The default configuration's outputs (-c opt): stable while others build under other configs,
 # which move the bazel-bin symlink.
 bin="${BAZEL_BIN:-${root}/bazel-out/k8-opt/bin}"
+# NO_BUILD=1 runs the twins as they are. They are manual targets, which `bazel build //...`
+# leaves alone, so a twin older than the newest source file would measure old code (session 12:
+# a whole run measured an earlier session's kernels in one twin): refuse it, naming both.
+if [[ -n "${NO_BUILD:-}" ]]; then
+  newest="$(git ls-files -z -- '*.cc' '*.h' '*.cu' '*.cuh' '*.bzl' '*BUILD*' WORKSPACE .bazelrc |
+    xargs -0 stat -c '%Y %n' | sort -n | tail -1)"
+  for f in "${families[@]}"; do
+    for t in "${twins[@]}"; do
+      b="${bin}/benchmarks/${f}_vs_${t}"
+      if [[ ! -x "${b}" ]] || (($(stat -c %Y "${b}") < ${newest%% *})); then
+        echo "compare_benchmarks.sh: NO_BUILD=1, but ${b} is missing or older than" \
+          "${newest#* } (changed $(date -u -d "@${newest%% *}" '+%H:%M:%S')): build it" \
+          "(run without NO_BUILD) first" >&2
+        exit 2
+      fi
+    done
+  done
+fi
 
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
