@@ -81,8 +81,10 @@ struct VecDomain {
     return exact == ExactKind::kAtMost ? x <= exact_bound : exact == ExactKind::kZero && x == T(0);
   }
   bool is_symmetric() const { return mask == 0x7fffffffu && lo == 0; }
-  // [low(), high()]: exactly the T in the key range (never nan), for a float compare. A double's
-  // key is its high word: its low word runs from all zeros to all ones.
+  // [low(), high()]: exactly the T in the key range, for a float compare (false for nan), for
+  // every domain with an exact pass (a symmetric one up to infinity, tanh's, has none: its
+  // double high() is a nan). A double's key is its high word: its low word runs from all zeros
+  // to all ones.
   T high() const { return from_key(is_symmetric() ? width : lo + width, ~uint32_t{0}); }
   T low() const { return is_symmetric() ? -high() : from_key(lo, 0); }
 
@@ -144,16 +146,17 @@ struct VecDomain {
 // double, the same packet functions, so FMA or not as the build's pmadd), then builds 2^m
 // directly: m + (bias + 2^mantissa bits) holds m + bias in its low bits, shifted into the
 // exponent: under AVX2, 12 of the 45 instructions of a masked sigmoid, and exp f32 went from
-// 19.5 to 11.4 us on 64Ki elements (docs/performance/cpu-kernels.md, session 12). The AVX-512
-// build's float exp stays Eigen's pexp<Packet16f>, which builds 2^m directly already (with a
-// polynomial of its own). Outside the domain the lanes hold garbage (never a trap); the
-// callers take f there. Checked once bit for bit against Eigen's pexp, on every float of the
-// domain and 1.35e8 doubles across it, in each build (session 12); vec_kernels_test checks a
-// sweep of the whole domain against std::exp in each build.
+// 19.5 to 11.4 us on 64Ki elements (docs/performance/cpu-kernels.md, session 12). Eigen's
+// AVX-512 float exp (pexp<Packet16f>) builds 2^m directly already but clamps and takes the max
+// too; it reduces x - m ln 2 in one FMA where the generic one takes two steps, which
+// exp_packet follows there (kOneStepReduction). Outside the domain the lanes hold garbage
+// (never a trap); the callers take f there. Checked once bit for bit against Eigen's pexp, on every
+// float of the domain and 1.35e8 doubles across it, in each build (session 12); vec_kernels_test
+// checks a sweep of the whole domain against std::exp in each build.
 #if defined(__AVX512F__)
-constexpr bool kEigenBuildsFloatScale = true;  // Eigen's own pexp<Packet16f>
+constexpr bool kOneStepReduction = true;  // as Eigen's own pexp<Packet16f>
 #else
-constexpr bool kEigenBuildsFloatScale = false;
+constexpr bool kOneStepReduction = false;
 #endif
 template <typename P>
 __attribute__((always_inline)) inline P exp_packet(const P& x) {
@@ -165,12 +168,15 @@ __attribute__((always_inline)) inline P exp_packet(const P& x) {
   constexpr T kExponentMagic =
       T(std::numeric_limits<T>::max_exponent - 1) + T(Bits{1} << kMantissa);
   P y, m;
-  if constexpr (sizeof(T) == 4 && kEigenBuildsFloatScale) {
-    return pexp(x);
-  } else if constexpr (sizeof(T) == 4) {
+  if constexpr (sizeof(T) == 4) {
     m = pfloor(pmadd(x, pset1<P>(1.44269504088896341f), pset1<P>(0.5f)));
-    P r = pmadd(m, pset1<P>(-0.693359375f), x);
-    r = pmadd(m, pset1<P>(2.12194440e-4f), r);
+    P r;
+    if constexpr (kOneStepReduction) {
+      r = pmadd(m, pset1<P>(-0.6931471805599453f), x);
+    } else {
+      r = pmadd(m, pset1<P>(-0.693359375f), x);
+      r = pmadd(m, pset1<P>(2.12194440e-4f), r);
+    }
     const P r2 = pmul(r, r), r3 = pmul(r2, r);
     P a = pmadd(pset1<P>(1.9875691500E-4f), r, pset1<P>(1.3981999507E-3f));
     P b = pmadd(pset1<P>(4.1665795894E-2f), r, pset1<P>(1.6666665459E-1f));

@@ -262,17 +262,17 @@ void check_unary(const std::string& name, UnaryOp op, const UnaryArgs& args, con
       expect_unary<T, Out>(m, x, native::unary(op, x, args), ref, eps, layout);
     };
     // Masked: every tenth element of a middle stretch is a mask's value (-inf; log: 0, which a
-    // masked log or an entropy meets), then v, among ordinary values in [-8, 8); the kernels
-    // decide per block of 1,024 (kBlock in tensor/cpu/vec_kernels_impl.h; a block's way is
-    // tried first on the next one), so two blocks of masks come before the block where v
-    // starts, and the blocks before and after hold neither.
-    const bool log_like = op == UnaryOp::kLog;  // log's ordinary values are in (0, 8]
+    // masked log or an entropy meets), then v, among ordinary values in [-8, 8) (log's in
+    // (0, 8]); the kernels decide per block of 1,024 (kBlock in tensor/cpu/vec_kernels_impl.h;
+    // a block's way is tried first on the next one): the first block holds no mask, two blocks
+    // of the first mask come before the block where v starts, and the last block holds neither.
+    const bool log_like = op == UnaryOp::kLog;
     const T first_mask = log_like ? T(0) : -std::numeric_limits<T>::infinity();
     for (T v : edges) {
-      std::vector<T> values(5000);
+      std::vector<T> values(7000);
       for (size_t i = 0; i < values.size(); ++i) {
-        const bool masked = i >= 600 && i < 4400 && i % 10 == 3;
-        const T mask = i < 2500 ? first_mask : v;
+        const bool masked = i >= 1100 && i < 5900 && i % 10 == 3;
+        const T mask = i < 3500 ? first_mask : v;
         const double u = static_cast<double>(i * 37 % 101) / 101;
         values[i] = masked ? mask : static_cast<T>(log_like ? 1e-3 + 8.0 * u : -8.0 + 16.0 * u);
       }
