@@ -401,6 +401,20 @@ void unary_vec_run(T* o, const T* a, int64_t n, VecDomain<T> domain, const F& f,
   }
 }
 
+// unary_vec_run for an op computed by our own packet function: the plain packet loop inside the
+// key range, packets_exact for blocks with the domain's exact inputs (of kind kExact, the
+// domain symmetric or not).
+template <bool kSymmetric, ExactKind kExact, typename T, typename F, typename PacketF>
+void packet_vec_run(T* o, const T* a, int64_t n, const VecDomain<T>& domain, const F& f,
+                    const PacketF& packet_f) {
+  unary_vec_run(
+      o, a, n, domain, f,
+      [&](auto& r, const auto& x) { packets(r.data(), x.data(), r.size(), f, packet_f); },
+      [&](T* y, const T* x, int64_t m) {
+        return packets_exact<kSymmetric, kExact>(y, x, m, domain, f, packet_f);
+      });
+}
+
 template <typename T>
 void unary(VecUnaryOp op, T* o, const T* a, int64_t n) {
   // Within where Eigen 3.4's SIMD functions were measured accurate (every 5th float, 6*10^7
@@ -417,12 +431,7 @@ void unary(VecUnaryOp op, T* o, const T* a, int64_t n) {
       const auto packet_f = [](const auto& v) __attribute__((always_inline)) {
         return exp_packet(v);
       };
-      return unary_vec_run(
-          o, a, n, domain, f,
-          [&](auto& r, const auto& x) { packets(r.data(), x.data(), r.size(), f, packet_f); },
-          [&](T* y, const T* x, int64_t m) {
-            return packets_exact<true, ExactKind::kAtMost>(y, x, m, domain, f, packet_f);
-          });
+      return packet_vec_run<true, ExactKind::kAtMost>(o, a, n, domain, f, packet_f);
     }
     case VecUnaryOp::kLog: {
       const VecDomain<T> domain = VecDomain<T>::positive(L::min(), L::max())
@@ -431,12 +440,7 @@ void unary(VecUnaryOp op, T* o, const T* a, int64_t n) {
       const auto packet_f = [](const auto& v) __attribute__((always_inline)) {
         return log_packet(v);
       };
-      return unary_vec_run(
-          o, a, n, domain, f,
-          [&](auto& r, const auto& x) { packets(r.data(), x.data(), r.size(), f, packet_f); },
-          [&](T* y, const T* x, int64_t m) {
-            return packets_exact<false, ExactKind::kZero>(y, x, m, domain, f, packet_f);
-          });
+      return packet_vec_run<false, ExactKind::kZero>(o, a, n, domain, f, packet_f);
     }
     case VecUnaryOp::kSin:  // fast argument reduction up to 65536
       return unary_vec_run(
@@ -457,12 +461,7 @@ void unary(VecUnaryOp op, T* o, const T* a, int64_t n) {
       const auto packet_f = [](const auto& v) __attribute__((always_inline)) {
         return sigmoid_packet(v);
       };
-      return unary_vec_run(
-          o, a, n, domain, f,
-          [&](auto& r, const auto& x) { packets(r.data(), x.data(), r.size(), f, packet_f); },
-          [&](T* y, const T* x, int64_t m) {
-            return packets_exact<true, ExactKind::kAtMost>(y, x, m, domain, f, packet_f);
-          });
+      return packet_vec_run<true, ExactKind::kAtMost>(o, a, n, domain, f, packet_f);
     }
   }
 }
