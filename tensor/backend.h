@@ -111,6 +111,10 @@ const char* binary_op_name(BinaryOp op);
 // Comparisons and logical ops produce bool.
 constexpr bool is_comparison(BinaryOp op) { return op >= BinaryOp::kEq; }
 
+// The backward formulas of tanh and sigmoid, from the op's output y: PyTorch's tanh_backward
+// (grad * (1 - y * y)) and sigmoid_backward (grad * (y * (1 - y))).
+enum class ActivationGrad : int8_t { kTanh, kSigmoid };
+
 enum class ReduceOp : int8_t { kSum, kMean, kProd, kMax, kMin };
 const char* reduce_op_name(ReduceOp op);
 
@@ -197,6 +201,11 @@ class Backend {
   // out = out + (value * t1) / t2, all three float32 or float64 of one shape (addcdiv_;
   // rounded per op, as PyTorch's kernel).
   virtual void addcdiv_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2, double value);
+  // out = the backward formula `op` of grad and y, all three float32 or float64 of one shape, each
+  // step rounded in that dtype in the formula's order (Note [Fused activation backward] in
+  // tensor/native/activation_backward.h). The default composes binary() into out.
+  virtual void activation_backward(ActivationGrad op, const Tensor& out, const Tensor& grad,
+                                   const Tensor& y);
   // out = cond ? a : b, all of out's shape; a, b of out's dtype.
   virtual void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) = 0;
   // out (keepdim shape: reduced dims have size 1) = op over the dims where `reduce_dim` is

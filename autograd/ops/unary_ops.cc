@@ -9,6 +9,7 @@
 #include "autograd/ops/copy_ops.h"
 #include "autograd/ops/node_factories.h"
 #include "autograd/saved_variable.h"
+#include "tensor/native/activation_backward.h"
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
 #include "tensor/native/pointwise.h"
@@ -29,6 +30,19 @@ class SavedOneNode : public Node {
  private:
   const char* saved_name_;
 };
+
+// Note [Fused activation backward] (tensor/native/activation_backward.h): tanh's and sigmoid's
+// formula in one backend call when its ops would record nothing: no graph (grad mode off, or
+// neither operand requires grad) and no forward-mode tangent on either, whose tangents the
+// formula's ops would propagate. Undefined otherwise (the caller runs the formula's ops).
+namespace {
+Tensor fused_activation_grad(ActivationGrad op, const Tensor& grad, const Tensor& y) {
+  if (!grad.defined() || !native::is_activation_backward_fast(grad, y)) return Tensor();
+  if (GradMode::is_enabled() && (grad.requires_grad() || y.requires_grad())) return Tensor();
+  if (fwd::has_tangent({y, grad})) return Tensor();
+  return native::activation_backward(op, grad, y);
+}
+}  // namespace
 
 class NegBackward0 final : public Node {
  public:
@@ -84,6 +98,8 @@ class TanhBackward0 final : public SavedOneNode {
   const char* name() const override { return "TanhBackward0"; }
   VariableList apply(VariableList&& grads) override {
     Tensor result = saved();
+    Tensor fused = fused_activation_grad(ActivationGrad::kTanh, grads[0], result);
+    if (fused.defined()) return {fused};
     return {grads[0] * (1 - result * result)};
   }
 };
@@ -94,6 +110,8 @@ class SigmoidBackward0 final : public SavedOneNode {
   const char* name() const override { return "SigmoidBackward0"; }
   VariableList apply(VariableList&& grads) override {
     Tensor result = saved();
+    Tensor fused = fused_activation_grad(ActivationGrad::kSigmoid, grads[0], result);
+    if (fused.defined()) return {fused};
     return {grads[0] * (result * (1 - result))};
   }
 };
@@ -463,40 +481,16 @@ std::shared_ptr<Node> make_unary_node(UnaryOp op, const Tensor& self, const Unar
 // applied to the tangent: the node above (ExpBackward0, ...) is the one formula of both modes.
 // Its saves are the op's input and result, so nothing is version checked twice.
 //
-// Note [Tanh tangent fast path]
-// tanh is the MLP activation, and its formula t * (1 - y * y) as three differentiable ops costs
-// three result tensors, a wrapped scalar and each op's autograd bookkeeping: a tenth of a small
-// MLP's jvp. When nothing records a graph through it (no operand requires grad under grad
-// mode), the tangent is computed by the native kernels in one buffer: d = y * y; d = 1 - d;
-// d = d * t, the node's operations in its order, so TanhBackward0's value bit for bit. Each
-// step is a binary kernel with a tensor or 0-dim operand, which the per-capability vector
-// kernels run (the scalar in-place loops, x op= c, are not vectorized: they cost more than the
-// rest). Otherwise (a graph to record, or result or t dual at another level, whose tangents the
-// formula's ops propagate) the node's formula runs, as for every op.
-namespace {
-Tensor tanh_tangent_fast(const Tensor& result, const Tensor& tangent) {
-  if (GradMode::is_enabled() && (result.requires_grad() || tangent.requires_grad())) {
-    return Tensor();
-  }
-  if (tangent.dtype() != result.dtype() || tangent.device() != result.device() ||
-      !result.is_floating_point() || !tangent.sizes().equals(result.sizes())) {
-    return Tensor();
-  }
-  // Nested levels: the formula's ops give its value a tangent at the outer levels.
-  if (fwd::has_tangent({result, tangent})) return Tensor();
-  Tensor d = native::binary(BinaryOp::kMul, result, result);
-  native::binary_out(BinaryOp::kSub, d, full({}, 1, result.dtype(), result.device()), d);
-  native::binary_out(BinaryOp::kMul, d, tangent, d);
-  return d;
-}
-}  // namespace
-
+// tanh's and sigmoid's formulas skip even the node when nothing records (Note [Fused activation
+// backward]): tanh is the MLP activation, and its node and three ops were a tenth of a small
+// MLP's jvp.
 Tensor unary_tangent(UnaryOp op, const Tensor& self, const UnaryArgs& args, const Tensor& result,
                      const Tensor& tangent) {
   if (!tangent.defined()) return Tensor();
-  if (op == UnaryOp::kTanh) {  // Note [Tanh tangent fast path]
-    Tensor fast = tanh_tangent_fast(result, tangent);
-    if (fast.defined()) return fast;
+  if (op == UnaryOp::kTanh || op == UnaryOp::kSigmoid) {
+    Tensor fused = fused_activation_grad(
+        op == UnaryOp::kTanh ? ActivationGrad::kTanh : ActivationGrad::kSigmoid, tangent, result);
+    if (fused.defined()) return fused;
   }
   std::shared_ptr<Node> node = make_unary_node(op, self, args, self);
   // Saved as an input, not an output: its history is result's own, not this node's.

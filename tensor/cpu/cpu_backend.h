@@ -40,6 +40,8 @@ class CpuBackend : public Backend {
                        double value) override;  // same
   void addcdiv_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2,
                        double value) override;  // same
+  void activation_backward(ActivationGrad op, const Tensor& out, const Tensor& grad,
+                           const Tensor& y) override;  // activation_backward.cc
   void reduce(ReduceOp op, const Tensor& out, const Tensor& in,
               const std::vector<bool>& reduce_dim) override;                          // reduce.cc
   void argmax(const Tensor& out, const Tensor& in, int64_t dim) override;             // reduce.cc

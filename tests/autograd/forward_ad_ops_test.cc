@@ -100,21 +100,26 @@ TEST(ForwardAdOps, ElementwiseUnary) {
   }
 }
 
-// Note [Tanh tangent fast path]: without a graph to record, tanh's tangent comes from native
-// kernels in one buffer; it must equal TanhBackward0's t * (1 - y * y) bit for bit, in float32
-// and float64, for a strided tangent, and with a graph (the node's formula) too.
+// Note [Fused activation backward]: without a graph to record, tanh's and sigmoid's tangents
+// come from one backend call; they must equal TanhBackward0's t * (1 - y * y) and
+// SigmoidBackward0's t * (y * (1 - y)) bit for bit, in float32 and float64, for a strided
+// tangent, and with a graph (the node's formula) too.
 TEST(ForwardAdOps, TanhTangentIsTheNodeFormulaBitForBit) {
-  for (ScalarType dtype : {kFloat32, kFloat64}) {
-    for (bool record : {false, true}) {
-      SCOPED_TRACE(str(dtype_name(dtype), record ? " recording" : ""));
-      const Tensor x = constant({5, 7}, 30, -2.0, 2.0).to(dtype);
-      const Tensor t = strided_leaf({5, 7}, 31).detach().to(dtype);
-      const Tensor y = x.tanh();
-      const Tensor expected = t * (1 - y * y);
-      dual_level level;
-      Tensor p = record ? x.clone().requires_grad_() : x;
-      Tensor out = make_dual(p, t).tanh();
-      EXPECT_EQ(values(unpack_dual(out).tangent), values(expected));
+  for (bool sigmoid : {false, true}) {
+    for (ScalarType dtype : {kFloat32, kFloat64}) {
+      for (bool record : {false, true}) {
+        SCOPED_TRACE(
+            str(sigmoid ? "sigmoid " : "tanh ", dtype_name(dtype), record ? " recording" : ""));
+        auto act = [sigmoid](const Tensor& v) { return sigmoid ? v.sigmoid() : v.tanh(); };
+        const Tensor x = constant({5, 7}, 30, -2.0, 2.0).to(dtype);
+        const Tensor t = strided_leaf({5, 7}, 31).detach().to(dtype);
+        const Tensor y = act(x);
+        const Tensor expected = sigmoid ? t * (y * (1 - y)) : t * (1 - y * y);
+        dual_level level;
+        Tensor p = record ? x.clone().requires_grad_() : x;
+        Tensor out = act(make_dual(p, t));
+        EXPECT_EQ(values(unpack_dual(out).tangent), values(expected));
+      }
     }
   }
   // Nested levels: the inner tangent w (1 - y^2) is itself dual at the outer level, with

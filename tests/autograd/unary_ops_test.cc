@@ -1,4 +1,7 @@
 // Unary ops: gradcheck and gradgradcheck, contiguous and strided inputs, plus node names.
+#include <cstring>
+#include <limits>
+
 #include "grad_test_util.h"
 
 namespace mutagrad {
@@ -100,6 +103,81 @@ TEST(UnaryOps, HandDerivedGradients) {
   x.set_grad(Tensor());
   x.pow(3).sum().backward();
   testing_util::expect_close(x.grad(), {12, 0.75, 27});
+}
+
+// Bit patterns of t's values as float64 (exact for float32; NaN payloads and signed zeros kept).
+std::vector<uint64_t> bits(const Tensor& t) {
+  std::vector<uint64_t> out;
+  for (double v : testing_util::values(t)) {
+    uint64_t b = 0;
+    std::memcpy(&b, &v, sizeof(b));
+    out.push_back(b);
+  }
+  return out;
+}
+
+// n x 2 values, edge values first (zeros, tiny, huge, infinities, NaN), then a spread in [-4, 4).
+Tensor edge_values(int64_t n, const std::vector<double>& edges, uint64_t seed, ScalarType dtype) {
+  std::vector<double> v(static_cast<size_t>(2 * n));
+  uint64_t s = seed;
+  for (size_t i = 0; i < v.size(); ++i) {
+    s = s * 6364136223846793005u + 1442695040888963407u;
+    v[i] = i < edges.size() ? edges[i] : static_cast<double>(s >> 11) * 0x1p-53 * 8.0 - 4.0;
+  }
+  return dev(from_vector(v, {n, 2}).to(dtype));
+}
+
+// Note [Fused activation backward]: without a graph to record, TanhBackward0 and
+// SigmoidBackward0 ask the backend for the whole formula; its value must be the formula's ops'
+// bit for bit, for every value, on each layout (the CPU's contiguous loop, the default's binary
+// kernels for strided operands, two threads above 65,536 elements), and with a graph to record
+// the formula's ops must run (a differentiable gradient).
+TEST(UnaryOps, FusedTanhSigmoidBackwardIsTheFormulaBitForBit) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> xs = {0.0,  -0.0, 1e-30, -1e-30, 0.5, -0.75, 3.0,
+                                  -3.0, 20.0, -20.0, 1e-300, inf, -inf,  nan};
+  const std::vector<double> gs = {1.0, -0.0, 0.0, 1e-38, -2.5,  3e38, 1e-45,
+                                  inf, -inf, nan, 7.0,   -1e-7, 2.0,  -inf};
+  for (bool sigmoid : {false, true}) {
+    for (ScalarType dtype : {kFloat32, kFloat64}) {
+      for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{40000}}) {
+        for (int layout = 0; layout < 3; ++layout) {
+          SCOPED_TRACE(
+              str(sigmoid ? "sigmoid " : "tanh ", dtype_name(dtype), " n=", n, " layout=", layout));
+          auto act = [sigmoid](Tensor t) { return sigmoid ? t.sigmoid() : t.tanh(); };
+          Tensor x = edge_values(n, xs, 40 + static_cast<uint64_t>(n), dtype).requires_grad_();
+          // layout 1: a transposed gradient; 2: the saved output a transposed view (in place).
+          Tensor g = edge_values(n, gs, 41, dtype);
+          if (layout == 1) g = edge_values(n, gs, 41, dtype).t().contiguous().t();
+          Tensor y;
+          if (layout == 2) {
+            Tensor base = (x.t() * 1).contiguous();  // 2 x n: its transpose is x's shape, strided
+            y = base.t();
+            sigmoid ? y.sigmoid_() : y.tanh_();
+          } else {
+            y = act(x);
+          }
+          y.backward(g);
+          Tensor want;
+          {
+            NoGradGuard no_grad;
+            const Tensor r = act(x.detach());
+            want = sigmoid ? g * (r * (1 - r)) : g * (1 - r * r);
+          }
+          ASSERT_EQ(bits(x.grad()), bits(want));
+        }
+      }
+    }
+  }
+  // With a graph to record, the formula's ops run: the gradient has history and a gradient.
+  Tensor x = leaf({3}, 42);
+  for (bool sigmoid : {false, true}) {
+    Tensor y = sigmoid ? x.sigmoid() : x.tanh();
+    Tensor gx = autograd::grad({y}, {x}, {dev(ones({3}, kFloat64))}, true, true)[0];
+    ASSERT_TRUE(gx.requires_grad());
+    EXPECT_STREQ(gx.grad_fn()->name(), "MulBackward0");
+  }
 }
 
 TEST(UnaryOps, ComparisonsAndLogicalNotAreNotDifferentiable) {
