@@ -107,17 +107,14 @@ Tensor to(const Tensor& self, ScalarType dtype) {
   return out;
 }
 
-OpmathOutput::OpmathOutput(const Tensor& out)
-    : out_(out),
-      kernel_out_(has_kernels(out.dtype())
-                      ? out
-                      : empty(out.sizes(),
-                              TensorOptions(opmath_dtype(out.dtype())).device(out.device()))) {}
+OpmathOutput::OpmathOutput(const Tensor& out) : out_(out) {
+  if (!has_kernels(out.dtype())) {
+    scratch_ = empty(out.sizes(), TensorOptions(opmath_dtype(out.dtype())).device(out.device()));
+  }
+}
 
 void OpmathOutput::finish() const {
-  if (kernel_out_.unsafe_impl() != out_.unsafe_impl() && out_.numel() > 0) {
-    backend_for(out_.device()).copy(out_, kernel_out_);
-  }
+  if (scratch_.defined() && out_.numel() > 0) backend_for(out_.device()).copy(out_, scratch_);
 }
 
 Tensor to(const Tensor& self, Device device, std::optional<ScalarType> dtype) {

@@ -73,6 +73,9 @@ Tensor guard_overlap(const Tensor& out, const Tensor& in) {
 Tensor expand_to(const Tensor& t, IntArrayRef shape) {
   return t.sizes().equals(shape) ? t : expand(t, shape);
 }
+MaybeOwned expand_to_maybe(const Tensor& t, IntArrayRef shape) {
+  return t.sizes().equals(shape) ? MaybeOwned::borrowed(t) : MaybeOwned::owned(expand(t, shape));
+}
 
 Tensor new_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
   return empty(sizes, TensorOptions(dtype).device(device));
@@ -89,6 +92,10 @@ Tensor on_device(const Tensor& t, Device device, const char* op) {
   }
   check_same_device(op, device, t.device());
   return t;  // not reached
+}
+MaybeOwned on_device_maybe(const Tensor& t, Device device, const char* op) {
+  return t.device() == device ? MaybeOwned::borrowed(t)
+                              : MaybeOwned::owned(on_device(t, device, op));
 }
 
 // Where an op over `ts` runs: the device of the first tensor that is not a 0-dim CPU tensor
@@ -277,16 +284,19 @@ void check_integer_divisor(BinaryOp op, const Tensor& divisor, ScalarType comput
 Tensor binary_impl(BinaryOp op, const Tensor& a, const Tensor& b, ScalarType compute) {
   const char* name = binary_op_name(op);
   Device device = common_device({&a, &b});
-  Tensor aa = on_device(a, device, name);
-  Tensor bb = on_device(b, device, name);
-  DimVector shape = broadcast_shapes(aa.sizes(), bb.sizes(), name);
-  Tensor out = new_tensor(shape, binary_result_dtype(op, compute), aa.device());
+  // Note [Borrowed operands] in copy.h: each step below borrows when it changes nothing.
+  const MaybeOwned aa = on_device_maybe(a, device, name);
+  const MaybeOwned bb = on_device_maybe(b, device, name);
+  DimVector shape = broadcast_shapes(aa->sizes(), bb->sizes(), name);
+  Tensor out = new_tensor(shape, binary_result_dtype(op, compute), device);
   if (out.numel() == 0) return out;
-  check_integer_divisor(op, bb, compute);
-  Tensor ac = expand_to(to_compute(aa, compute), shape);  // Note [Reduced dtypes]
-  Tensor bc = expand_to(to_compute(bb, compute), shape);
+  check_integer_divisor(op, *bb, compute);
+  const MaybeOwned a_compute = to_compute_maybe(*aa, compute);  // Note [Reduced dtypes]
+  const MaybeOwned b_compute = to_compute_maybe(*bb, compute);
+  const MaybeOwned ac = expand_to_maybe(*a_compute, shape);
+  const MaybeOwned bc = expand_to_maybe(*b_compute, shape);
   OpmathOutput k(out);
-  backend_for(out.device()).binary(op, k.get(), ac, bc);
+  backend_for(device).binary(op, k.get(), *ac, *bc);
   k.finish();
   return out;
 }
@@ -408,7 +418,7 @@ Tensor unary(UnaryOp op, const Tensor& self, const UnaryArgs& args) {
   Tensor out = new_tensor(self.sizes(), unary_result_dtype(op, compute), self.device());
   if (out.numel() == 0) return out;
   OpmathOutput k(out);  // Note [Reduced dtypes]
-  backend_for(self.device()).unary(op, k.get(), to(self, opmath_dtype(compute)), args);
+  backend_for(self.device()).unary(op, k.get(), *to_maybe(self, opmath_dtype(compute)), args);
   k.finish();
   return out;
 }
