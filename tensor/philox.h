@@ -41,40 +41,6 @@ MG_HOST_DEVICE inline Philox4 philox4x32_10(uint64_t counter_lo, uint64_t counte
 }
 
 // 64 bits from two words.
-// philox4x32_10 of the counters (counter_lo[j], 0), j < N, under one key, computed in lockstep:
-// the N elements' ten rounds interleave (N independent chains, which the compiler may also put
-// in vector lanes) instead of running one after the other. The same words as N calls.
-template <int N>
-inline void philox4x32_10_batch(const uint64_t (&counter_lo)[N], uint64_t key, Philox4 (&out)[N]) {
-  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
-  constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-  uint32_t c0[N], c1[N], c2[N], c3[N];
-  for (int j = 0; j < N; ++j) {
-    c0[j] = static_cast<uint32_t>(counter_lo[j]);
-    c1[j] = static_cast<uint32_t>(counter_lo[j] >> 32);
-    c2[j] = 0;
-    c3[j] = 0;
-  }
-  uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      k0 += kW0;
-      k1 += kW1;
-    }
-    for (int j = 0; j < N; ++j) {
-      const uint64_t p0 = static_cast<uint64_t>(kM0) * c0[j];
-      const uint64_t p1 = static_cast<uint64_t>(kM1) * c2[j];
-      const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1[j] ^ k0;
-      const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3[j] ^ k1;
-      c1[j] = static_cast<uint32_t>(p1);
-      c3[j] = static_cast<uint32_t>(p0);
-      c0[j] = n0;
-      c2[j] = n2;
-    }
-  }
-  for (int j = 0; j < N; ++j) out[j] = Philox4{{c0[j], c1[j], c2[j], c3[j]}};
-}
-
 MG_HOST_DEVICE inline uint64_t join64(uint32_t hi, uint32_t lo) {
   return static_cast<uint64_t>(hi) << 32 | lo;
 }

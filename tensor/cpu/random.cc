@@ -1,38 +1,43 @@
 // The CPU's random kernel: random_value<T> (tensor/random_draw.h) per element, split between
 // threads by parallel_for. Each element depends on its index alone, so the split changes no bit.
+// The Philox words come kPhiloxBlock counters at a time from the per-capability kernels (Note
+// [Vectorized Philox] in vec_philox_impl.h), the distributions' formulas then run per element.
+#include <algorithm>
 #include <type_traits>
 
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/cpu/parallel.h"
+#include "tensor/cpu/vec_kernels.h"
 #include "tensor/random_draw.h"
 #include "tensor/tensor.h"
 
 namespace mutagrad::cpu {
+
+static_assert(sizeof(Philox4) == 4 * sizeof(uint32_t), "Philox4 is its four words");
 
 void CpuBackend::random(const Tensor& out, const RandomParams& params) {
   MG_INTERNAL_ASSERT(out.is_contiguous(), "random: out must be contiguous");
   dispatch_compute_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = static_cast<T*>(out.raw_data());
+    const VecKernels& vk = vec_kernels();
     // The distribution chosen once, outside the loop over elements.
     auto draw = [&](auto d) {
       parallel_for(
           out.numel(),
           [&](int64_t begin, int64_t end) {
             constexpr RandomDist kDist = decltype(d)::value;
-            // kBatch elements' Philox words at a time (philox4x32_10_batch), then their values.
-            constexpr int kBatch = 8;
+            constexpr int64_t kChunk = 2 * kPhiloxBlock;
+            Philox4 words[kChunk];
             int64_t i = begin;
-            for (; i + kBatch <= end; i += kBatch) {
-              uint64_t counters[kBatch];
-              for (int j = 0; j < kBatch; ++j) {
-                counters[j] = params.offset + static_cast<uint64_t>(i + j);
-              }
-              Philox4 words[kBatch];
-              philox4x32_10_batch(counters, params.seed, words);
-              for (int j = 0; j < kBatch; ++j) {
+            while (end - i >= kPhiloxBlock) {  // whole blocks, then the tail one by one
+              const int64_t m = std::min(kChunk, (end - i) / kPhiloxBlock * kPhiloxBlock);
+              vk.philox(params.offset + static_cast<uint64_t>(i), params.seed, m,
+                        reinterpret_cast<uint32_t*>(words));
+              for (int64_t j = 0; j < m; ++j) {
                 p[i + j] = random_from_words<T, kDist>(params, words[j]);
               }
+              i += m;
             }
             for (; i < end; ++i) p[i] = random_value_as<T, kDist>(params, i);
           },

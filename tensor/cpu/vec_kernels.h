@@ -8,7 +8,7 @@
 // loops that are compute-bound on such a build (Eigen's GEMM for matmul, Eigen's SIMD exp, log,
 // tanh, ... for the transcendental ops, the one-pass optimizer steps of fused_optim.h, the float
 // binary ops and comparisons of vec_pointwise_impl.h, the reduction kernels of
-// vec_reduce_impl.h) are
+// vec_reduce_impl.h, the random draws' Philox rounds of vec_philox_impl.h) are
 // compiled twice more: with -mavx2 -mfma (vec_kernels_avx2.cc, 8 float lanes) and with
 // -mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma (vec_kernels_avx512.cc, 16 float lanes), as
 // libtorch builds ATen's kernels per CPU capability. The first call picks the best build the
@@ -135,7 +135,12 @@ struct VecKernels {
   void (*sgd_f64)(const SGDStep<double>& s, int64_t begin, int64_t end);
   void (*adam_f32)(const AdamStep<float>& s, int64_t begin, int64_t end);
   void (*adam_f64)(const AdamStep<double>& s, int64_t begin, int64_t end);
+  // The Philox4x32-10 words of counters (counter + j, 0) under `key`, j < n, n a multiple of
+  // kPhiloxBlock: words[4 j + r] = philox4x32_10(counter + j, 0, key).w[r] (tensor/philox.h),
+  // the same words in every build (Note [Vectorized Philox] in vec_philox_impl.h).
+  void (*philox)(uint64_t counter, uint64_t key, int64_t n, uint32_t* words);
 };
+constexpr int64_t kPhiloxBlock = 32;
 
 // The table of the build in use.
 const VecKernels& vec_kernels();

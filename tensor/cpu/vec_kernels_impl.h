@@ -567,6 +567,8 @@ void stream_copy(char* d, const char* s, size_t bytes) {
 #include "tensor/cpu/fused_optim_impl.h"
 #include "tensor/cpu/vec_pointwise_impl.h"
 #include "tensor/cpu/vec_reduce_impl.h"
+// After the two above: kVecBytes and MUTAGRAD_UNROLL.
+#include "tensor/cpu/vec_philox_impl.h"
 
 }  // namespace
 
@@ -600,6 +602,7 @@ const VecKernels kVecKernels = {MUTAGRAD_VEC_CAPABILITY,
                                 sgd_range<float>,
                                 sgd_range<double>,
                                 adam_range<float>,
-                                adam_range<double>};
+                                adam_range<double>,
+                                philox};
 
 }  // namespace mutagrad::cpu::MUTAGRAD_VEC_NS

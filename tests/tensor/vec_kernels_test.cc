@@ -26,6 +26,7 @@
 #include "tensor/native/pointwise.h"
 #include "tensor/native/reduce.h"
 #include "tensor/native/views.h"
+#include "tensor/philox.h"
 #include "tensor/tensor.h"
 #include "tests/tensor/test_util.h"
 
@@ -815,6 +816,34 @@ TEST_F(VecKernelsTest, EachBuildsStreamingCopyIsMemcpy) {
           const int64_t i = k - 64 - off;
           const char want = i >= 0 && i < n ? src.data()[i] : kPad;
           ASSERT_EQ(canvas[k], want) << build << " n " << n << " offset " << off << " byte " << k;
+        }
+      }
+    }
+  }
+}
+
+// Note [Vectorized Philox]: each build's words are philox4x32_10's, for counters whose low word
+// carries into the high one and that wrap at 2^64, and nothing past n counters is written.
+TEST_F(VecKernelsTest, EachBuildsPhiloxWordsAreTheScalarRounds) {
+  constexpr int64_t kMax = 3 * cpu::kPhiloxBlock;
+  const uint64_t counters[] = {0, 5, (uint64_t{1} << 32) - 40, ~uint64_t{0} - 40,
+                               0x123456789abcdef0u};
+  const uint64_t keys[] = {0, 0xdeadbeefcafebabeu, ~uint64_t{0}};
+  for (const VecKernels* vk : runnable_builds()) {
+    const char* build = cpu::cpu_capability_name(vk->capability);
+    for (uint64_t counter : counters) {
+      for (uint64_t key : keys) {
+        for (int64_t n = cpu::kPhiloxBlock; n <= kMax; n += cpu::kPhiloxBlock) {
+          std::vector<uint32_t> words(4 * kMax + 4, 0x5a5a5a5au);
+          vk->philox(counter, key, n, words.data());
+          for (int64_t j = 0; j < n; ++j) {
+            const Philox4 want = philox4x32_10(counter + static_cast<uint64_t>(j), 0, key);
+            for (int r = 0; r < 4; ++r) {
+              ASSERT_EQ(words[4 * j + r], want.w[r])
+                  << build << " counter " << counter << " + " << j << " key " << key;
+            }
+          }
+          for (size_t k = 4 * n; k < words.size(); ++k) ASSERT_EQ(words[k], 0x5a5a5a5au) << build;
         }
       }
     }
