@@ -175,7 +175,7 @@ class VersionCounter {
 
   struct Impl {
     // User-provided, so that allocate_shared's value-initialization runs only the initializers
-    // below: an implicit constructor would zero all 280 bytes first (a `rep stos`, 3 % of a
+    // below: an implicit constructor would zero all 272 bytes first (a `rep stos`, 3 % of a
     // tiny op's time), where the slots need only their state words.
     Impl() {}  // NOLINT(modernize-use-equals-default): `= default` would bring the zeroing back
     std::atomic<uint32_t> version{0};

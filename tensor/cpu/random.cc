@@ -1,7 +1,8 @@
 // The CPU's random kernel: random_value<T> (tensor/random_draw.h) per element, split between
 // threads by parallel_for. Each element depends on its index alone, so the split changes no bit.
-// The Philox words come kPhiloxBlock counters at a time from the per-capability kernels (Note
-// [Vectorized Philox] in vec_philox_impl.h), the distributions' formulas then run per element.
+// The Philox words come a few blocks of kPhiloxBlock counters at a time from the per-capability
+// kernels (Note [Vectorized Philox] in vec_philox_impl.h), the distributions' formulas then run
+// per element; a tail shorter than a block takes the scalar rounds.
 #include <algorithm>
 #include <type_traits>
 
@@ -12,8 +13,6 @@
 #include "tensor/tensor.h"
 
 namespace mutagrad::cpu {
-
-static_assert(sizeof(Philox4) == 4 * sizeof(uint32_t), "Philox4 is its four words");
 
 void CpuBackend::random(const Tensor& out, const RandomParams& params) {
   MG_INTERNAL_ASSERT(out.is_contiguous(), "random: out must be contiguous");
@@ -28,14 +27,14 @@ void CpuBackend::random(const Tensor& out, const RandomParams& params) {
           [&](int64_t begin, int64_t end) {
             constexpr RandomDist kDist = decltype(d)::value;
             constexpr int64_t kChunk = 2 * kPhiloxBlock;
-            Philox4 words[kChunk];
+            uint32_t words[4 * kChunk];
             int64_t i = begin;
             while (end - i >= kPhiloxBlock) {  // whole blocks, then the tail one by one
               const int64_t m = std::min(kChunk, (end - i) / kPhiloxBlock * kPhiloxBlock);
-              vk.philox(params.offset + static_cast<uint64_t>(i), params.seed, m,
-                        reinterpret_cast<uint32_t*>(words));
+              vk.philox(params.offset + static_cast<uint64_t>(i), params.seed, m, words);
               for (int64_t j = 0; j < m; ++j) {
-                p[i + j] = random_from_words<T, kDist>(params, words[j]);
+                const uint32_t* w = words + 4 * j;
+                p[i + j] = random_from_words<T, kDist>(params, Philox4{{w[0], w[1], w[2], w[3]}});
               }
               i += m;
             }

@@ -30,8 +30,10 @@ inline PhiloxV mul_low_words(PhiloxV a, PhiloxV b) {
   return (PhiloxV)_mm512_mul_epu32((__m512i)a, (__m512i)b);
 #elif defined(__AVX2__)
   return (PhiloxV)_mm256_mul_epu32((__m256i)a, (__m256i)b);
-#else
+#elif defined(__SSE2__)
   return (PhiloxV)_mm_mul_epu32((__m128i)a, (__m128i)b);
+#else
+  return (a & 0xffffffffu) * (b & 0xffffffffu);
 #endif
 }
 

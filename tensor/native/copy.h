@@ -55,7 +55,12 @@ inline Tensor to_compute(const Tensor& self, ScalarType dtype) {
 class MaybeOwned {
  public:
   static MaybeOwned borrowed(const Tensor& t) { return MaybeOwned(&t, Tensor()); }
+  static MaybeOwned borrowed(const Tensor&& t) = delete;  // a temporary would dangle
   static MaybeOwned owned(Tensor t) { return MaybeOwned(nullptr, std::move(t)); }
+  // Not copied or moved (returned by value only as a prvalue): one that another borrows from
+  // must stay where it is.
+  MaybeOwned(const MaybeOwned&) = delete;
+  MaybeOwned& operator=(const MaybeOwned&) = delete;
   const Tensor& operator*() const { return borrowed_ != nullptr ? *borrowed_ : owned_; }
   const Tensor* operator->() const { return &**this; }
 
@@ -75,6 +80,8 @@ inline MaybeOwned to_compute_maybe(const Tensor& self, ScalarType dtype) {
   if (self.dtype() == dtype && opmath_dtype(dtype) == dtype) return MaybeOwned::borrowed(self);
   return MaybeOwned::owned(to_compute(self, dtype));
 }
+MaybeOwned to_maybe(const Tensor&& self, ScalarType dtype) = delete;
+MaybeOwned to_compute_maybe(const Tensor&& self, ScalarType dtype) = delete;
 
 // Where an arithmetic kernel writes a result of `out`'s dtype: `out` itself when that dtype has
 // kernels, else a fresh tensor of its opmath dtype that finish() rounds into `out`. `out` must
@@ -86,6 +93,7 @@ inline MaybeOwned to_compute_maybe(const Tensor& self, ScalarType dtype) {
 class OpmathOutput {
  public:
   explicit OpmathOutput(const Tensor& out);
+  explicit OpmathOutput(const Tensor&& out) = delete;  // a temporary would dangle
   const Tensor& get() const { return scratch_.defined() ? scratch_ : out_; }
   void finish() const;
 

@@ -70,12 +70,11 @@ Tensor guard_overlap(const Tensor& out, const Tensor& in) {
   return in;
 }
 
-Tensor expand_to(const Tensor& t, IntArrayRef shape) {
-  return t.sizes().equals(shape) ? t : expand(t, shape);
-}
 MaybeOwned expand_to_maybe(const Tensor& t, IntArrayRef shape) {
   return t.sizes().equals(shape) ? MaybeOwned::borrowed(t) : MaybeOwned::owned(expand(t, shape));
 }
+MaybeOwned expand_to_maybe(const Tensor&& t, IntArrayRef shape) = delete;
+Tensor expand_to(const Tensor& t, IntArrayRef shape) { return *expand_to_maybe(t, shape); }
 
 Tensor new_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
   return empty(sizes, TensorOptions(dtype).device(device));
@@ -97,6 +96,7 @@ MaybeOwned on_device_maybe(const Tensor& t, Device device, const char* op) {
   return t.device() == device ? MaybeOwned::borrowed(t)
                               : MaybeOwned::owned(on_device(t, device, op));
 }
+MaybeOwned on_device_maybe(const Tensor&& t, Device device, const char* op) = delete;
 
 // Where an op over `ts` runs: the device of the first tensor that is not a 0-dim CPU tensor
 // (those follow the others, as in PyTorch), else the CPU.

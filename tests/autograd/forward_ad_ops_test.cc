@@ -103,16 +103,18 @@ TEST(ForwardAdOps, ElementwiseUnary) {
 // Note [Fused activation backward]: without a graph to record, tanh's and sigmoid's tangents
 // come from one backend call; they must equal TanhBackward0's t * (1 - y * y) and
 // SigmoidBackward0's t * (y * (1 - y)) bit for bit, in float32 and float64, for a strided
-// tangent, and with a graph (the node's formula) too.
-TEST(ForwardAdOps, TanhTangentIsTheNodeFormulaBitForBit) {
+// tangent (the default's binary kernels) and a contiguous one (the CPU's loop), and with a graph
+// (the node's formula) too.
+TEST(ForwardAdOps, TanhAndSigmoidTangentsAreTheNodeFormulaBitForBit) {
   for (bool sigmoid : {false, true}) {
     for (ScalarType dtype : {kFloat32, kFloat64}) {
-      for (bool record : {false, true}) {
-        SCOPED_TRACE(
-            str(sigmoid ? "sigmoid " : "tanh ", dtype_name(dtype), record ? " recording" : ""));
+      for (int mode = 0; mode < 3; ++mode) {  // strided, contiguous, recording
+        const bool record = mode == 2;
+        SCOPED_TRACE(str(sigmoid ? "sigmoid " : "tanh ", dtype_name(dtype), " mode ", mode));
         auto act = [sigmoid](const Tensor& v) { return sigmoid ? v.sigmoid() : v.tanh(); };
         const Tensor x = constant({5, 7}, 30, -2.0, 2.0).to(dtype);
-        const Tensor t = strided_leaf({5, 7}, 31).detach().to(dtype);
+        Tensor t = strided_leaf({5, 7}, 31).detach().to(dtype);
+        if (mode == 1) t = t.contiguous();
         const Tensor y = act(x);
         const Tensor expected = sigmoid ? t * (y * (1 - y)) : t * (1 - y * y);
         dual_level level;

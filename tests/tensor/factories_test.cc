@@ -5,12 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <set>
+#include <type_traits>
 #include <vector>
 
+#include "tensor/backend.h"
 #include "tensor/native/views.h"
 #include "tensor/philox.h"
+#include "tensor/random_draw.h"
 #include "tensor/tensor.h"
 
 namespace mutagrad {
@@ -214,6 +218,45 @@ TEST(Factories, GeneratorHostDrawsMatchTensorDraws) {
   const Philox4 w = philox4x32_10(1, 0, 5);
   const double u1 = 1.0 - uniform53(w.w[0], w.w[1]), u2 = uniform53(w.w[2], w.w[3]);
   EXPECT_DOUBLE_EQ(z, std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * M_PI * u2));
+}
+
+// The CPU's random kernel takes Philox words a block of counters at a time (Note [Vectorized
+// Philox] in tensor/cpu/vec_philox_impl.h): still, element i of every distribution must be
+// random_value at counter offset + i, across blocks, the two threads' halves and the tails
+// (100,003 elements: no split falls on a block boundary), with offsets whose low word carries and
+// that wrap at 2^64.
+template <typename T>
+void expect_counters_values(const RandomParams& p, int64_t n) {
+  Tensor out = empty({n}, TensorOptions(std::is_same_v<T, float> ? kFloat32 : kFloat64));
+  backend_for(kCPU).random(out, p);
+  const T* got = out.data_ptr<T>();
+  for (int64_t i = 0; i < n; ++i) {
+    const T want = random_value<T>(p, i);
+    ASSERT_EQ(std::memcmp(&got[i], &want, sizeof(T)), 0)
+        << "dist " << static_cast<int>(p.dist) << " offset " << p.offset << " element " << i;
+  }
+}
+
+TEST(Factories, RandomKernelGivesEachElementItsCountersValue) {
+  constexpr int64_t kN = 100003;
+  const RandomDist dists[] = {RandomDist::kUniform, RandomDist::kNormal, RandomDist::kInteger,
+                              RandomDist::kExponential, RandomDist::kBernoulli};
+  for (uint64_t offset : {uint64_t{7}, (uint64_t{1} << 32) - 1000, ~uint64_t{0} - 50000}) {
+    for (RandomDist dist : dists) {
+      RandomParams p;
+      p.dist = dist;
+      p.seed = 0x9e3779b97f4a7c15u;
+      p.offset = offset;
+      p.a = dist == RandomDist::kBernoulli ? 0.3 : dist == RandomDist::kExponential ? 1.5 : -1.0;
+      p.b = 2.0;
+      p.low = -5;
+      p.range = 11;
+      p.uniform_bits = 24;
+      expect_counters_values<float>(p, kN);
+      p.uniform_bits = 53;
+      expect_counters_values<double>(p, kN);
+    }
+  }
 }
 
 TEST(Factories, RandintCoversTheHalfOpenRange) {
