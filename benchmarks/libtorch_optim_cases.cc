@@ -33,11 +33,27 @@ std::vector<torch::Tensor> mlp_params(int64_t in, int64_t hidden) {
   return params;
 }
 
+// optim_benchmark.cc's deep_params(): 16 layers of 128 x 256 + 3 x 128 parameters.
+std::vector<torch::Tensor> deep_params() {
+  torch::manual_seed(0);
+  std::vector<torch::Tensor> params;
+  for (int layer = 0; layer < 16; ++layer) {
+    for (std::vector<int64_t> sizes : {std::vector<int64_t>{128, 256}, std::vector<int64_t>{128},
+                                       std::vector<int64_t>{128}, std::vector<int64_t>{128}}) {
+      torch::Tensor p = torch::randn(sizes).requires_grad_();
+      p.mutable_grad() = torch::randn(p.sizes());
+      params.push_back(p);
+    }
+  }
+  return params;
+}
+
 template <typename Opt, typename Options>
 void run_step(benchmark::State& state, const Options& options) {
   at::set_num_threads(2);
   const int64_t in = state.range(0);
-  std::vector<torch::Tensor> params = mlp_params(in, in == 64 ? 128 : 1024);
+  std::vector<torch::Tensor> params =
+      in == 0 ? deep_params() : mlp_params(in, in == 64 ? 128 : 1024);
   Opt opt(params, options);
   for (auto _ : state) {
     opt.step();
@@ -49,12 +65,12 @@ void run_step(benchmark::State& state, const Options& options) {
 void BM_Libtorch_SGDMomentumStep(benchmark::State& state) {
   run_step<torch::optim::SGD>(state, torch::optim::SGDOptions(1e-3).momentum(0.9));
 }
-BENCHMARK(BM_Libtorch_SGDMomentumStep)->ArgName("in")->Arg(64)->Arg(1024);
+BENCHMARK(BM_Libtorch_SGDMomentumStep)->ArgName("in")->Arg(64)->Arg(1024)->Arg(0);
 
 void BM_Libtorch_AdamWStep(benchmark::State& state) {
   run_step<torch::optim::AdamW>(state, torch::optim::AdamWOptions(1e-3).weight_decay(1e-2));
 }
-BENCHMARK(BM_Libtorch_AdamWStep)->ArgName("in")->Arg(64)->Arg(1024);
+BENCHMARK(BM_Libtorch_AdamWStep)->ArgName("in")->Arg(64)->Arg(1024)->Arg(0);
 
 }  // namespace
 }  // namespace mutagrad_vs_libtorch

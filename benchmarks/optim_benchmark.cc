@@ -40,10 +40,28 @@ std::vector<Tensor> mlp_params(int64_t in, int64_t hidden) {
   return params;
 }
 
+// 16 layers of a 128 x 256 weight, a bias and a norm's weight and bias: 64 parameters of 0.53M
+// elements in all, each below the two-thread threshold (Note [One pass per group] in
+// optim/fused.h), as in a deep network's many mid-sized tensors.
+std::vector<Tensor> deep_params() {
+  Generator gen(0);
+  std::vector<Tensor> params;
+  for (int layer = 0; layer < 16; ++layer) {
+    for (const std::vector<int64_t>& sizes :
+         {std::vector<int64_t>{128, 256}, std::vector<int64_t>{128}, std::vector<int64_t>{128},
+          std::vector<int64_t>{128}}) {
+      Tensor p = randn(sizes, gen, kFloat32).requires_grad_();
+      p.set_grad(randn(p.sizes(), gen, kFloat32));
+      params.push_back(p);
+    }
+  }
+  return params;
+}
+
 template <typename Opt, typename Options>
 void run_step(benchmark::State& state, const Options& options) {
   const int64_t in = state.range(0);
-  std::vector<Tensor> params = mlp_params(in, in == 64 ? 128 : 1024);
+  std::vector<Tensor> params = in == 0 ? deep_params() : mlp_params(in, in == 64 ? 128 : 1024);
   Opt opt(params, options);
   for (auto _ : state) {
     opt.step();
@@ -55,12 +73,13 @@ void run_step(benchmark::State& state, const Options& options) {
 void BM_SGDMomentumStep(benchmark::State& state) {
   run_step<optim::SGD>(state, optim::SGDOptions(1e-3).momentum(0.9));
 }
-BENCHMARK(BM_SGDMomentumStep)->ArgName("in")->Arg(64)->Arg(1024);
+// in:0 is deep_params().
+BENCHMARK(BM_SGDMomentumStep)->ArgName("in")->Arg(64)->Arg(1024)->Arg(0);
 
 void BM_AdamWStep(benchmark::State& state) {
   run_step<optim::AdamW>(state, optim::AdamWOptions(1e-3).weight_decay(1e-2));
 }
-BENCHMARK(BM_AdamWStep)->ArgName("in")->Arg(64)->Arg(1024);
+BENCHMARK(BM_AdamWStep)->ArgName("in")->Arg(64)->Arg(1024)->Arg(0);
 
 }  // namespace
 }  // namespace mutagrad

@@ -33,7 +33,7 @@ namespace {
 // selects AdamW's decay of the parameter over Adam's weight decay on the gradient.
 template <typename Options>
 void adam_update(const Tensor& param, const Tensor& grad, const Options& o, bool decoupled,
-                 ParamState& state, const MutationSite& site) {
+                 ParamState& state, const MutationSite& site, detail::FusedSteps& fused) {
   Tensor& step_t = state["step"];
   if (!step_t.defined()) {
     step_t = zeros({}, TensorOptions(kFloat32));  // torch.tensor(0.)
@@ -79,7 +79,7 @@ void adam_update(const Tensor& param, const Tensor& grad, const Options& o, bool
       s.bias_correction2_sqrt = bias_correction2_sqrt;
       s.maximize = o.maximize();
       s.decoupled = decoupled;
-      cpu::adam_step(s);
+      fused.add(s);  // Note [One pass per group]
     };
     if (param.dtype() == kFloat32) {
       run(param.data_ptr<float>());
@@ -88,6 +88,7 @@ void adam_update(const Tensor& param, const Tensor& grad, const Options& o, bool
     }
     return;
   }
+  fused.run();  // the queued parameters' writes come first (Note [One pass per group])
   Tensor g = o.maximize() ? grad.neg() : grad;
   if (!decoupled && wd != 0) g = detail::axpy(g, param, wd);
   exp_avg.mul_(beta1).add_(g, 1 - beta1);
@@ -127,7 +128,7 @@ bool Adam::accepts(const OptimizerOptions& options) const {
 void Adam::update(const Tensor& param, const Tensor& grad, const OptimizerOptions& options,
                   ParamState& state, const MutationSite& site) {
   adam_update(param, grad, static_cast<const AdamOptions&>(options), /*decoupled=*/false, state,
-              site);
+              site, fused_steps());
 }
 
 AdamW::AdamW(std::vector<Tensor> params, const AdamWOptions& defaults)
@@ -145,7 +146,7 @@ bool AdamW::accepts(const OptimizerOptions& options) const {
 void AdamW::update(const Tensor& param, const Tensor& grad, const OptimizerOptions& options,
                    ParamState& state, const MutationSite& site) {
   adam_update(param, grad, static_cast<const AdamWOptions&>(options), /*decoupled=*/true, state,
-              site);
+              site, fused_steps());
 }
 
 }  // namespace mutagrad::optim

@@ -3,6 +3,8 @@
 
 #include <unordered_set>
 
+#include "optim/fused.h"
+
 namespace mutagrad::optim {
 
 std::map<std::string, double> OptimizerOptions::to_map() const {
@@ -44,7 +46,10 @@ ParamGroup& ParamGroup::operator=(const ParamGroup& other) {
   return *this;
 }
 
-Optimizer::Optimizer(std::unique_ptr<OptimizerOptions> defaults) : defaults_(std::move(defaults)) {}
+Optimizer::Optimizer(std::unique_ptr<OptimizerOptions> defaults)
+    : fused_(std::make_unique<detail::FusedSteps>()), defaults_(std::move(defaults)) {}
+
+Optimizer::~Optimizer() = default;
 
 void Optimizer::add_groups(std::vector<ParamGroup> groups) {
   defaults_->validate(name());
@@ -123,11 +128,18 @@ void Optimizer::step(CallSite site) {
   check_gradients();  // Note [Validate before the first write]
   const MutationSite ms{step_op(), site.file, site.line};
   for (ParamGroup& group : groups_) {
-    for (const Tensor& p : group.params()) {
-      const Tensor grad = p.grad();
-      if (!grad.defined()) continue;
-      update(p, grad, group.options(), state_[p.unsafe_impl()], ms);
+    try {
+      for (const Tensor& p : group.params()) {
+        const Tensor grad = p.grad();
+        if (!grad.defined()) continue;
+        update(p, grad, group.options(), state_[p.unsafe_impl()], ms);
+      }
+    } catch (...) {
+      fused_
+          ->run();  // the queued steps' tensors were bumped: write them (Note [One pass per group])
+      throw;
     }
+    fused_->run();
   }
 }
 

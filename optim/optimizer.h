@@ -110,9 +110,13 @@ struct StateDict {
   std::vector<Group> param_groups;
 };
 
+namespace detail {
+class FusedSteps;  // optim/fused.h
+}
+
 class Optimizer {
  public:
-  virtual ~Optimizer() = default;
+  virtual ~Optimizer();
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
 
@@ -159,10 +163,14 @@ class Optimizer {
   // Called (under no-grad) once `group` has been added, its options set; Adagrad creates its
   // state here.
   virtual void on_group_added(ParamGroup& group) { (void)group; }
+  // Where update() queues a one-pass step; step() runs the queue at the end of each group (Note
+  // [One pass per group] in optim/fused.h).
+  detail::FusedSteps& fused_steps() { return *fused_; }
 
  private:
   void check_gradients() const;
 
+  std::unique_ptr<detail::FusedSteps> fused_;
   std::vector<ParamGroup> groups_;
   std::unique_ptr<OptimizerOptions> defaults_;
   std::unordered_map<const TensorImpl*, ParamState> state_;

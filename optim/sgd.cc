@@ -69,7 +69,7 @@ void SGD::update(const Tensor& param, const Tensor& grad, const OptimizerOptions
       s.weight_decay = o.weight_decay();
       s.nesterov = o.nesterov();
       s.maximize = o.maximize();
-      cpu::sgd_step(s);
+      fused_steps().add(s);  // Note [One pass per group]
     };
     if (param.dtype() == kFloat32) {
       run(param.data_ptr<float>());
@@ -78,6 +78,7 @@ void SGD::update(const Tensor& param, const Tensor& grad, const OptimizerOptions
     }
     return;
   }
+  fused_steps().run();  // the queued parameters' writes come first (Note [One pass per group])
   // torch 1.13's _single_tensor_sgd; its out-of-place d_p.add(x, alpha=a) as detail::axpy.
   Tensor d_p = o.maximize() ? grad.neg() : grad;
   if (o.weight_decay() != 0) d_p = detail::axpy(d_p, param, o.weight_decay());

@@ -18,6 +18,7 @@
 // (contiguous, one dtype and size, no overlap) and bump the versions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace mutagrad::cpu {
@@ -47,9 +48,13 @@ struct SGDStep {
   bool nesterov = false, maximize = false;
 };
 
+// steps[0, count) as one pass over all their elements, split between two threads by the total
+// (torch's foreach over a group: Note [One pass per group] in optim/fused.h). Each element's
+// update reads and writes that element only, so the result is each step's alone as long as the
+// steps share no memory, which the caller makes sure of.
 template <typename T>
-void adam_step(const AdamStep<T>& s);
+void adam_steps(const AdamStep<T>* steps, size_t count);
 template <typename T>
-void sgd_step(const SGDStep<T>& s);
+void sgd_steps(const SGDStep<T>* steps, size_t count);
 
 }  // namespace mutagrad::cpu

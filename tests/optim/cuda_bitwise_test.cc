@@ -338,6 +338,65 @@ TEST_P(Optimizers, FusedCpuStepEqualsTheOpByOpStep) {
   });
 }
 
+// Note [One pass per group] (optim/fused.h): a group's one-pass steps run as one pass over all
+// their elements, yet every parameter ends bitwise as when each is stepped alone, in order. A
+// strided parameter (op-by-op) and one of the other dtype end a pass, so the group has three:
+// - seven disjoint parameters of 73,036 elements, two threads, the split inside the third
+//   (and two of them slices of one buffer);
+// - two parameters that overlap between two of 40,000 elements: run one at a time, in order (as
+//   one pass, the second thread would update the later one before the first thread reached the
+//   earlier one);
+// - one parameter above the two-thread threshold alone.
+TEST_P(Optimizers, OnePassPerGroupEqualsOneParameterAtATime) {
+  const ScalarType dtype = GetParam();
+  const ScalarType other = dtype == kFloat32 ? kFloat64 : kFloat32;
+  constexpr int kSteps = 4;
+  auto build = [&](std::mt19937_64 rng) {
+    auto values = [&](int64_t n, ScalarType t) {
+      return make(random_values(rng, n, false, false), t);
+    };
+    std::vector<Tensor> ps;
+    const Tensor shared = values(2000, dtype);
+    for (int64_t n : {30000, 3, 40000, 1, 1031}) ps.push_back(values(n, dtype));
+    ps.push_back(shared.narrow(0, 0, 1000));
+    ps.push_back(shared.narrow(0, 1000, 1000));
+    Tensor strided = zeros({700, 2}, TensorOptions(dtype)).select(1, 0);
+    strided.copy_(values(700, dtype));
+    ps.push_back(strided);
+    const Tensor overlapping = values(1000, dtype);
+    ps.push_back(values(40000, dtype));
+    ps.push_back(overlapping.narrow(0, 400, 600));
+    ps.push_back(overlapping.narrow(0, 0, 600));
+    ps.push_back(values(40000, dtype));
+    ps.push_back(values(500, other));
+    ps.push_back(values(70001, dtype));
+    for (Tensor& p : ps) p.requires_grad_();
+    return ps;
+  };
+  for (const OptimCase& c : optim_cases()) {
+    std::mt19937_64 rng(12);
+    std::vector<Tensor> grouped = build(rng), alone = build(rng);
+    rng.seed(13);
+    std::unique_ptr<optim::Optimizer> group = c.make(grouped);
+    std::vector<std::unique_ptr<optim::Optimizer>> each;
+    for (const Tensor& p : alone) each.push_back(c.make({p}));
+    for (int k = 0; k < kSteps; ++k) {
+      for (size_t i = 0; i < grouped.size(); ++i) {
+        const Tensor g =
+            make(random_values(rng, grouped[i].numel(), false, false), grouped[i].dtype());
+        grouped[i].set_grad(g);
+        alone[i].set_grad(g.clone());
+      }
+      group->step();
+      for (const auto& o : each) o->step();
+    }
+    for (size_t i = 0; i < grouped.size(); ++i) {
+      EXPECT_TRUE(same_bits(grouped[i], alone[i])) << c.name << ": parameter " << i;
+      EXPECT_EQ(grouped[i].version(), alone[i].version()) << c.name << ": parameter " << i;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, Optimizers, ::testing::Values(kFloat32, kFloat64),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
