@@ -43,7 +43,7 @@ inline Tensor to_compute(const Tensor& self, ScalarType dtype) {
 // destruction). An element-wise op's operand went through conversions that each return their
 // input when there is nothing to do (to the op's device, its dtype, its opmath dtype, its
 // shape), and its output through OpmathOutput: a tiny `a + b` made ten handle copies, twenty
-// locked instructions, which were a third of binary_impl's own samples. MaybeOwned borrows its
+// locked instructions, which were 45 % of binary_impl's own samples. MaybeOwned borrows its
 // input when a step changes nothing and owns the new tensor when it does:
 //
 //   const MaybeOwned c = to_compute_maybe(a, kFloat32);  // borrows a when a is float32 already
