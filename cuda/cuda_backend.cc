@@ -136,18 +136,14 @@ void CudaBackend::binary_scalar_inplace(BinaryOp op, const Tensor& out, const Sc
   if (out.numel() > 0) binary_scalar_inplace_kernel(op, out, value);
 }
 
-void CudaBackend::axpy_inplace(const Tensor& out, const Tensor& b, double alpha) {
-  if (out.numel() > 0) axpy_inplace_kernel(out, b, alpha);
-}
-
-void CudaBackend::addcmul_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2,
-                                  double value) {
-  if (out.numel() > 0) addc_inplace_kernel(/*is_div=*/false, out, t1, t2, value);
+void CudaBackend::fma(FmaOp op, const Tensor& out, const Tensor& a, const Tensor& b,
+                      const Tensor& c, double value) {
+  if (out.numel() > 0) fma_kernel(op, out, a, b, c, value);
 }
 
 void CudaBackend::addcdiv_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2,
                                   double value) {
-  if (out.numel() > 0) addc_inplace_kernel(/*is_div=*/true, out, t1, t2, value);
+  if (out.numel() > 0) addcdiv_inplace_kernel(out, t1, t2, value);
 }
 
 void CudaBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {

@@ -30,9 +30,8 @@ class CudaBackend : public Backend {
   void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) override;
   // The CPU's formulas (Note [The CPU's bits for optimizer steps] in scalar_inplace.cu).
   void binary_scalar_inplace(BinaryOp op, const Tensor& out, const Scalar& value) override;
-  void axpy_inplace(const Tensor& out, const Tensor& b, double alpha) override;
-  void addcmul_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2,
-                       double value) override;
+  void fma(FmaOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c,
+           double value) override;
   void addcdiv_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2,
                        double value) override;
   void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) override;

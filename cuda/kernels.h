@@ -26,9 +26,9 @@ void where_kernel(const Tensor& out, const Tensor& cond, const Tensor& a, const 
 
 // scalar_inplace.cu (Note [The CPU's bits for optimizer steps]): float32/float64 only.
 void binary_scalar_inplace_kernel(BinaryOp op, const Tensor& out, const Scalar& value);
-void axpy_inplace_kernel(const Tensor& out, const Tensor& b, double alpha);
-void addc_inplace_kernel(bool is_div, const Tensor& out, const Tensor& t1, const Tensor& t2,
-                         double value);
+void fma_kernel(FmaOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c,
+                double value);
+void addcdiv_inplace_kernel(const Tensor& out, const Tensor& t1, const Tensor& t2, double value);
 
 // reduce.cu
 void reduce_kernel(ReduceOp op, const Tensor& out, const Tensor& in,

@@ -1,23 +1,25 @@
-// The optimizer-step kernels: x op= value, x += alpha * y, addcmul_ and addcdiv_ in place, with
-// the CPU backend's formulas (tensor/cpu/scalar_inplace.cc), any strides.
+// The optimizer-step kernels: x op= value and addcdiv_ in place, and Backend::fma (add with
+// alpha, addcmul, lerp), with the CPU backend's formulas (tensor/cpu/scalar_inplace.cc), any
+// strides.
 //
 // Note [The CPU's bits for optimizer steps]
 // An optimizer step is made of these writes; composed from binary kernels (the Backend
-// defaults) add_(y, alpha) rounds alpha * y and then the sum, where the CPU rounds once, and
-// after 20 Adam steps a float32 parameter differed in its last bits. Each kernel here is the
-// CPU's formula element by element:
-//   float32 add_(y, alpha):  (float)((double)x + (double)(float)alpha * (double)y): the
-//                            product of two floats is exact in double, one rounding to float
-//   float64 add_(y, alpha):  x + alpha * y, the product and the sum rounded separately
-//   float32 addcmul_:        (float)((double)x + (double)(value * t1) * (double)t2)
-//   float64 addcmul_:        x + (value * t1) * t2, each op rounded
-//   addcdiv_:                x + (value * t1) / t2, each op rounded in the tensor's dtype
-//   x op= value:             one IEEE op in the tensor's dtype
-// Every step is written with an explicitly rounded operation (rn(), below): __dmul_rn,
-// __dadd_rn, ... in nvcc's device pass, which never contracts them into an FMA whatever the
-// --fmad setting (cuda.bzl passes --fmad=false too); plain operators for g++, which contracts
-// nothing without -mfma. tests/optim/cuda_bitwise_test.cc checks the bits against the CPU for
-// each op, dtype, strided operands and every optimizer option.
+// defaults) add_(y, alpha) rounded alpha * y and then the sum where torch and the CPU round
+// once, and after 20 Adam steps a float32 parameter differed in its last bits. Each kernel here
+// is the CPU's formula element by element:
+//   add(y, alpha):    fma(alpha, y, x), alpha converted to the dtype first
+//   addcmul:          fma(value * t1, t2, x), value * t1 rounded
+//   lerp:             |w| < 0.5 ? fma(w, y - x, x) : fma(-(y - x), 1 - w, y)
+//   addcdiv_:         x + (value * t1) / t2, each op rounded in the tensor's dtype
+//   x op= value:      one IEEE op in the tensor's dtype
+// (Note [Torch's fused multiply-adds] in tensor/native/fma.h). Every step is written with an
+// explicitly rounded operation (rn(), below): __fmaf_rn, __dmul_rn, __dadd_rn, ... in nvcc's
+// device pass, which never contracts them into an FMA whatever the --fmad setting (cuda.bzl
+// passes --fmad=false too); std::fma and plain operators for g++, which contracts nothing
+// without -mfma. tests/optim/cuda_bitwise_test.cc checks the bits against the CPU for each
+// op, dtype, strided operands and every optimizer option.
+#include <cmath>
+
 #include "cuda/kernel_util.h"
 #include "cuda/kernels.h"
 
@@ -35,6 +37,8 @@ struct rn {
   static __device__ double sub(double a, double b) { return __dsub_rn(a, b); }
   static __device__ float div(float a, float b) { return __fdiv_rn(a, b); }
   static __device__ double div(double a, double b) { return __ddiv_rn(a, b); }
+  static __device__ float fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+  static __device__ double fma(double a, double b, double c) { return __fma_rn(a, b, c); }
 #else
   template <typename T>
   static T mul(T a, T b) {
@@ -51,6 +55,10 @@ struct rn {
   template <typename T>
   static T div(T a, T b) {
     return a / b;
+  }
+  template <typename T>
+  static T fma(T a, T b, T c) {
+    return std::fma(a, b, c);
   }
 #endif
 };
@@ -82,53 +90,58 @@ struct ScalarInplaceFunctor {
   }
 };
 
-// x + alpha * y: float32 in double with one rounding, float64 as two roundings.
-MG_HOST_DEVICE inline float axpy_value(float x, float y, float alpha) {
-  return static_cast<float>(
-      rn::add(static_cast<double>(x), rn::mul(static_cast<double>(alpha), static_cast<double>(y))));
-}
-MG_HOST_DEVICE inline double axpy_value(double x, double y, double alpha) {
-  return rn::add(x, rn::mul(alpha, y));
-}
-
-// x + (value * t1) * t2: float32 rounds value * t1, then the rest once in double.
-MG_HOST_DEVICE inline float addcmul_value(float x, float t1, float t2, float value) {
-  const double product = rn::mul(static_cast<double>(rn::mul(value, t1)), static_cast<double>(t2));
-  return static_cast<float>(rn::add(static_cast<double>(x), product));
-}
-MG_HOST_DEVICE inline double addcmul_value(double x, double t1, double t2, double value) {
-  return rn::add(x, rn::mul(rn::mul(value, t1), t2));
-}
-
+// Backend::fma's formulas (FmaOp in tensor/backend.h), one rounding per multiply-add; c is read
+// only where the op takes it (has_c), else the weight or alpha is `value`.
 template <typename T>
-struct AxpyFunctor {
+struct FmaFunctor {
   char* out;
+  const char* a;
   const char* b;
-  OffsetCalc<2> calc;
-  T alpha;
+  const char* c;
+  OffsetCalc<4> calc;
+  FmaOp op;
+  T value;
+  bool has_c;
   MG_HOST_DEVICE void operator()(int64_t i) const {
-    int64_t off[2];
+    int64_t off[4];
     calc.get(i, off);
-    at<T>(out, off[0]) = axpy_value(at<T>(out, off[0]), at<T>(b, off[1]), alpha);
+    const T x = at<T>(a, off[1]);
+    const T y = at<T>(b, off[2]);
+    const T z = has_c ? at<T>(c, off[3]) : value;
+    T r;
+    switch (op) {
+      case FmaOp::kAddAlpha:
+        r = rn::fma(value, y, x);
+        break;
+      case FmaOp::kAddcmul:
+        r = rn::fma(rn::mul(value, y), z, x);
+        break;
+      default: {  // kLerp, weight z
+        const T d = rn::sub(y, x);
+        const T abs_w = z < T(0) ? -z : z;
+        r = abs_w < T(0.5) ? rn::fma(z, d, x) : rn::fma(-d, rn::sub(T(1), z), y);
+        break;
+      }
+    }
+    at<T>(out, off[0]) = r;
   }
 };
 
+// addcdiv_.
 template <typename T>
-struct AddcFunctor {
+struct AddcdivFunctor {
   char* out;
   const char* t1;
   const char* t2;
   OffsetCalc<3> calc;
   T value;
-  bool is_div;
   MG_HOST_DEVICE void operator()(int64_t i) const {
     int64_t off[3];
     calc.get(i, off);
     const T x = at<T>(out, off[0]);
     const T a = at<T>(t1, off[1]);
     const T b = at<T>(t2, off[2]);
-    at<T>(out, off[0]) =
-        is_div ? rn::add(x, rn::div(rn::mul(value, a), b)) : addcmul_value(x, a, b, value);
+    at<T>(out, off[0]) = rn::add(x, rn::div(rn::mul(value, a), b));
   }
 };
 
@@ -153,23 +166,26 @@ void binary_scalar_inplace_kernel(BinaryOp op, const Tensor& out, const Scalar& 
   });
 }
 
-void axpy_inplace_kernel(const Tensor& out, const Tensor& b, double alpha) {
-  const OffsetCalc<2> calc = make_offset_calc<2>({&out, &b});
+void fma_kernel(FmaOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c,
+                double value) {
+  // c's place is a's when the op has no c: its offsets are computed, never read.
+  const Tensor& third = c.defined() ? c : a;
+  const OffsetCalc<4> calc = make_offset_calc<4>({&out, &a, &b, &third});
   dispatch_float(out, [&](auto tag) {
     using T = decltype(tag);
-    launch("add_", out.numel(),
-           AxpyFunctor<T>{device_data(out), device_data(b), calc, static_cast<T>(alpha)});
+    launch(fma_op_name(op), out.numel(),
+           FmaFunctor<T>{device_data(out), device_data(a), device_data(b), device_data(third), calc,
+                         op, static_cast<T>(value), c.defined()});
   });
 }
 
-void addc_inplace_kernel(bool is_div, const Tensor& out, const Tensor& t1, const Tensor& t2,
-                         double value) {
+void addcdiv_inplace_kernel(const Tensor& out, const Tensor& t1, const Tensor& t2, double value) {
   const OffsetCalc<3> calc = make_offset_calc<3>({&out, &t1, &t2});
   dispatch_float(out, [&](auto tag) {
     using T = decltype(tag);
-    launch(is_div ? "addcdiv_" : "addcmul_", out.numel(),
-           AddcFunctor<T>{device_data(out), device_data(t1), device_data(t2), calc,
-                          static_cast<T>(value), is_div});
+    launch("addcdiv_", out.numel(),
+           AddcdivFunctor<T>{device_data(out), device_data(t1), device_data(t2), calc,
+                             static_cast<T>(value)});
   });
 }
 

@@ -212,15 +212,6 @@ class Functionalizer {
       throw CaptureError(node.op, str("functionalize(): the in-place op ", node.op,
                                       " has no functional form yet"));
     }
-    if (op == "add" || op == "sub") {
-      const auto* alpha = node.args.size() > 2 ? std::get_if<Scalar>(&node.args[2]) : nullptr;
-      if (alpha != nullptr && alpha->to<double>() != 1.0) {
-        // Note [Fused add with alpha]: the in-place op rounds once, add rounds twice.
-        throw CaptureError(node.op, str("functionalize(): ", node.op,
-                                        " with alpha != 1 has no bitwise-equal functional form "
-                                        "yet; write x.add_(y * alpha) instead"));
-      }
-    }
     // Note [Signed zeros of functionalized gradients]: the write reads its view chain afresh
     // from the root's current value (write_path reads: not the readers' views, whose backward
     // stays the standard one), and scatters back into those reads.

@@ -64,7 +64,7 @@ void Adagrad::update(const Tensor& param, const Tensor& grad, const OptimizerOpt
   step_t.add_(1);
   const double step = step_t.item<double>();
   Tensor g = o.maximize() ? grad.neg() : grad;
-  if (o.weight_decay() != 0) g = detail::axpy(g, param, o.weight_decay());
+  if (o.weight_decay() != 0) g = g.add(param, o.weight_decay());
   const double clr = o.lr() / (1 + (step - 1) * o.lr_decay());
   Tensor& sum = state["sum"];
   sum.addcmul_(g, g, 1);

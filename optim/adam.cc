@@ -90,7 +90,7 @@ void adam_update(const Tensor& param, const Tensor& grad, const Options& o, bool
   }
   fused.run();  // the queued parameters' writes come first (Note [One pass per group])
   Tensor g = o.maximize() ? grad.neg() : grad;
-  if (!decoupled && wd != 0) g = detail::axpy(g, param, wd);
+  if (!decoupled && wd != 0) g = g.add(param, wd);
   exp_avg.mul_(beta1).add_(g, 1 - beta1);
   exp_avg_sq.mul_(beta2).addcmul_(g, g, 1 - beta2);
   Tensor denom;

@@ -1,4 +1,4 @@
-// axpy, fusable, bump_for_step, FusedSteps: see fused.h.
+// fusable, bump_for_step, FusedSteps: see fused.h.
 #include "optim/fused.h"
 
 #include <algorithm>
@@ -7,12 +7,6 @@
 #include "tensor/native/copy.h"
 
 namespace mutagrad::optim::detail {
-
-Tensor axpy(const Tensor& a, const Tensor& b, double alpha) {
-  Tensor out = a.clone();
-  out.add_(b, alpha);  // the fused in-place path
-  return out;
-}
 
 bool fusable(const Tensor& param, std::initializer_list<const Tensor*> operands) {
   // Inside a dual level a parameter or gradient may carry a tangent, which the op-by-op step

@@ -1,6 +1,5 @@
 // Internal to optim/: the pieces the optimizers share.
 //
-//   Tensor d_p = detail::axpy(grad, param, weight_decay);  // torch's d_p.add(param, alpha=wd)
 //   if (detail::fusable(param, {&grad, &exp_avg, &exp_avg_sq})) { ... one pass ... }
 #pragma once
 
@@ -14,12 +13,6 @@
 #include "tensor/cpu/fused_optim.h"
 
 namespace mutagrad::optim::detail {
-
-// a + alpha * b out of place, rounded as torch's CPU add(other, alpha=) (a fused multiply-add;
-// Note [Fused add with alpha] in tensor/native/scalar_inplace.h), for torch's
-// `d_p = d_p.add(param, alpha=weight_decay)`. The in-place forms (buf.add_(g, alpha)) take
-// that fused path themselves.
-Tensor axpy(const Tensor& a, const Tensor& b, double alpha);
 
 // Whether a step may run as one pass over the parameter (Note [Fused optimizer steps] in
 // tensor/cpu/fused_optim.h): outside every forward-AD level, a contiguous float32/float64 CPU

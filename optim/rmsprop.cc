@@ -56,7 +56,7 @@ void RMSprop::update(const Tensor& param, const Tensor& grad, const OptimizerOpt
   step.add_(1);
 
   Tensor g = o.maximize() ? grad.neg() : grad;
-  if (o.weight_decay() != 0) g = detail::axpy(g, param, o.weight_decay());
+  if (o.weight_decay() != 0) g = g.add(param, o.weight_decay());
   Tensor& square_avg = state["square_avg"];
   square_avg.mul_(o.alpha()).addcmul_(g, g, 1 - o.alpha());
   Tensor avg;

@@ -79,9 +79,9 @@ void SGD::update(const Tensor& param, const Tensor& grad, const OptimizerOptions
     return;
   }
   fused_steps().run();  // the queued parameters' writes come first (Note [One pass per group])
-  // torch 1.13's _single_tensor_sgd; its out-of-place d_p.add(x, alpha=a) as detail::axpy.
+  // torch 1.13's _single_tensor_sgd.
   Tensor d_p = o.maximize() ? grad.neg() : grad;
-  if (o.weight_decay() != 0) d_p = detail::axpy(d_p, param, o.weight_decay());
+  if (o.weight_decay() != 0) d_p = d_p.add(param, o.weight_decay());
   if (o.momentum() != 0) {
     Tensor& buf = state["momentum_buffer"];
     if (!buf.defined()) {
@@ -89,7 +89,7 @@ void SGD::update(const Tensor& param, const Tensor& grad, const OptimizerOptions
     } else {
       buf.mul_(o.momentum()).add_(d_p, 1 - o.dampening());
     }
-    d_p = o.nesterov() ? detail::axpy(d_p, buf, o.momentum()) : buf;
+    d_p = o.nesterov() ? d_p.add(buf, o.momentum()) : buf;
   }
   autograd::add_(param, d_p, -o.lr(), site);  // the parameter's one write
 }

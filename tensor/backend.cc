@@ -94,6 +94,18 @@ const char* unary_op_name(UnaryOp op) {
   return "unknown";
 }
 
+const char* fma_op_name(FmaOp op) {
+  switch (op) {
+    case FmaOp::kAddAlpha:
+      return "add";
+    case FmaOp::kAddcmul:
+      return "addcmul";
+    case FmaOp::kLerp:
+      return "lerp";
+  }
+  return "unknown";
+}
+
 const char* binary_op_name(BinaryOp op) {
   switch (op) {
     case BinaryOp::kAdd:

@@ -115,6 +115,16 @@ constexpr bool is_comparison(BinaryOp op) { return op >= BinaryOp::kEq; }
 // (grad * (1 - y * y)) and sigmoid_backward (grad * (y * (1 - y))).
 enum class ActivationGrad : int8_t { kTanh, kSigmoid };
 
+// The formulas PyTorch computes with a fused multiply-add (one rounding), float32 and float64
+// only (Note [Torch's fused multiply-adds] in tensor/native/fma.h), with weight = c when c is
+// defined, else `value`:
+//   kAddAlpha  a + alpha * b           fma(value, b, a)            add/sub(other, alpha)
+//   kAddcmul   a + (value * b) * c     fma(value * b, c, a)        addcmul
+//   kLerp      a + weight * (b - a)    |weight| < 0.5 ? fma(weight, b - a, a)
+//                                                     : fma(-(b - a), 1 - weight, b)
+enum class FmaOp : int8_t { kAddAlpha, kAddcmul, kLerp };
+const char* fma_op_name(FmaOp op);
+
 enum class ReduceOp : int8_t { kSum, kMean, kProd, kMax, kMin };
 const char* reduce_op_name(ReduceOp op);
 
@@ -190,14 +200,11 @@ class Backend {
   // scalar fast path, Note [Scalar in-place fast path] in tensor/native/scalar_inplace.h): no
   // operand tensor. The default wraps the value in a 0-dim tensor and calls binary().
   virtual void binary_scalar_inplace(BinaryOp op, const Tensor& out, const Scalar& value);
-  // out = out + alpha * b, both float32 (rounded once, as an FMA) or both float64, of one shape
-  // (Note [Fused add with alpha] in tensor/native/scalar_inplace.h). The default composes
-  // binary ops with the same rounding (float32 through float64 temporaries).
-  virtual void axpy_inplace(const Tensor& out, const Tensor& b, double alpha);
-  // out = out + (value * t1) * t2, all three float32 (the last multiply and the add rounded
-  // once) or float64, of one shape: addcmul_ (Note [addcmul rounds as an FMA] in
-  // autograd/ops/ternary_ops.cc). The default computes float32 in double tensors.
-  virtual void addcmul_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2, double value);
+  // out = op(a, b, c, value) (FmaOp), each multiply-add rounded once; a, b and c (undefined
+  // where the op takes `value` instead) have out's shape and dtype, float32 or float64, and
+  // `value` is converted to it first. out may be a, b or c (in place), never a partial overlap.
+  virtual void fma(FmaOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c,
+                   double value) = 0;
   // out = out + (value * t1) / t2, all three float32 or float64 of one shape (addcdiv_;
   // rounded per op, as PyTorch's kernel).
   virtual void addcdiv_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2, double value);

@@ -15,6 +15,7 @@
 #include "autograd/ops/unary_ops.h"
 #include "autograd/saved_variable.h"
 #include "tensor/native/factories.h"
+#include "tensor/native/fma.h"
 #include "tensor/native/pointwise.h"
 
 namespace mutagrad {
@@ -593,7 +594,13 @@ Tensor binary_op(BinaryOp op, const Tensor& self, const Tensor& other, const Sca
   autograd::capture::OpScope cap(binary_op_name(op), autograd::capture::OpKind::kFunctional);
   const ScalarType promoted = native::result_type(self, other);
   native::check_alpha(promoted, alpha, binary_op_name(op));
-  Tensor result = native::binary(op, self, native::scale_by_alpha(other, alpha, promoted));
+  // add/sub with alpha: one rounding, as torch (Note [Torch's fused multiply-adds]).
+  // Before alpha scales it, other's own dtype (sub(x, mask, alpha=2) is refused, as torch does).
+  if (!is_one(alpha)) native::check_binary_dtypes(op, self.dtype(), other.dtype());
+  const bool fused = !is_one(alpha) && native::has_fma(promoted);
+  const double a = op == BinaryOp::kSub ? -alpha.to<double>() : alpha.to<double>();
+  Tensor result = fused ? native::fma(FmaOp::kAddAlpha, self, other, Tensor(), a, promoted)
+                        : native::binary(op, self, native::scale_by_alpha(other, alpha, promoted));
   if (compute_requires_grad_has_jvp(self, other)) {
     set_history(result, autograd::make_binary_node(op, self, other, alpha, self, other));
   }

@@ -15,6 +15,7 @@
 #include "autograd/saved_variable.h"
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
+#include "tensor/native/fma.h"
 #include "tensor/native/index_ops.h"
 #include "tensor/native/pointwise.h"
 #include "tensor/native/scalar_inplace.h"
@@ -111,6 +112,8 @@ void binary_inplace_uncaptured(const Tensor& self, BinaryOp op, const Tensor& ot
   check_broadcast_into(self, other.sizes(), site.op);
   const ScalarType promoted = native::result_type(self, other);
   native::check_alpha(promoted, alpha, site.op);
+  // Before alpha scales it, other's own dtype (x.sub_(mask, alpha=2) is refused, as torch does).
+  if (!is_one(alpha)) native::check_binary_dtypes(op, self.dtype(), other.dtype());
   check_cast(self, native::binary_compute_dtype(op, promoted), site.op);
   native::assert_no_internal_overlap(self, site.op);
   // Note [Tangents under mutation]: the new tangent, computed before anything is written.
@@ -131,10 +134,15 @@ void binary_inplace_uncaptured(const Tensor& self, BinaryOp op, const Tensor& ot
                             aliases_self ? alias_with_current_edge(other) : other);
   }
   if (!is_one(alpha) && (op == BinaryOp::kAdd || op == BinaryOp::kSub) &&
-      native::is_axpy_fast(self, other)) {
-    // Rounded once, as torch (Note [Fused add with alpha] in tensor/native/scalar_inplace.h).
-    const double a = alpha.to<double>();
-    native::axpy_inplace(self, other, op == BinaryOp::kSub ? -a : a, &site);  // bumps once
+      native::has_fma(promoted)) {
+    // One rounding, as torch (Note [Torch's fused multiply-adds] in tensor/native/fma.h).
+    const double a = op == BinaryOp::kSub ? -alpha.to<double>() : alpha.to<double>();
+    if (native::is_axpy_fast(self, other)) {
+      native::fma_inplace(FmaOp::kAddAlpha, self, other, Tensor(), a, &site);  // bumps once
+    } else {  // computed before the write: other may overlap self
+      const Tensor value = native::fma(FmaOp::kAddAlpha, self, other, Tensor(), a, promoted);
+      native::copy_(self, value, &site);  // checks, bumps once, writes
+    }
     finish(self, node);
     fwd::write_tangents(self, std::move(tangents), site.op);
     return;

@@ -10,6 +10,7 @@
 #include "autograd/ops/inplace_ops.h"
 #include "autograd/saved_variable.h"
 #include "tensor/native/copy.h"
+#include "tensor/native/fma.h"
 #include "tensor/native/pointwise.h"
 #include "tensor/native/scalar_inplace.h"
 #include "tensor/shape.h"
@@ -178,22 +179,13 @@ Tensor addc_term(bool is_div, const Tensor& t1, const Tensor& t2, const Scalar& 
   return native::binary(is_div ? BinaryOp::kDiv : BinaryOp::kMul, a, native::to(t2, compute));
 }
 
-// Note [addcmul rounds as an FMA]
-// PyTorch's CPU addcmul computes self + (value * t1) * t2 with the last multiply and the add
-// fused (vec::fmadd): one rounding. For float32 the same result comes from float64: the
-// product of two floats is exact there, and the sum rounds to float64 and then to float32
-// (the double rounding differs from an FMA's single rounding with probability ~2^-29). For
-// float64 the two are rounded separately (at most one ulp from torch's). addcdiv is not fused
-// (a division), so both dtypes round as torch.
+// addcmul on float32/float64 is one FMA, fma(value * t1, t2, self), as torch's (Note [Torch's
+// fused multiply-adds] in tensor/native/fma.h); addcdiv is not fused (a division), so each op
+// rounds, as torch's.
 Tensor addc_value(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2,
                   const Scalar& value, ScalarType compute) {
-  if (!is_div && compute == kFloat32) {
-    Tensor a = native::to(t1, compute);
-    if (!is_one(value)) a = native::binary(BinaryOp::kMul, a, value);
-    const Tensor product =
-        native::binary(BinaryOp::kMul, native::to(a, kFloat64), native::to(t2, kFloat64));
-    return native::to(native::binary(BinaryOp::kAdd, native::to(self, kFloat64), product),
-                      kFloat32);
+  if (!is_div && native::has_fma(compute)) {
+    return native::fma(FmaOp::kAddcmul, self, t1, t2, value.to<double>(), compute);
   }
   return native::binary(BinaryOp::kAdd, native::to(self, compute),
                         addc_term(is_div, t1, t2, value, compute));
@@ -267,7 +259,7 @@ void addc_(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2, 
     if (is_div) {
       native::addcdiv_inplace(self, t1, t2, value.to<double>(), &site);  // bumps once, writes
     } else {
-      native::addcmul_inplace(self, t1, t2, value.to<double>(), &site);  // bumps once, writes
+      native::fma_inplace(FmaOp::kAddcmul, self, t1, t2, value.to<double>(), &site);  // the same
     }
     if (node) rebase_history(self, node);
     fwd::write_tangents(self, std::move(tangents), site.op);
@@ -309,7 +301,12 @@ Scalar one_minus(const Scalar& w, ScalarType dtype) {
   return Scalar(1.0 - w.to<double>());
 }
 
+// lerp on float32/float64 is torch's pair of FMAs (Note [Torch's fused multiply-adds] in
+// tensor/native/fma.h); float16 and bfloat16 compose the same formula op by op.
 Tensor lerp_value(const Tensor& self, const Tensor& end, const Scalar& weight) {
+  if (native::has_fma(self.dtype())) {
+    return native::fma(FmaOp::kLerp, self, end, Tensor(), weight.to<double>(), self.dtype());
+  }
   const Tensor diff = native::binary(BinaryOp::kSub, end, self);
   if (std::abs(weight.to<double>()) < 0.5) {
     return native::binary(BinaryOp::kAdd, self, native::binary(BinaryOp::kMul, diff, weight));
@@ -319,6 +316,9 @@ Tensor lerp_value(const Tensor& self, const Tensor& end, const Scalar& weight) {
 }
 
 Tensor lerp_value(const Tensor& self, const Tensor& end, const Tensor& weight) {
+  if (native::has_fma(self.dtype())) {
+    return native::fma(FmaOp::kLerp, self, end, weight, 0.0, self.dtype());
+  }
   const Tensor diff = native::binary(BinaryOp::kSub, end, self);
   const Tensor small = native::binary(BinaryOp::kLt, native::unary(UnaryOp::kAbs, weight),
                                       native::wrap_scalar(0.5, weight.dtype(), weight.device()));
@@ -371,9 +371,17 @@ void lerp_impl_(const Tensor& self, const Tensor& end, const Scalar* weight_scal
       node->set_next_edges(collect_next_edges(self, end));
     }
   }
-  const Tensor value =
-      weight != nullptr ? lerp_value(self, end, *weight) : lerp_value(self, end, *weight_scalar);
-  native::copy_(self, value, &site);  // checks, bumps once, writes
+  const bool fast = native::has_fma(self.dtype()) &&
+                    (weight != nullptr ? native::is_addcmul_fast(self, end, *weight)
+                                       : native::is_axpy_fast(self, end));
+  if (fast) {  // no temporaries: lerp_value's bits, in place (bumps once, writes)
+    native::fma_inplace(FmaOp::kLerp, self, end, weight != nullptr ? *weight : no_weight,
+                        weight != nullptr ? 0.0 : weight_scalar->to<double>(), &site);
+  } else {
+    const Tensor value =
+        weight != nullptr ? lerp_value(self, end, *weight) : lerp_value(self, end, *weight_scalar);
+    native::copy_(self, value, &site);  // checks, bumps once, writes
+  }
   if (node) rebase_history(self, node);
   fwd::write_tangents(self, std::move(tangents), site.op);
 }

@@ -35,9 +35,8 @@ class CpuBackend : public Backend {
              const Tensor& b) override;  // pointwise.cc
   void binary_scalar_inplace(BinaryOp op, const Tensor& out,
                              const Scalar& value) override;  // scalar_inplace.cc
-  void axpy_inplace(const Tensor& out, const Tensor& b, double alpha) override;  // same
-  void addcmul_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2,
-                       double value) override;  // same
+  void fma(FmaOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c,
+           double value) override;  // same
   void addcdiv_inplace(const Tensor& out, const Tensor& t1, const Tensor& t2,
                        double value) override;  // same
   void activation_backward(ActivationGrad op, const Tensor& out, const Tensor& grad,

@@ -9,8 +9,8 @@
 //
 // Note [Fused optimizer steps]
 // The op-by-op step rounds after every op: mul_ by a number in the tensor's dtype, add_(g,
-// alpha) and addcmul_ once per element in double for float32 (Note [Fused add with alpha] in
-// tensor/native/scalar_inplace.h), sqrt, the division by a number and addcdiv_ in the dtype.
+// alpha) and addcmul_ as one fused multiply-add each (Note [Torch's fused multiply-adds] in
+// tensor/native/fma.h), sqrt, the division by a number and addcdiv_ in the dtype.
 // Every op is element-wise, so doing the whole sequence for one element before the next gives
 // the same values as doing each op over the whole array; these loops repeat each op's formula
 // from tensor/cpu/scalar_inplace.cc and pointwise.cc, and tests/optim/fused_step_test checks

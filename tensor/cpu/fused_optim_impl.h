@@ -1,40 +1,91 @@
-// The loops of the one-pass optimizer steps (Note [Fused optimizer steps] in fused_optim.h),
-// compiled once per CPU capability: vec_kernels_impl.h includes this inside
-// namespace mutagrad::cpu::MUTAGRAD_VEC_NS { namespace { ... } }. Not a header for other files.
+// The loops of the one-pass optimizer steps (Note [Fused optimizer steps] in fused_optim.h) and
+// of Backend::fma on the CPU (VecKernels::fma_f32 / fma_f64), compiled once per CPU capability:
+// vec_kernels_impl.h includes this inside namespace mutagrad::cpu::MUTAGRAD_VEC_NS { namespace {
+// ... } }. Not a header for other files.
 //
 // Note [Fused steps per capability]
-// Every operation here is one IEEE operation (+, *, /, sqrt, conversions) and every capability's
-// library is compiled with -ffp-contract=off, so no build fuses a multiply and an add: each
-// build computes the same bits, and the same as the op-by-op step in the baseline build; only
-// the register width changes (a float32 add_(alpha) rounds through double: 2 doubles per SSE2
-// register, 4 per AVX2 one, 8 per AVX-512 one). Nothing here may call an inline function
-// defined outside this namespace (the linker could keep this build's copy for every caller:
-// Note [CPU capability dispatch]); hence max_nan below instead of math::max_propagate_nan.
+// Every operation here is one IEEE operation (+, *, /, sqrt, fused multiply-add) and every
+// capability's library is compiled with -ffp-contract=off, so no build fuses a multiply and an
+// add that the formula does not: each build computes the same bits, and the same as the
+// op-by-op step in the baseline build; only the register width changes. The fused
+// multiply-adds are __builtin_fma: a vfmadd in the AVX2 and AVX-512 builds, libm's correctly
+// rounded fma in the baseline build (Note [Torch's fused multiply-adds] in tensor/native/fma.h).
+// Nothing here may call an inline function defined outside this namespace (the linker could
+// keep this build's copy for every caller: Note [CPU capability dispatch]); hence the builtins
+// rather than std::fma, and max_nan below instead of math::max_propagate_nan.
 #ifndef MUTAGRAD_VEC_NS
 #error "fused_optim_impl.h is included by vec_kernels_impl.h"
 #endif
 
-// x + alpha * y as CpuBackend::axpy_inplace: float rounds alpha to float, then the sum once in
-// double; double rounds the product and the sum.
-inline float axpy(float x, float y, float alpha) {
-  return static_cast<float>(static_cast<double>(x) +
-                            static_cast<double>(alpha) * static_cast<double>(y));
-}
-inline double axpy(double x, double y, double alpha) { return x + alpha * y; }
+inline float fused_multiply_add(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+inline double fused_multiply_add(double a, double b, double c) { return __builtin_fma(a, b, c); }
 
-// x + (value * t1) * t2 as addcmul_inplace: float rounds value * t1, then the rest once.
-inline float addcmul(float x, float t1, float t2, float value) {
-  const double product = static_cast<double>(value * t1) * static_cast<double>(t2);
-  return static_cast<float>(static_cast<double>(x) + product);
+// x + alpha * y, rounded once (add(y, alpha=)).
+template <typename T>
+inline T axpy(T x, T y, T alpha) {
+  return fused_multiply_add(alpha, y, x);
 }
-inline double addcmul(double x, double t1, double t2, double value) {
-  return x + (value * t1) * t2;
+
+// x + (value * t1) * t2: value * t1 rounded, then one FMA (addcmul).
+template <typename T>
+inline T addcmul(T x, T t1, T t2, T value) {
+  return fused_multiply_add(value * t1, t2, x);
+}
+
+// x + w * (y - x) as torch's lerp: from x for a small weight, from y for the others.
+template <typename T>
+inline T lerp(T x, T y, T w) {
+  const T d = y - x;
+  const T abs_w = w < T(0) ? -w : w;  // no std::abs: see the Note
+  return abs_w < T(0.5) ? fused_multiply_add(w, d, x) : fused_multiply_add(-d, T(1) - w, y);
 }
 
 // math::max_propagate_nan's formula.
 template <typename T>
 inline T max_nan(T a, T b) {
   return (b > a || b != b) ? b : a;
+}
+
+// o[k] = f(a[k], b[k], c[k]) over contiguous memory. __restrict where it holds: o is a (in
+// place) or a fresh tensor; an operand that is o besides a (x.add_(x, alpha=2): the same
+// elements, each read before it is written) takes the loop without it.
+template <typename T, typename F>
+void fma_flat(T* o, const T* a, const T* b, const T* c, int64_t n, const F& f) {
+  if (b == o || c == o) {
+    for (int64_t k = 0; k < n; ++k) o[k] = f(a[k], b[k], c[k]);
+    return;
+  }
+  const T* __restrict bb = b;
+  const T* __restrict cc = c;
+  if (a == o) {
+    T* __restrict oo = o;
+    for (int64_t k = 0; k < n; ++k) oo[k] = f(oo[k], bb[k], cc[k]);
+    return;
+  }
+  T* __restrict oo = o;
+  const T* __restrict aa = a;
+  for (int64_t k = 0; k < n; ++k) oo[k] = f(aa[k], bb[k], cc[k]);
+}
+
+// VecKernels::fma_f32 / fma_f64 (vec_kernels.h): one run of Backend::fma.
+template <typename T>
+void fma_run(VecFmaOp op, T* o, const T* a, const T* b, const T* c, T value, int64_t n,
+             const int64_t* s) {
+  const T* third = c != nullptr ? c : b;  // read, not used, by the ops that take `value`
+  const int64_t s3 = c != nullptr ? s[3] : s[2];
+  const auto run = [&](const auto& f) {
+    if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s3 == 1) return fma_flat(o, a, b, third, n, f);
+    for (int64_t k = 0; k < n; ++k) o[k * s[0]] = f(a[k * s[1]], b[k * s[2]], third[k * s3]);
+  };
+  switch (op) {
+    case VecFmaOp::kAddAlpha:
+      return run([value](T x, T y, T) { return axpy(x, y, value); });
+    case VecFmaOp::kAddcmul:
+      return run([value](T x, T y, T z) { return addcmul(x, y, z, value); });
+    case VecFmaOp::kLerp:
+      if (c == nullptr) return run([value](T x, T y, T) { return lerp(x, y, value); });
+      return run([](T x, T y, T w) { return lerp(x, y, w); });
+  }
 }
 
 // The loops take each option as a template argument, so the inner loop has no branch and the
@@ -75,12 +126,10 @@ void adam_loop(const AdamStep<T>& s, int64_t begin, int64_t end) {
   }
 }
 
-// Note [A unit alpha needs no double]
-// axpy(x, y, 1) is the float sum x + y: the product 1 * y is exact, and a sum of two floats
-// rounded to double and then to float is the correctly rounded float sum (double's 53 bits are
-// at least 2 * 24 + 2, so the double rounding is innocuous for one operation). SGD's momentum
-// buffer without dampening adds the gradient so, as one float add per element instead of a trip
-// through double, with the same bits (fused_step_test compares them with the op-by-op step).
+// Note [A unit alpha is a plain add]
+// axpy(x, y, 1) is the sum x + y: the product 1 * y is exact, so the FMA rounds x + y once, as
+// + does. SGD's momentum buffer without dampening adds the gradient so, one add per element,
+// with the same bits (fused_step_test compares them with the op-by-op step).
 template <typename T, bool kMaximize, bool kWeightDecay, bool kMomentum, bool kNesterov,
           bool kUnitDampening>
 void sgd_loop(const SGDStep<T>& s, int64_t begin, int64_t end) {

@@ -6,7 +6,8 @@
 // Note [CPU capability dispatch]
 // The library is compiled for baseline x86-64 (SSE2), so it runs on every x86-64 machine. The
 // loops that are compute-bound on such a build (Eigen's GEMM for matmul, Eigen's SIMD exp, log,
-// tanh, ... for the transcendental ops, the one-pass optimizer steps of fused_optim.h, the float
+// tanh, ... for the transcendental ops, the one-pass optimizer steps of fused_optim.h and the
+// fused multiply-adds of Backend::fma (fused_optim_impl.h), the float
 // binary ops and comparisons of vec_pointwise_impl.h, the reduction kernels of
 // vec_reduce_impl.h, the random draws' Philox rounds of vec_philox_impl.h) are
 // compiled twice more: with -mavx2 -mfma (vec_kernels_avx2.cc, 8 float lanes) and with
@@ -62,6 +63,8 @@ enum class VecUnaryOp { kExp, kLog, kSin, kCos, kTanh, kSigmoid };
 // minimum propagate NaN as math::max_propagate_nan).
 enum class VecBinaryOp { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum };
 enum class VecCompareOp { kEq, kNe, kLt, kLe, kGt, kGe };
+// Backend::fma's formulas (FmaOp in tensor/backend.h, same order).
+enum class VecFmaOp { kAddAlpha, kAddcmul, kLerp };
 // Which operand of a binary run is one scalar repeated (only its element [0] is read).
 enum class VecBroadcast { kNone, kScalarA, kScalarB };
 
@@ -129,6 +132,14 @@ struct VecKernels {
   // d[0, bytes) = s[0, bytes) with non-temporal stores (Note [Streaming copies] in
   // tensor/cpu/copy.cc): memcpy's bits, the stores ordered by an sfence the caller issues.
   void (*stream_copy)(char* d, const char* s, size_t bytes);
+  // o[k s0] = op(a[k s1], b[k s2], c[k s3]) for k < n, element strides s[0, 4); c null where
+  // the op takes `value` instead (then s[3] is not read); o may be a, b or c (the same
+  // elements). One fused multiply-add per step, the same bits in every build (Note [Torch's
+  // fused multiply-adds] in tensor/native/fma.h).
+  void (*fma_f32)(VecFmaOp op, float* o, const float* a, const float* b, const float* c,
+                  float value, int64_t n, const int64_t* s);
+  void (*fma_f64)(VecFmaOp op, double* o, const double* a, const double* b, const double* c,
+                  double value, int64_t n, const int64_t* s);
   // Elements [begin, end) of a one-pass optimizer step (fused_optim.h; the same bits in every
   // build: Note [Fused steps per capability] in fused_optim_impl.h).
   void (*sgd_f32)(const SGDStep<float>& s, int64_t begin, int64_t end);

@@ -8,6 +8,7 @@
 
 #include "tensor/native/copy.h"
 #include "tensor/native/factories.h"
+#include "tensor/native/fma.h"
 #include "tensor/native/reduce.h"
 #include "tensor/native/views.h"
 #include "tensor/shape.h"
@@ -216,6 +217,8 @@ ScalarType unary_result_dtype(UnaryOp op, ScalarType compute) {
   return is_predicate(op) ? kBool : compute;
 }
 
+}  // namespace
+
 void check_binary_dtypes(BinaryOp op, ScalarType a, ScalarType b) {
   const char* name = binary_op_name(op);
   const bool any_float = is_floating_point(a) || is_floating_point(b);
@@ -259,6 +262,8 @@ void check_binary_dtypes(BinaryOp op, ScalarType a, ScalarType b) {
         "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
   }
 }
+
+namespace {
 
 ScalarType binary_result_dtype(BinaryOp op, ScalarType compute) {
   return is_comparison(op) ? kBool : compute;
@@ -529,6 +534,30 @@ void binary_out(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b
   } else {
     backend_for(out.device()).copy(out, ac);
   }
+}
+
+Tensor fma(FmaOp op, const Tensor& a, const Tensor& b, const Tensor& c, double value,
+           ScalarType compute) {
+  const char* name = fma_op_name(op);
+  MG_INTERNAL_ASSERT(has_fma(compute), name, ": fma kernels are float32/float64 only, not ",
+                     dtype_name(compute));
+  const Tensor no_c;
+  const Device device = c.defined() ? common_device({&a, &b, &c}) : common_device({&a, &b});
+  const MaybeOwned aa = on_device_maybe(a, device, name);
+  const MaybeOwned bb = on_device_maybe(b, device, name);
+  const MaybeOwned cc = on_device_maybe(c.defined() ? c : a, device, name);
+  DimVector shape = broadcast_shapes(aa->sizes(), bb->sizes(), name);
+  if (c.defined()) shape = broadcast_shapes(shape, cc->sizes(), name);
+  Tensor out = new_tensor(shape, compute, device);
+  if (out.numel() == 0) return out;
+  const MaybeOwned a_compute = to_maybe(*aa, compute);
+  const MaybeOwned b_compute = to_maybe(*bb, compute);
+  const MaybeOwned c_compute = to_maybe(*cc, compute);
+  const MaybeOwned ae = expand_to_maybe(*a_compute, shape);
+  const MaybeOwned be = expand_to_maybe(*b_compute, shape);
+  const MaybeOwned ce = expand_to_maybe(*c_compute, shape);
+  backend_for(device).fma(op, out, *ae, *be, c.defined() ? *ce : no_c, value);
+  return out;
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {

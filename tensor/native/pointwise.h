@@ -56,6 +56,9 @@ Tensor binary(BinaryOp op, const Tensor& a, const Scalar& b);
 // `bump`: see Note [In-place writes bump after validation].
 void binary_out(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
                 const MutationSite* bump = nullptr);
+// DTypeError when binary op `op` does not take operands of dtypes a and b (PyTorch's checks:
+// bitwise ops and shifts on floats, remainder of two bools, subtraction with a bool, ...).
+void check_binary_dtypes(BinaryOp op, ScalarType a, ScalarType b);
 // PyTorch's alpha_check for add/sub with alpha != 1 on operands promoting to `dtype`: a bool
 // alpha needs a bool result, a floating alpha a floating result. DTypeError naming `op`.
 void check_alpha(ScalarType dtype, const Scalar& alpha, const char* op);

@@ -38,26 +38,12 @@ inline bool is_scalar_inplace_fast(BinaryOp op, const Tensor& self, const Scalar
 void binary_scalar_inplace(BinaryOp op, const Tensor& self, const Scalar& value,
                            const MutationSite* bump);
 
-// Note [Fused add with alpha]
-// PyTorch's CPU add_(other, alpha=a) is vec::fmadd(other, a, self): one rounding. The general
-// path rounds a * other, then the sum; over many optimizer steps (where parameters cancel) the
-// difference grows past 1e-6 relative. For float32 tensors of one shape the CPU computes
-// self + a * other in double and rounds once to float (the product of two floats is exact in
-// double; the double rounding of the sum differs from an FMA with probability ~2^-29), without
-// an operand tensor. float64 stays two roundings (within an ulp of torch's per op).
-
-// Whether self += alpha * other may take the fused path: float32/float64, other of self's
-// dtype, shape and device, not partially overlapping self.
+// Whether self = self + alpha * other may be written in place without temporaries
+// (native::fma_inplace with FmaOp::kAddAlpha, or kLerp with a number weight): float32/float64,
+// other of self's dtype, shape and device, not partially overlapping self.
 bool is_axpy_fast(const Tensor& self, const Tensor& other);
-// self = self + alpha * other (see the Note). Checks, bumps with `bump` when not null, writes.
-void axpy_inplace(const Tensor& self, const Tensor& other, double alpha, const MutationSite* bump);
-
-// self = self + (value * t1) * t2 (addcmul_) without temporaries when t1 and t2 have self's
-// dtype (float32/float64), shape and device and do not partially overlap it; rounded as
-// PyTorch's FMA for float32. Checks, bumps with `bump` when not null, writes.
+// The same for two operands (addcmul_, addcdiv_, lerp_ with a weight tensor).
 bool is_addcmul_fast(const Tensor& self, const Tensor& t1, const Tensor& t2);
-void addcmul_inplace(const Tensor& self, const Tensor& t1, const Tensor& t2, double value,
-                     const MutationSite* bump);
 // self = self + (value * t1) / t2 (addcdiv_), under the same conditions (is_addcmul_fast).
 void addcdiv_inplace(const Tensor& self, const Tensor& t1, const Tensor& t2, double value,
                      const MutationSite* bump);

@@ -107,35 +107,25 @@ TEST(ScalarInplace, RefusedWritesChangeNothing) {
 }
 
 TEST(FusedAdd, Float32RoundsOnceAsTorch) {
-  // torch's CPU add_(y, alpha=a) is an FMA: x + a * y rounded once. The reference: the exact
-  // product in double, the sum rounded to double, then to float (Note [Fused add with alpha]).
+  // torch's add_(y, alpha=a) is an FMA: x + a * y rounded once (Note [Torch's fused
+  // multiply-adds] in tensor/native/fma.h; fma_ops_test covers every op and layout).
   Tensor x = leaf({1000}, 4).detach().to(kFloat32);
   Tensor y = leaf({1000}, 5).detach().to(kFloat32);
   const std::vector<double> xv = values(x), yv = values(y);
-  const double alpha = static_cast<double>(static_cast<float>(0.1));
+  const float alpha = 0.1f;
   Tensor sum = x.clone();
   sum.add_(y, 0.1);
   Tensor diff = x.clone();
   diff.sub_(y, 0.1);
   const std::vector<double> sv = values(sum), dv = values(diff);
-  // The CUDA backend has no fused kernel yet: its default rounds twice (within an ulp).
-  const bool fused = testing_device::test_device().is_cpu();
   int rounded_twice_differs = 0;
   for (size_t i = 0; i < xv.size(); ++i) {
-    const double want_sum = static_cast<float>(xv[i] + alpha * yv[i]);
-    const double want_diff = static_cast<float>(xv[i] - alpha * yv[i]);
-    if (fused) {
-      EXPECT_EQ(sv[i], want_sum) << i;
-      EXPECT_EQ(dv[i], want_diff) << i;
-    } else {
-      // Two roundings: an ulp of each operand (the sum may cancel).
-      const double tol = (std::abs(xv[i]) + std::abs(alpha * yv[i])) * 1.2e-7;
-      EXPECT_NEAR(sv[i], want_sum, tol) << i;
-      EXPECT_NEAR(dv[i], want_diff, tol) << i;
-    }
-    const float twice = static_cast<float>(xv[i]) +
-                        static_cast<float>(alpha) * static_cast<float>(yv[i]);  // two roundings
-    rounded_twice_differs += static_cast<double>(twice) != want_sum;
+    const float xf = static_cast<float>(xv[i]), yf = static_cast<float>(yv[i]);
+    const float want_sum = std::fma(alpha, yf, xf);
+    EXPECT_EQ(sv[i], want_sum) << i;
+    EXPECT_EQ(dv[i], std::fma(-alpha, yf, xf)) << i;
+    const float twice = xf + alpha * yf;  // two roundings
+    rounded_twice_differs += twice != want_sum;
   }
   EXPECT_GT(rounded_twice_differs, 0);  // the reference can tell the two apart
   EXPECT_EQ(sum.version(), 1u);

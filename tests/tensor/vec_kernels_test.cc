@@ -422,16 +422,21 @@ bool same_value(T a, T b) {
 }
 
 // The documented formulas of the one-pass steps (Note [Fused optimizer steps] in
-// tensor/cpu/fused_optim.h), element by element in this file's baseline build: float32's
-// add_(alpha) and addcmul_ round once through double.
-float ref_axpy(float x, float y, float alpha) {
-  return static_cast<float>(double{x} + double{alpha} * double{y});
+// tensor/cpu/fused_optim.h), element by element in this file's baseline build: add_(alpha) and
+// addcmul_ are one fused multiply-add (Note [Torch's fused multiply-adds]).
+template <typename T>
+T ref_axpy(T x, T y, T alpha) {
+  return std::fma(alpha, y, x);
 }
-double ref_axpy(double x, double y, double alpha) { return x + alpha * y; }
-float ref_addcmul(float x, float t1, float t2, float value) {
-  return static_cast<float>(double{x} + double{value * t1} * double{t2});
+template <typename T>
+T ref_addcmul(T x, T t1, T t2, T value) {
+  return std::fma(static_cast<T>(value * t1), t2, x);
 }
-double ref_addcmul(double x, double t1, double t2, double value) { return x + (value * t1) * t2; }
+template <typename T>
+T ref_lerp(T x, T y, T w) {
+  const T d = y - x;
+  return std::abs(w) < T(0.5) ? std::fma(w, d, x) : std::fma(-d, T(1) - w, y);
+}
 
 template <typename T>
 void ref_sgd(const cpu::SGDStep<T>& s) {
