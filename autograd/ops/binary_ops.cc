@@ -610,18 +610,6 @@ Tensor binary_op(BinaryOp op, const Tensor& self, const Tensor& other, const Sca
   return cap.done(result, [&] { return autograd::capture::Args{self, other, alpha}; });
 }
 
-Tensor binary_scalar_op(BinaryOp op, const Tensor& self, const Scalar& other) {
-  autograd::capture::OpScope cap(binary_op_name(op), autograd::capture::OpKind::kFunctional);
-  Tensor result = native::binary(op, self, other);
-  if (compute_requires_grad_has_jvp(self)) {
-    set_history(result, autograd::make_binary_scalar_node(op, self, other));
-  }
-  autograd::fwd::propagate(binary_op_name(op), result, {self}, [&](const auto& t) {
-    return autograd::binary_scalar_tangent(op, self, other, t[0]);
-  });
-  return cap.done(result, [&] { return autograd::capture::Args{self, other}; });
-}
-
 Scalar scaled(const Scalar& value, const Scalar& alpha) {
   if (is_one(alpha)) return value;
   if (value.is_floating_point() || alpha.is_floating_point()) {
@@ -630,24 +618,63 @@ Scalar scaled(const Scalar& value, const Scalar& alpha) {
   return Scalar(value.to<int64_t>() * alpha.to<int64_t>());
 }
 
+// self op other (a number; scaled by alpha for add/sub), recording the op's node. A floating
+// add/sub with alpha is one FMA of the number in the result's dtype, as torch's add(self,
+// other, alpha) of a wrapped number (Note [Torch's fused multiply-adds]); other cases scale the
+// number in double first.
+Tensor binary_scalar_op(BinaryOp op, const Tensor& self, const Scalar& other,
+                        const Scalar& alpha = 1) {
+  autograd::capture::OpScope cap(binary_op_name(op), autograd::capture::OpKind::kFunctional);
+  const Scalar value = scaled(other, alpha);
+  const ScalarType promoted = native::result_type(self, other);
+  Tensor result;
+  if (!is_one(alpha) && native::has_fma(promoted)) {
+    native::check_alpha(promoted, alpha, binary_op_name(op));
+    const double a = op == BinaryOp::kSub ? -alpha.to<double>() : alpha.to<double>();
+    const Tensor number = wrap(other, self, binary_op_name(op));
+    result = native::fma(FmaOp::kAddAlpha, self, number, Tensor(), a, promoted);
+  } else {
+    result = native::binary(op, self, value);
+  }
+  if (compute_requires_grad_has_jvp(self)) {
+    set_history(result, autograd::make_binary_scalar_node(op, self, value));
+  }
+  autograd::fwd::propagate(binary_op_name(op), result, {self}, [&](const auto& t) {
+    return autograd::binary_scalar_tangent(op, self, value, t[0]);
+  });
+  return cap.done(result, [&] {
+    return is_one(alpha) ? autograd::capture::Args{self, other}
+                         : autograd::capture::Args{self, other, alpha};
+  });
+}
+
 }  // namespace
 
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   return binary_op(BinaryOp::kAdd, self, other, alpha);
 }
 Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha) {
-  return binary_scalar_op(BinaryOp::kAdd, self, scaled(other, alpha));
+  return binary_scalar_op(BinaryOp::kAdd, self, other, alpha);
 }
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   return binary_op(BinaryOp::kSub, self, other, alpha);
 }
 Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
-  return binary_scalar_op(BinaryOp::kSub, self, scaled(other, alpha));
+  return binary_scalar_op(BinaryOp::kSub, self, other, alpha);
 }
 
 Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
-  Tensor scaled = is_one(alpha) ? self : native::binary(BinaryOp::kMul, self, alpha);
-  Tensor result = native::binary(BinaryOp::kSub, wrap(other, self, "rsub"), scaled);
+  // other - alpha * self: one FMA for floating results, as torch's sub(other, self, alpha).
+  const ScalarType promoted = native::result_type(self, other);
+  Tensor result;
+  if (!is_one(alpha) && native::has_fma(promoted)) {
+    native::check_alpha(promoted, alpha, "rsub");
+    result = native::fma(FmaOp::kAddAlpha, wrap(other, self, "rsub"), self, Tensor(),
+                         -alpha.to<double>(), promoted);
+  } else {
+    Tensor scaled = is_one(alpha) ? self : native::binary(BinaryOp::kMul, self, alpha);
+    result = native::binary(BinaryOp::kSub, wrap(other, self, "rsub"), scaled);
+  }
   autograd::fwd::propagate("rsub", result, {self}, [&](const auto& t) {
     return autograd::RsubBackward1::jvp(t[0], alpha);
   });

@@ -139,6 +139,10 @@ void binary_inplace_uncaptured(const Tensor& self, BinaryOp op, const Tensor& ot
     const double a = op == BinaryOp::kSub ? -alpha.to<double>() : alpha.to<double>();
     if (native::is_axpy_fast(self, other)) {
       native::fma_inplace(FmaOp::kAddAlpha, self, other, Tensor(), a, &site);  // bumps once
+    } else if (other.dtype() == self.dtype() && other.device() == self.device() &&
+               !native::may_overlap(self, other)) {  // broadcast: read in place, no temporary
+      native::fma_inplace(FmaOp::kAddAlpha, self, native::expand(other, self.sizes()), Tensor(), a,
+                          &site);
     } else {  // computed before the write: other may overlap self
       const Tensor value = native::fma(FmaOp::kAddAlpha, self, other, Tensor(), a, promoted);
       native::copy_(self, value, &site);  // checks, bumps once, writes

@@ -351,6 +351,7 @@ void lerp_impl_(const Tensor& self, const Tensor& end, const Scalar* weight_scal
   const bool requires_grad = compute_requires_grad_has_jvp(self, end, w);
   check_inplace(self, requires_grad);
   check_lerp_dtypes(site.op, self, end, weight);
+  if (weight_scalar != nullptr) check_scalar_fits(*weight_scalar, self.dtype(), site.op);
   DimVector shape = broadcast_shapes(self.sizes(), end.sizes(), site.op);
   if (weight != nullptr) shape = broadcast_shapes(shape, weight->sizes(), site.op);
   check_shape_into(site.op, self, shape);
@@ -416,6 +417,7 @@ Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
 
 Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight) {
   autograd::check_lerp_dtypes("lerp", self, end, nullptr);
+  check_scalar_fits(weight, self.dtype(), "lerp");  // converted to self's dtype, as torch's
   Tensor result = autograd::lerp_value(self, end, weight);
   autograd::fwd::propagate("lerp", result, {self, end}, [&](const auto& t) {
     return autograd::LerpBackward0::jvp(weight, t[0], t[1]);

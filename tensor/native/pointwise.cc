@@ -541,22 +541,22 @@ Tensor fma(FmaOp op, const Tensor& a, const Tensor& b, const Tensor& c, double v
   const char* name = fma_op_name(op);
   MG_INTERNAL_ASSERT(has_fma(compute), name, ": fma kernels are float32/float64 only, not ",
                      dtype_name(compute));
-  const Tensor no_c;
   const Device device = c.defined() ? common_device({&a, &b, &c}) : common_device({&a, &b});
   const MaybeOwned aa = on_device_maybe(a, device, name);
   const MaybeOwned bb = on_device_maybe(b, device, name);
-  const MaybeOwned cc = on_device_maybe(c.defined() ? c : a, device, name);
+  // Without c, c's steps borrow the undefined tensor: nothing is converted twice.
+  const MaybeOwned cc = c.defined() ? on_device_maybe(c, device, name) : MaybeOwned::borrowed(c);
   DimVector shape = broadcast_shapes(aa->sizes(), bb->sizes(), name);
   if (c.defined()) shape = broadcast_shapes(shape, cc->sizes(), name);
   Tensor out = new_tensor(shape, compute, device);
   if (out.numel() == 0) return out;
   const MaybeOwned a_compute = to_maybe(*aa, compute);
   const MaybeOwned b_compute = to_maybe(*bb, compute);
-  const MaybeOwned c_compute = to_maybe(*cc, compute);
+  const MaybeOwned c_compute = c.defined() ? to_maybe(*cc, compute) : MaybeOwned::borrowed(c);
   const MaybeOwned ae = expand_to_maybe(*a_compute, shape);
   const MaybeOwned be = expand_to_maybe(*b_compute, shape);
-  const MaybeOwned ce = expand_to_maybe(*c_compute, shape);
-  backend_for(device).fma(op, out, *ae, *be, c.defined() ? *ce : no_c, value);
+  const MaybeOwned ce = c.defined() ? expand_to_maybe(*c_compute, shape) : MaybeOwned::borrowed(c);
+  backend_for(device).fma(op, out, *ae, *be, *ce, value);
   return out;
 }
 

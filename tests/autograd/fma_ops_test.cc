@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <functional>
+#include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -22,16 +24,20 @@ using testing_util::dev;
 using testing_util::leaf;
 using testing_util::test_device;
 
-// Values over 2^-12 .. 2^12 of both signs, with exact zeros and cancelling pairs, so that
-// products and sums round in every way.
+// Values over 2^-12 .. 2^12 of both signs, so that products and sums round in every way, with
+// edge values in some positions: zeros of both signs, infinities, NaN, the dtype's smallest
+// subnormal.
 Tensor values_of(IntArrayRef sizes, ScalarType dtype, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  const double tiny = dtype == kFloat32 ? std::numeric_limits<float>::denorm_min()
+                                        : std::numeric_limits<double>::denorm_min();
+  const double edges[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, tiny, -tiny};
   std::vector<double> v(static_cast<size_t>(compute_numel(sizes)));
   for (size_t i = 0; i < v.size(); ++i) {
     const int e = static_cast<int>(rng() % 25) - 12;
     v[i] = (rng() % 2 ? 1.0 : -1.0) * std::ldexp(mantissa(rng), e);
-    if (i % 17 == 5) v[i] = 0.0;
+    if (i % 23 == 5) v[i] = edges[(i / 23) % std::size(edges)];
   }
   return dev(from_vector<double>(v, DimVector(sizes)).to(dtype));
 }
@@ -69,7 +75,8 @@ template <typename T>
   const std::vector<double> zv = z.defined() ? host_values(z.expand(shape)) : yv;
   for (size_t i = 0; i < g.size(); ++i) {
     const T want = formula(static_cast<T>(xv[i]), static_cast<T>(yv[i]), static_cast<T>(zv[i]));
-    if (!(static_cast<T>(g[i]) == want || (std::isnan(g[i]) && std::isnan(want)))) {
+    const bool same = static_cast<T>(g[i]) == want && std::signbit(g[i]) == std::signbit(want);
+    if (!(same || (std::isnan(g[i]) && std::isnan(want)))) {
       return ::testing::AssertionFailure()
              << "element " << i << ": got " << g[i] << ", want " << static_cast<double>(want)
              << " (x " << xv[i] << ", y " << yv[i] << ", z " << zv[i] << ")";
@@ -127,33 +134,40 @@ void check_every_op(ScalarType dtype) {
         const auto minus = [at](T p, T q, T) { return ref_axpy<T>(p, q, -at); };
         EXPECT_TRUE(all_equal<T>(add(x, y, a), x, y, Tensor(), axpy));
         EXPECT_TRUE(all_equal<T>(sub(x, y, a), x, y, Tensor(), minus));
-        Tensor in_place = x.clone();
+        Tensor in_place = l.x(x.clone());  // the layout of x, from a copy
         in_place.add_(y, a);
         EXPECT_TRUE(all_equal<T>(in_place, x, y, Tensor(), axpy));
         in_place = l.x(x.clone());  // the layout of x, from a copy
         in_place.sub_(y, a);
         EXPECT_TRUE(all_equal<T>(in_place, x, y, Tensor(), minus));
+        // A number as other: converted to the dtype, then one FMA (torch's wrapped number).
+        const T two_and_a_half = static_cast<T>(2.5), one_tenth = static_cast<T>(0.1);
+        EXPECT_TRUE(all_equal<T>(add(x, 2.5, a), x, x, Tensor(),
+                                 [&](T p, T, T) { return ref_axpy<T>(p, two_and_a_half, at); }));
+        EXPECT_TRUE(all_equal<T>(rsub(x, 0.1, a), x, x, Tensor(),
+                                 [&](T p, T, T) { return ref_axpy<T>(one_tenth, p, -at); }));
         const auto addcmul_ref = [at](T p, T q, T r) { return ref_addcmul<T>(p, q, r, at); };
         EXPECT_TRUE(all_equal<T>(addcmul(x, y, z, a), x, y, z, addcmul_ref));
-        in_place = x.clone();
+        in_place = l.x(x.clone());
         in_place.addcmul_(y, z, a);
         EXPECT_TRUE(all_equal<T>(in_place, x, y, z, addcmul_ref));
         for (size_t i = 0; i < xs.size(); ++i) {  // does the test tell an FMA from two roundings?
           const T p = static_cast<T>(xs[i]), q = static_cast<T>(ys[i]);
-          differs_from_two_roundings += ref_axpy<T>(p, q, at) != p + at * q;
+          const T once = ref_axpy<T>(p, q, at), twice = p + at * q;
+          differs_from_two_roundings += std::isfinite(once) && once != twice;
         }
       }
       for (const double weight : {0.3, 0.7, -0.2, 1.5, 0.5}) {
         const T wt = static_cast<T>(weight);
         const auto lerp_ref = [wt](T p, T q, T) { return ref_lerp<T>(p, q, wt); };
         EXPECT_TRUE(all_equal<T>(lerp(x, y, weight), x, y, Tensor(), lerp_ref));
-        Tensor in_place = x.clone();
+        Tensor in_place = l.x(x.clone());
         in_place.lerp_(y, weight);
         EXPECT_TRUE(all_equal<T>(in_place, x, y, Tensor(), lerp_ref));
       }
       const auto lerp_tensor = [](T p, T q, T r) { return ref_lerp<T>(p, q, r); };
       EXPECT_TRUE(all_equal<T>(lerp(x, y, w), x, y, w, lerp_tensor));
-      Tensor in_place = x.clone();
+      Tensor in_place = l.x(x.clone());
       in_place.lerp_(y, w);
       EXPECT_TRUE(all_equal<T>(in_place, x, y, w, lerp_tensor));
       // The same elements as operand and result: each is read before it is written.
@@ -231,6 +245,41 @@ TEST(FusedMultiplyAdds, WritesBumpOnceAndRefusedOnesChangeNothing) {
   EXPECT_THROW(sub(a.detach(), dev(ones({4}, TensorOptions(kBool))), 2.0), DTypeError);
   EXPECT_EQ(a.version(), 0u);
   EXPECT_EQ(host_values(a.detach()), host_values(kept));
+  // Refused by the in-place kernel's own checks: an expanded tensor (several elements share a
+  // location), a float32 weight or alpha the dtype cannot hold.
+  Tensor row = values_of({1, 5}, kFloat32, 9);
+  Tensor expanded = row.expand({6, 5});
+  const std::vector<double> row_before = host_values(row);
+  EXPECT_THROW(expanded.add_(y, 2.0), ValueError);
+  EXPECT_THROW(expanded.lerp_(y, 0.5), ValueError);
+  Tensor f = values_of({6, 5}, kFloat32, 10);
+  const std::vector<double> f_before = host_values(f);
+  EXPECT_THROW(f.lerp_(y, 1e39), ValueError);
+  EXPECT_THROW(f.lerp_(y.select(0, 0), 1e39), ValueError);  // broadcast: the general path
+  EXPECT_THROW(lerp(f, y, 1e39), ValueError);
+  EXPECT_THROW(f.add_(y, 1e39), ValueError);
+  EXPECT_EQ(row.version(), 0u);
+  EXPECT_EQ(f.version(), 0u);
+  EXPECT_EQ(host_values(row), row_before);
+  EXPECT_EQ(host_values(f), f_before);
+}
+
+TEST(FusedMultiplyAdds, EmptyAndZeroDim) {
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    const Tensor e = dev(zeros({0, 3}, TensorOptions(dt)));
+    EXPECT_EQ(add(e, e, 2.0).sizes(), e.sizes());
+    EXPECT_EQ(addcmul(e, e, e, 2.0).numel(), 0);
+    EXPECT_EQ(lerp(e, e, 0.7).numel(), 0);
+    Tensor written = e.clone();
+    written.add_(e, 3.0);
+    EXPECT_EQ(written.version(), 1u);  // an empty write still counts
+    const Tensor x = dev(full({}, 1.5, dt)), y = dev(full({}, -0.25, dt));
+    EXPECT_EQ(add(x, y, 3.0).item<double>(), 0.75);  // exact: 1.5 - 0.75
+    Tensor z = x.clone();
+    z.lerp_(y, 0.5);
+    EXPECT_EQ(z.item<double>(), 0.625);
+    EXPECT_EQ(z.dim(), 0);
+  }
 }
 
 TEST(FusedMultiplyAdds, Gradients) {

@@ -76,18 +76,25 @@ void check(const VecKernels& vk) {
     for (const Strides& st : {Strides{{1, 1, 1, 1}}, Strides{{2, 1, 3, 2}}, Strides{{1, 1, 0, 1}},
                               Strides{{1, 2, 1, 0}}}) {
       for (VecFmaOp op : {VecFmaOp::kAddAlpha, VecFmaOp::kAddcmul, VecFmaOp::kLerp}) {
-        for (int variant = 0; variant < 4; ++variant) {  // out of place, o = a, o = b, no c
+        // Out of place, o = a, o = b, no c (lerp's number weight), o = c.
+        for (int variant = 0; variant < 5; ++variant) {
           const bool has_c = op == VecFmaOp::kAddcmul || (op == VecFmaOp::kLerp && variant != 3);
+          if (variant == 4 && !has_c) continue;
           const size_t len = static_cast<size_t>(n * 3 + 1);
           std::vector<T> a = values<T>(rng, len), b = values<T>(rng, len);
-          const std::vector<T> c = values<T>(rng, len), a0 = a, b0 = b;
+          std::vector<T> c = values<T>(rng, len);
+          const std::vector<T> a0 = a, b0 = b, c0 = c;
           std::vector<T> fresh(len, T(7));
-          T* o = variant == 1 ? a.data() : variant == 2 ? b.data() : fresh.data();
+          T* o = variant == 1   ? a.data()
+                 : variant == 2 ? b.data()
+                 : variant == 4 ? c.data()
+                                : fresh.data();
           int64_t s[4] = {st.s[0], st.s[1], st.s[2], st.s[3]};
-          if (variant == 1) s[0] = s[1];  // the same elements as a
-          if (variant == 2) {             // the same elements as b (not broadcast)
-            s[2] = s[2] == 0 ? 1 : s[2];
-            s[0] = s[2];
+          if (variant == 1) s[0] = s[1];       // the same elements as a
+          if (variant == 2 || variant == 4) {  // the same elements as b or c (not broadcast)
+            const int k = variant == 2 ? 2 : 3;
+            s[k] = s[k] == 0 ? 1 : s[k];
+            s[0] = s[k];
           }
           const T value = static_cast<T>(variant == 3 ? 0.3 : -1.7);
           if constexpr (std::is_same_v<T, float>)
@@ -95,7 +102,7 @@ void check(const VecKernels& vk) {
           else
             vk.fma_f64(op, o, a.data(), b.data(), has_c ? c.data() : nullptr, value, n, s);
           for (int64_t k = 0; k < n; ++k) {
-            const T z = has_c ? c[size_t(k * s[3])] : value;
+            const T z = has_c ? c0[size_t(k * s[3])] : value;
             const T want = reference(op, a0[size_t(k * s[1])], b0[size_t(k * s[2])], z, value);
             ASSERT_TRUE(same_value(o[k * s[0]], want))
                 << build << " op " << int(op) << " n " << n << " variant " << variant << " at " << k

@@ -433,12 +433,6 @@ T ref_addcmul(T x, T t1, T t2, T value) {
   return std::fma(static_cast<T>(value * t1), t2, x);
 }
 template <typename T>
-T ref_lerp(T x, T y, T w) {
-  const T d = y - x;
-  return std::abs(w) < T(0.5) ? std::fma(w, d, x) : std::fma(-d, T(1) - w, y);
-}
-
-template <typename T>
 void ref_sgd(const cpu::SGDStep<T>& s) {
   for (int64_t i = 0; i < s.n; ++i) {
     T d = s.maximize ? -s.grad[i] : s.grad[i];
