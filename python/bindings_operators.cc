@@ -3,11 +3,15 @@
 // ** unary - comparisons and the in-place += -= *= /= **=; @= raises; & | ^ ~ << >> % // and
 // their in-place forms are in bindings_math.cc) and the
 // out-of-place method forms (x.add(y, alpha=2), x.eq(y), ...). A Python number goes to the C++
-// Scalar overload; it is never wrapped as a tensor.
+// Scalar overload; it is never wrapped as a tensor, but for x.add_(number, alpha=a) on a
+// float32/float64 x, whose number is one FMA with alpha as torch's wrapped number (Note
+// [Torch's fused multiply-adds]), a 0-dim tensor of x's dtype.
 #include <vector>
 
 #include "python/bindings.h"
 #include "python/call_site.h"
+#include "tensor/native/fma.h"
+#include "tensor/native/pointwise.h"
 
 namespace mutagrad::python {
 namespace {
@@ -26,6 +30,19 @@ Scalar times(const Scalar& a, const Scalar& b) {
     return Scalar(a.to<double>() * b.to<double>());
   }
   return Scalar(a.to<int64_t>() * b.to<int64_t>());
+}
+
+// x.add_(number, alpha) / sub_: on a float32/float64 x with alpha != 1, the number as a 0-dim
+// tensor of x's dtype (torch's wrapped number: one FMA); otherwise number * alpha as a Scalar.
+template <typename TensorWrite, typename ScalarWrite>
+void write_number(Tensor& self, py::handle other, py::handle alpha, TensorWrite tensor_write,
+                  ScalarWrite scalar_write) {
+  const Scalar a = to_scalar(alpha), number = to_scalar(other);
+  if (a.to<double>() != 1.0 && native::has_fma(self.dtype()) && !number.is_bool()) {
+    tensor_write(native::wrap_scalar(number, self.dtype(), kCPU, "add_"), a);
+  } else {
+    scalar_write(times(number, a));
+  }
 }
 
 // clamp_/clip_ with tensor bounds (each a Tensor or None): the tracked write of clamp_ops.h;
@@ -55,10 +72,13 @@ void bind_operators(py::module_& m) {
        "add_",
        [](Self self, py::handle other, py::handle alpha) {
          Tensor& s = self.cast<Tensor&>();
+         const CallSite site = python_call_site();
          if (py::isinstance<Tensor>(other)) {
-           s.add_(other.cast<Tensor>(), to_scalar(alpha), python_call_site());
+           s.add_(other.cast<Tensor>(), to_scalar(alpha), site);
          } else {
-           s.add_(times(to_scalar(other), to_scalar(alpha)), python_call_site());
+           write_number(
+               s, other, alpha, [&](const Tensor& n, const Scalar& a) { s.add_(n, a, site); },
+               [&](const Scalar& v) { s.add_(v, site); });
          }
          return self;
        },
@@ -67,10 +87,13 @@ void bind_operators(py::module_& m) {
           "sub_",
           [](Self self, py::handle other, py::handle alpha) {
             Tensor& s = self.cast<Tensor&>();
+            const CallSite site = python_call_site();
             if (py::isinstance<Tensor>(other)) {
-              s.sub_(other.cast<Tensor>(), to_scalar(alpha), python_call_site());
+              s.sub_(other.cast<Tensor>(), to_scalar(alpha), site);
             } else {
-              s.sub_(times(to_scalar(other), to_scalar(alpha)), python_call_site());
+              write_number(
+                  s, other, alpha, [&](const Tensor& n, const Scalar& a) { s.sub_(n, a, site); },
+                  [&](const Scalar& v) { s.sub_(v, site); });
             }
             return self;
           },
@@ -270,7 +293,7 @@ void bind_operators(py::module_& m) {
        "add",
        [](const Tensor& s, py::handle o, py::handle alpha) -> py::object {
          if (py::isinstance<Tensor>(o)) return py::cast(s.add(o.cast<Tensor>(), to_scalar(alpha)));
-         return py::cast(s + times(to_scalar(o), to_scalar(alpha)));
+         return py::cast(mutagrad::add(s, to_scalar(o), to_scalar(alpha)));  // one FMA
        },
        py::arg("other"), py::kw_only(), py::arg("alpha") = 1)
       .def(
@@ -279,7 +302,7 @@ void bind_operators(py::module_& m) {
             if (py::isinstance<Tensor>(o)) {
               return py::cast(s.sub(o.cast<Tensor>(), to_scalar(alpha)));
             }
-            return py::cast(s - times(to_scalar(o), to_scalar(alpha)));
+            return py::cast(mutagrad::sub(s, to_scalar(o), to_scalar(alpha)));
           },
           py::arg("other"), py::kw_only(), py::arg("alpha") = 1);
   for (auto [method, op] : kNamedOperators) {

@@ -186,8 +186,12 @@ void bind_ops(py::module_& m) {
   m.def(
       "add",
       [](py::handle a, py::handle b, py::handle alpha) {
-        if (py::isinstance<Tensor>(b) && to_scalar(alpha).to<double>() != 1.0) {
-          return py::cast(add(a.cast<Tensor>(), b.cast<Tensor>(), to_scalar(alpha)));
+        if (to_scalar(alpha).to<double>() != 1.0) {
+          if (py::isinstance<Tensor>(b)) {
+            return py::cast(add(a.cast<Tensor>(), b.cast<Tensor>(), to_scalar(alpha)));
+          }
+          // A number other: the method's (alpha was ignored here before 2026-11-29).
+          if (py::isinstance<Tensor>(a)) return a.attr("add")(b, py::arg("alpha") = alpha);
         }
         return other_or_tensor(a, b, "__add__");
       },
@@ -195,8 +199,12 @@ void bind_ops(py::module_& m) {
   m.def(
       "sub",
       [](py::handle a, py::handle b, py::handle alpha) {
-        if (py::isinstance<Tensor>(b) && to_scalar(alpha).to<double>() != 1.0) {
-          return py::cast(sub(a.cast<Tensor>(), b.cast<Tensor>(), to_scalar(alpha)));
+        if (to_scalar(alpha).to<double>() != 1.0) {
+          if (py::isinstance<Tensor>(b)) {
+            return py::cast(sub(a.cast<Tensor>(), b.cast<Tensor>(), to_scalar(alpha)));
+          }
+          // A number other: the method's (alpha was ignored here before 2026-11-29).
+          if (py::isinstance<Tensor>(a)) return a.attr("sub")(b, py::arg("alpha") = alpha);
         }
         return other_or_tensor(a, b, "__sub__");
       },

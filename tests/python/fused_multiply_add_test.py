@@ -117,3 +117,25 @@ def test_optimizer_steps_are_torchs(opt, dtype):
         np.testing.assert_allclose(params["mutagrad"], params["torch"], rtol=1e-5, atol=1e-6)
     else:
         np.testing.assert_array_equal(params["mutagrad"], params["torch"])
+
+
+NUMBER_CASES = {
+    "add": lambda lib, x: lib.add(x, 0.1, alpha=0.3),
+    "sub": lambda lib, x: lib.sub(x, 0.1, alpha=0.7),
+    "method add": lambda lib, x: x.add(2.5, alpha=-1.3),
+    "method sub": lambda lib, x: x.sub(0.1, alpha=3),
+    "add_": lambda lib, x: x.clone().add_(0.1, alpha=0.3),
+    "sub_": lambda lib, x: x.clone().sub_(0.7, alpha=0.1),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("case", sorted(NUMBER_CASES))
+def test_a_number_with_alpha(case, dtype, device):
+    """A number other with alpha: torch wraps it as a tensor of the result's dtype, then one FMA.
+    mutagrad.add(x, number, alpha=a) ignored alpha before 2026-11-29 (x + number). 4,096
+    elements: torch 1.13's loop over a broadcast number rounds twice in some positions of its
+    vector tail (Note [Torch's fused multiply-adds])."""
+    tx, mx = both(operands(dtype, 5, 4096), device, False)
+    assert_bits(NUMBER_CASES[case](mg, mx), NUMBER_CASES[case](torch, tx))
