@@ -14,6 +14,7 @@
 
 #include "tensor/cpu/vec_kernels.h"
 #include "tests/autograd/grad_test_util.h"
+#include "tests/tensor/fma_reference.h"
 
 namespace mutagrad {
 namespace {
@@ -46,21 +47,6 @@ std::vector<double> host_values(const Tensor& t) {
   const Tensor c = testing_device::host_copy(t).to(kFloat64).contiguous();
   const double* p = c.data_ptr<double>();
   return std::vector<double>(p, p + c.numel());
-}
-
-// The reference formulas in T (Note [Torch's fused multiply-adds]).
-template <typename T>
-T ref_axpy(T x, T y, T alpha) {
-  return std::fma(alpha, y, x);
-}
-template <typename T>
-T ref_addcmul(T x, T y, T z, T value) {
-  return std::fma(static_cast<T>(value * y), z, x);
-}
-template <typename T>
-T ref_lerp(T x, T y, T w) {
-  const T d = y - x;
-  return std::abs(w) < T(0.5) ? std::fma(w, d, x) : std::fma(-d, T(1) - w, y);
 }
 
 // Element by element: `got` against formula(x[i], y[i], z[i]) computed in T from operands of
@@ -130,8 +116,8 @@ void check_every_op(ScalarType dtype) {
       const std::vector<double> xs = host_values(x), ys = host_values(y.expand(x.sizes()));
       for (const double a : {0.3, -1.7, 1e-3}) {
         const T at = static_cast<T>(a);
-        const auto axpy = [at](T p, T q, T) { return ref_axpy<T>(p, q, at); };
-        const auto minus = [at](T p, T q, T) { return ref_axpy<T>(p, q, -at); };
+        const auto axpy = [at](T p, T q, T) { return fma_reference::axpy<T>(p, q, at); };
+        const auto minus = [at](T p, T q, T) { return fma_reference::axpy<T>(p, q, -at); };
         EXPECT_TRUE(all_equal<T>(add(x, y, a), x, y, Tensor(), axpy));
         EXPECT_TRUE(all_equal<T>(sub(x, y, a), x, y, Tensor(), minus));
         Tensor in_place = l.x(x.clone());  // the layout of x, from a copy
@@ -142,30 +128,34 @@ void check_every_op(ScalarType dtype) {
         EXPECT_TRUE(all_equal<T>(in_place, x, y, Tensor(), minus));
         // A number as other: converted to the dtype, then one FMA (torch's wrapped number).
         const T two_and_a_half = static_cast<T>(2.5), one_tenth = static_cast<T>(0.1);
-        EXPECT_TRUE(all_equal<T>(add(x, 2.5, a), x, x, Tensor(),
-                                 [&](T p, T, T) { return ref_axpy<T>(p, two_and_a_half, at); }));
-        EXPECT_TRUE(all_equal<T>(rsub(x, 0.1, a), x, x, Tensor(),
-                                 [&](T p, T, T) { return ref_axpy<T>(one_tenth, p, -at); }));
-        const auto addcmul_ref = [at](T p, T q, T r) { return ref_addcmul<T>(p, q, r, at); };
+        EXPECT_TRUE(all_equal<T>(add(x, 2.5, a), x, x, Tensor(), [&](T p, T, T) {
+          return fma_reference::axpy<T>(p, two_and_a_half, at);
+        }));
+        EXPECT_TRUE(all_equal<T>(rsub(x, 0.1, a), x, x, Tensor(), [&](T p, T, T) {
+          return fma_reference::axpy<T>(one_tenth, p, -at);
+        }));
+        const auto addcmul_ref = [at](T p, T q, T r) {
+          return fma_reference::addcmul<T>(p, q, r, at);
+        };
         EXPECT_TRUE(all_equal<T>(addcmul(x, y, z, a), x, y, z, addcmul_ref));
         in_place = l.x(x.clone());
         in_place.addcmul_(y, z, a);
         EXPECT_TRUE(all_equal<T>(in_place, x, y, z, addcmul_ref));
         for (size_t i = 0; i < xs.size(); ++i) {  // does the test tell an FMA from two roundings?
           const T p = static_cast<T>(xs[i]), q = static_cast<T>(ys[i]);
-          const T once = ref_axpy<T>(p, q, at), twice = p + at * q;
+          const T once = fma_reference::axpy<T>(p, q, at), twice = p + at * q;
           differs_from_two_roundings += std::isfinite(once) && once != twice;
         }
       }
       for (const double weight : {0.3, 0.7, -0.2, 1.5, 0.5}) {
         const T wt = static_cast<T>(weight);
-        const auto lerp_ref = [wt](T p, T q, T) { return ref_lerp<T>(p, q, wt); };
+        const auto lerp_ref = [wt](T p, T q, T) { return fma_reference::lerp<T>(p, q, wt); };
         EXPECT_TRUE(all_equal<T>(lerp(x, y, weight), x, y, Tensor(), lerp_ref));
         Tensor in_place = l.x(x.clone());
         in_place.lerp_(y, weight);
         EXPECT_TRUE(all_equal<T>(in_place, x, y, Tensor(), lerp_ref));
       }
-      const auto lerp_tensor = [](T p, T q, T r) { return ref_lerp<T>(p, q, r); };
+      const auto lerp_tensor = [](T p, T q, T r) { return fma_reference::lerp<T>(p, q, r); };
       EXPECT_TRUE(all_equal<T>(lerp(x, y, w), x, y, w, lerp_tensor));
       Tensor in_place = l.x(x.clone());
       in_place.lerp_(y, w);
@@ -173,8 +163,9 @@ void check_every_op(ScalarType dtype) {
       // The same elements as operand and result: each is read before it is written.
       Tensor self = x.clone();
       self.add_(self, 0.3);
-      EXPECT_TRUE(all_equal<T>(self, x, x, Tensor(),
-                               [](T p, T q, T) { return ref_axpy<T>(p, q, static_cast<T>(0.3)); }));
+      EXPECT_TRUE(all_equal<T>(self, x, x, Tensor(), [](T p, T q, T) {
+        return fma_reference::axpy<T>(p, q, static_cast<T>(0.3));
+      }));
     }
   }
   cpu::set_cpu_capability(saved);

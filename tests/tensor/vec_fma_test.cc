@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tensor/cpu/vec_kernels.h"
+#include "tests/tensor/fma_reference.h"
 
 namespace mutagrad {
 namespace {
@@ -37,14 +38,13 @@ template <typename T>
 T reference(VecFmaOp op, T x, T y, T z, T value) {
   switch (op) {
     case VecFmaOp::kAddAlpha:
-      return std::fma(value, y, x);
+      return fma_reference::axpy(x, y, value);
     case VecFmaOp::kAddcmul:
-      return std::fma(static_cast<T>(value * y), z, x);
+      return fma_reference::addcmul(x, y, z, value);
     case VecFmaOp::kLerp:
       break;
   }
-  const T d = y - x;
-  return std::abs(z) < T(0.5) ? std::fma(z, d, x) : std::fma(-d, T(1) - z, y);
+  return fma_reference::lerp(x, y, z);
 }
 
 template <typename T>

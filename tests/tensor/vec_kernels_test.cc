@@ -28,6 +28,7 @@
 #include "tensor/native/views.h"
 #include "tensor/philox.h"
 #include "tensor/tensor.h"
+#include "tests/tensor/fma_reference.h"
 #include "tests/tensor/test_util.h"
 
 namespace mutagrad {
@@ -424,26 +425,21 @@ bool same_value(T a, T b) {
 // The documented formulas of the one-pass steps (Note [Fused optimizer steps] in
 // tensor/cpu/fused_optim.h), element by element in this file's baseline build: add_(alpha) and
 // addcmul_ are one fused multiply-add (Note [Torch's fused multiply-adds]).
-template <typename T>
-T ref_axpy(T x, T y, T alpha) {
-  return std::fma(alpha, y, x);
-}
-template <typename T>
-T ref_addcmul(T x, T t1, T t2, T value) {
-  return std::fma(static_cast<T>(value * t1), t2, x);
-}
+using fma_reference::addcmul;
+using fma_reference::axpy;
+
 template <typename T>
 void ref_sgd(const cpu::SGDStep<T>& s) {
   for (int64_t i = 0; i < s.n; ++i) {
     T d = s.maximize ? -s.grad[i] : s.grad[i];
-    if (s.weight_decay != 0) d = ref_axpy(d, s.param[i], static_cast<T>(s.weight_decay));
+    if (s.weight_decay != 0) d = axpy(d, s.param[i], static_cast<T>(s.weight_decay));
     if (s.momentum_buffer != nullptr) {
-      const T buf = ref_axpy(s.momentum_buffer[i] * static_cast<T>(s.momentum), d,
-                             static_cast<T>(1 - s.dampening));
+      const T buf = axpy(s.momentum_buffer[i] * static_cast<T>(s.momentum), d,
+                         static_cast<T>(1 - s.dampening));
       s.momentum_buffer[i] = buf;
-      d = s.nesterov ? ref_axpy(d, buf, static_cast<T>(s.momentum)) : buf;
+      d = s.nesterov ? axpy(d, buf, static_cast<T>(s.momentum)) : buf;
     }
-    s.param[i] = ref_axpy(s.param[i], d, static_cast<T>(-s.lr));
+    s.param[i] = axpy(s.param[i], d, static_cast<T>(-s.lr));
   }
 }
 
@@ -453,10 +449,10 @@ void ref_adam(const cpu::AdamStep<T>& s) {
     T g = s.maximize ? -s.grad[i] : s.grad[i];
     const T p = s.param[i];
     const bool wd = s.weight_decay != 0;
-    if (wd && !s.decoupled) g = ref_axpy(g, p, static_cast<T>(s.weight_decay));
-    const T m = ref_axpy(s.exp_avg[i] * static_cast<T>(s.beta1), g, static_cast<T>(1 - s.beta1));
+    if (wd && !s.decoupled) g = axpy(g, p, static_cast<T>(s.weight_decay));
+    const T m = axpy(s.exp_avg[i] * static_cast<T>(s.beta1), g, static_cast<T>(1 - s.beta1));
     const T v =
-        ref_addcmul(s.exp_avg_sq[i] * static_cast<T>(s.beta2), g, g, static_cast<T>(1 - s.beta2));
+        addcmul(s.exp_avg_sq[i] * static_cast<T>(s.beta2), g, g, static_cast<T>(1 - s.beta2));
     s.exp_avg[i] = m;
     s.exp_avg_sq[i] = v;
     T second = v;
