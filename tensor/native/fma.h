@@ -4,23 +4,24 @@
 //   Tensor r = native::fma(FmaOp::kAddAlpha, x, y, Tensor(), 0.5, kFloat32);  // x + 0.5 * y
 //
 // Note [Torch's fused multiply-adds]
-// PyTorch's CPU kernels for add(other, alpha=), addcmul and lerp are written with vec::fmadd
-// (lerp's large-weight side with vec::fnmadd), and its CUDA kernels' `a + alpha * b` is
-// contracted by nvcc: each multiply-add is one fused operation, rounded once. Measured with
-// torch 1.13 and 2.15 on 100,000 random float32 and float64 elements, and on a constructed
-// case (x = 1 + 2^-23, alpha = 1 + 2^-15, y = 2^-24 (1 - 2^-15): the exact sum lies just below
-// a float midpoint, where a sum rounded to double first lands): torch gives the FMA on every
-// element of same-shaped operands, in place or not, with torch.optim's SGD too. (A size-1
-// operand broadcast over a float64 tensor is not uniform in torch 1.13: some positions of its
-// vector loop's tail round twice.)
+// PyTorch's CPU kernels for add(other, alpha=), addcmul and lerp (both of its sides) are
+// written with vec::fmadd, and its CUDA kernels' `a + alpha * b` is contracted by nvcc: each
+// multiply-add is one fused operation, rounded once. Measured on 100,000 random float32 and
+// float64 elements against torch 1.13, and against 1.13 and 2.15 on a constructed case (x = 1 +
+// 2^-23, alpha = 1 + 2^-15, y = 2^-24 (1 - 2^-15): the exact sum lies just below a float
+// midpoint, where a sum rounded to double first lands) and in
+// tests/python/fused_multiply_add_test.py: torch gives the FMA on every element of
+// same-shaped operands, in place or not, with torch.optim's SGD too. (A size-1 operand
+// broadcast over a float64 tensor is not uniform in torch 1.13: some positions of its vector
+// loop's tail round twice.)
 //
 // We computed these as separate ops before (alpha * y, then the sum), so that 10-27 % of
 // random elements were an ulp away from torch's (add with alpha 15-19 %, float64 addcmul 10 %,
 // lerp 23-27 %), and a float32 add_ or addcmul_ of one shape through double (the product is
 // exact there, but the sum rounds twice: the constructed case above). Now every backend takes
-// Backend::fma: std::fma on the CPU (a vfmadd in the AVX2 and AVX-512 builds of
+// Backend::fma: __builtin_fma on the CPU (a vfmadd in the AVX2 and AVX-512 builds of
 // tensor/cpu/vec_kernels_impl.h, libm's correctly rounded fma in the baseline build), the
-// device's fma on CUDA. An FMA is exact before its one rounding, so every build and backend
+// device's __fma_rn on CUDA. An FMA is exact before its one rounding, so every build and backend
 // gives the same bits, and torch's. value converts to the dtype first (alpha.to<float>()).
 //
 // float16 and bfloat16 keep their composed formulas: torch rounds their steps differently by
