@@ -35,11 +35,11 @@ Scalar times(const Scalar& a, const Scalar& b) {
 // x.add_(number, alpha) / sub_: on a float32/float64 x with alpha != 1, the number as a 0-dim
 // tensor of x's dtype (torch's wrapped number: one FMA); otherwise number * alpha as a Scalar.
 template <typename TensorWrite, typename ScalarWrite>
-void write_number(Tensor& self, py::handle other, py::handle alpha, TensorWrite tensor_write,
-                  ScalarWrite scalar_write) {
+void write_number(const char* op, Tensor& self, py::handle other, py::handle alpha,
+                  TensorWrite tensor_write, ScalarWrite scalar_write) {
   const Scalar a = to_scalar(alpha), number = to_scalar(other);
   if (a.to<double>() != 1.0 && native::has_fma(self.dtype()) && !number.is_bool()) {
-    tensor_write(native::wrap_scalar(number, self.dtype(), kCPU, "add_"), a);
+    tensor_write(native::wrap_scalar(number, self.dtype(), kCPU, op), a);
   } else {
     scalar_write(times(number, a));
   }
@@ -77,7 +77,8 @@ void bind_operators(py::module_& m) {
            s.add_(other.cast<Tensor>(), to_scalar(alpha), site);
          } else {
            write_number(
-               s, other, alpha, [&](const Tensor& n, const Scalar& a) { s.add_(n, a, site); },
+               "add_", s, other, alpha,
+               [&](const Tensor& n, const Scalar& a) { s.add_(n, a, site); },
                [&](const Scalar& v) { s.add_(v, site); });
          }
          return self;
@@ -92,7 +93,8 @@ void bind_operators(py::module_& m) {
               s.sub_(other.cast<Tensor>(), to_scalar(alpha), site);
             } else {
               write_number(
-                  s, other, alpha, [&](const Tensor& n, const Scalar& a) { s.sub_(n, a, site); },
+                  "sub_", s, other, alpha,
+                  [&](const Tensor& n, const Scalar& a) { s.sub_(n, a, site); },
                   [&](const Scalar& v) { s.sub_(v, site); });
             }
             return self;
