@@ -255,6 +255,33 @@ TEST(FusedMultiplyAdds, WritesBumpOnceAndRefusedOnesChangeNothing) {
   EXPECT_EQ(host_values(f), f_before);
 }
 
+// Operands that are self, or overlap it partly: each element reads the old values (torch's
+// result for the same elements; a partial overlap is read before the write).
+TEST(FusedMultiplyAdds, OperandsAliasingSelf) {
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor x0 = values_of({5, 8}, dt, 11), y = values_of({5, 8}, dt, 12);
+    const auto check = [&](const std::function<void(Tensor&)>& write, const Tensor& want) {
+      Tensor x = x0.clone();
+      write(x);
+      EXPECT_EQ(x.version(), 1u);
+      const std::vector<double> got = host_values(x), expected = host_values(want);
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_TRUE(got[i] == expected[i] || (std::isnan(got[i]) && std::isnan(expected[i])))
+            << i << ": " << got[i] << " vs " << expected[i];
+      }
+    };
+    check([&](Tensor& x) { x.addcmul_(x, y, 0.7); }, addcmul(x0, x0, y, 0.7));
+    check([&](Tensor& x) { x.addcmul_(y, x, 0.7); }, addcmul(x0, y, x0, 0.7));
+    check([&](Tensor& x) { x.lerp_(y, x); }, lerp(x0, y, x0));
+    check([&](Tensor& x) { x.lerp_(x, 0.3); }, lerp(x0, x0, 0.3));
+    // x[1:] += 0.3 * x[:-1] along dim 0: the old rows, not the ones just written.
+    const Tensor shifted = add(x0.slice(0, 1, 5), x0.slice(0, 0, 4), 0.3);
+    check([&](Tensor& x) { x.slice(0, 1, 5).add_(x.slice(0, 0, 4), 0.3); },
+          cat({x0.slice(0, 0, 1), shifted}, 0));
+  }
+}
+
 TEST(FusedMultiplyAdds, EmptyAndZeroDim) {
   for (ScalarType dt : {kFloat32, kFloat64}) {
     const Tensor e = dev(zeros({0, 3}, TensorOptions(dt)));
