@@ -60,12 +60,13 @@ void fma_typed(FmaOp op, const Tensor& out, const Tensor& a, const Tensor& b, co
   if (out.is_contiguous() && a.is_contiguous() && b.is_contiguous() &&
       (!c.defined() || c.is_contiguous())) {  // one flat run: no StridedLoop to set up
     const int64_t bytes[4] = {sizeof(T), sizeof(T), sizeof(T), sizeof(T)};
+    char* const base[4] = {static_cast<char*>(out.raw_data()), static_cast<char*>(a.raw_data()),
+                           static_cast<char*>(b.raw_data()),
+                           c.defined() ? static_cast<char*>(c.raw_data()) : nullptr};
     return parallel_for(out.numel(), [&](int64_t begin, int64_t end) {
       const int64_t offset = begin * static_cast<int64_t>(sizeof(T));
-      char* p[4] = {static_cast<char*>(out.raw_data()) + offset,
-                    static_cast<char*>(a.raw_data()) + offset,
-                    static_cast<char*>(b.raw_data()) + offset,
-                    c.defined() ? static_cast<char*>(c.raw_data()) + offset : nullptr};
+      char* p[4] = {base[0] + offset, base[1] + offset, base[2] + offset,
+                    base[3] != nullptr ? base[3] + offset : nullptr};
       kernel(p, bytes, end - begin);
     });
   }
